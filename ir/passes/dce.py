@@ -1,0 +1,92 @@
+"""Dead-code and dead-carry elimination.
+
+Removes pure ops whose results nobody uses (``undef`` markers, analysable expressions),
+``cond`` results nobody uses (with the values their regions yield for them), and loop
+carries whose result is unused and whose value only feeds itself.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from laxify.ir.core import Function, Op, Region
+from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, UndefOp, WhileOp
+
+__all__ = ["DeadCodeElimination"]
+
+
+def _use_counts(region: Region) -> Counter:
+    counts: Counter = Counter()
+    for op in region.walk():
+        for v in op.operands:
+            counts[id(v)] += 1
+    return counts
+
+
+def _removable(op: Op) -> bool:
+    if isinstance(op, UndefOp):
+        return True
+    return isinstance(op, PyOp) and op.kind == "expr" and op.attributes.get("static") != "never"
+
+
+@dataclass(frozen=True)
+class DeadCodeElimination:
+    name = "dce"
+
+    def apply(self, fn: Function) -> None:
+        changed = True
+        while changed:
+            uses = _use_counts(fn.body)
+            changed = self._region(fn.body, uses)
+
+    def _region(self, region: Region, uses: Counter) -> bool:
+        changed = False
+        kept: list[Op] = []
+        for op in region.ops:
+            for inner in op.regions:
+                changed |= self._region(inner, uses)
+            if op.results and _removable(op) and not any(uses[id(r)] for r in op.results):
+                changed = True
+                continue
+            if isinstance(op, CondOp):
+                changed |= self._dead_outputs(op, uses)
+            elif isinstance(op, (WhileOp, ForRangeOp, ScanOp)):
+                changed |= self._dead_carries(op, uses)
+            kept.append(op)
+        region.ops = kept
+        return changed
+
+    def _dead_outputs(self, op: CondOp, uses: Counter) -> bool:
+        dead = [k for k, r in enumerate(op.results) if not uses[id(r)]]
+        for k in reversed(dead):
+            del op.results[k]
+            for region in op.regions:
+                del region.terminator.operands[k]
+        return bool(dead)
+
+    def _dead_carries(self, op, uses: Counter) -> bool:
+        body = op.regions[-1]
+        lead = 0 if isinstance(op, WhileOp) else 1
+        yields = body.terminator.operands
+        dead = []
+        for k, res in enumerate(op.results):
+            if uses[id(res)]:
+                continue
+            args = [r.args[lead + k] for r in op.regions[:-1]] + [body.args[lead + k]]
+            own_use = 1 if yields[k] is body.args[lead + k] else 0
+            if sum(uses[id(a)] for a in args) > own_use:
+                continue
+            # Its yielded value must not be needed by anything else either.
+            if yields[k] is not body.args[lead + k] and uses[id(yields[k])] > 1:
+                continue
+            dead.append(k)
+        for k in reversed(dead):
+            del op.results[k]
+            del yields[k]
+            del op.operands[op.lead + k]
+            for region in op.regions:
+                off = lead if region is body else 0
+                del region.args[off + k]
+            op.attributes["num_carries"] -= 1
+        return bool(dead)

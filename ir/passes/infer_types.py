@@ -1,0 +1,190 @@
+"""Type inference: without a signature (what is certainly static) or per input signature.
+
+Forward over the regions; control-flow merges use :func:`laxify.ir.types.join`; loops
+iterate to a fixpoint over their carries (carry widening). Values carried out of a traced
+``cond`` or loop become arrays: Python numbers there are converted by JAX.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from laxify.ir.core import Function, Op, Region, Value
+from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, UndefOp, WhileOp
+from laxify.ir.types import (
+    UNDEFINED,
+    UNKNOWN,
+    Array,
+    Static,
+    Type,
+    TypeJoinError,
+    Undefined,
+    Unknown,
+    _as_array,
+    is_static,
+    join,
+)
+
+__all__ = ["TypeInference", "MergeTypeError", "predicate_type"]
+
+Evaluator = Callable[[PyOp, list[Type]], "list[Type] | None"]
+
+MAX_FIXPOINT_STEPS = 6
+
+
+class MergeTypeError(TypeError):
+    """Two paths give one name types that do not join (shape or structure change)."""
+
+    def __init__(self, op: Op, name: str, sides: tuple[str, str], error: TypeJoinError):
+        self.op, self.name, self.sides, self.error = op, name, sides, error
+        super().__init__(
+            f"'{name}' at line {op.span}: {sides[0]} gives {error.left}, {sides[1]} gives "
+            f"{error.right} ({error.reason})"
+        )
+
+
+def predicate_type(op: CondOp | WhileOp) -> Type:
+    """The type of the value that decides a cond or a while loop."""
+    if isinstance(op, CondOp):
+        return op.selector.type
+    return op.regions[0].terminator.operands[0].type
+
+
+def _traced(t: Type) -> Type:
+    """The type a value has once a traced cond or loop carries it."""
+    if isinstance(t, Static):
+        return _as_array(t) or UNKNOWN
+    return t
+
+
+@dataclass
+class TypeInference:
+    """Sets ``Value.type`` everywhere. ``param_types`` gives the signature (None: no signature)."""
+
+    param_types: list[Type] | None = None
+    evaluate: Evaluator | None = None
+    name = "infer-types"
+
+    def apply(self, fn: Function) -> None:
+        types = self.param_types or [UNKNOWN] * len(fn.params)
+        for p, t in zip(fn.params, types):
+            p.type = t
+        self._region(fn.body)
+
+    # -- regions and ops -------------------------------------------------------------
+    def _region(self, region: Region) -> None:
+        for op in region.ops:
+            self._op(op)
+
+    def _op(self, op: Op) -> None:
+        if isinstance(op, PyOp):
+            self._py(op)
+        elif isinstance(op, UndefOp):
+            op.results[0].type = UNDEFINED
+        elif isinstance(op, CondOp):
+            self._cond(op)
+        elif isinstance(op, WhileOp):
+            self._loop(op, lambda: [], lambda carries: self._while_static(op))
+        elif isinstance(op, ForRangeOp):
+            bounds = [v.type for v in op.operands[:3]]
+            static_bounds = all(is_static(t) for t in bounds)
+            index = Static(pytype=int) if static_bounds else Array((), "int32")
+            self._loop(op, lambda: [index], lambda carries: static_bounds and all(map(is_static, carries)))
+        elif isinstance(op, ScanOp):
+            xs = op.operands[0].type
+            if isinstance(xs, Array):
+                elem: Type = Array(xs.shape[1:] if xs.shape else None, xs.dtype, xs.weak)
+            elif isinstance(xs, Static):
+                elem = Static()
+            else:
+                elem = UNKNOWN
+            self._loop(op, lambda: [elem], lambda carries: isinstance(xs, Static))
+
+    def _py(self, op: PyOp) -> None:
+        tys = [v.type for v in op.operands]
+        rule = op.attributes.get("static", "never")
+        if rule == "always" or (rule == "operands" and all(is_static(t) for t in tys)):
+            if "value" in op.attributes:
+                op.results[0].type = Static(op.attributes["value"])
+            else:
+                for r in op.results:
+                    r.type = Static()
+            return
+        found = None
+        if self.evaluate is not None and not any(isinstance(t, (Unknown, Undefined)) for t in tys):
+            found = self.evaluate(op, tys)
+        for k, r in enumerate(op.results):
+            r.type = found[k] if found else UNKNOWN
+
+    def _join_yields(self, op: Op, regions: list[Region], side_names: list[str]) -> list[Type]:
+        yields = [r.terminator.operands for r in regions]
+        out = []
+        for k, res in enumerate(op.results):
+            acc = yields[0][k].type
+            for j in range(1, len(regions)):
+                try:
+                    acc = join(acc, yields[j][k].type)
+                except TypeJoinError as e:
+                    raise MergeTypeError(op, res.hint, (side_names[0], side_names[j]), e) from None
+            out.append(acc)
+        return out
+
+    def _cond(self, op: CondOp) -> None:
+        for region in op.regions:
+            for arg, v in zip(region.args, op.inputs):
+                arg.type = v.type
+            self._region(region)
+        sel = op.selector.type
+        if isinstance(sel, Static) and sel.has_value:
+            value = sel.value
+            chosen = (0 if value else 1) if len(op.regions) == 2 else int(value)
+            for res, y in zip(op.results, op.regions[chosen].terminator.operands):
+                res.type = y.type
+            return
+        names = ["the true branch", "the false branch"] if len(op.regions) == 2 else [
+            f"branch {k}" for k in range(len(op.regions))
+        ]
+        types = self._join_yields(op, op.regions, names)
+        if not is_static(sel):
+            types = [_traced(t) for t in types]
+        for res, t in zip(op.results, types):
+            res.type = t
+
+    def _while_static(self, op: WhileOp) -> bool:
+        return is_static(predicate_type(op))
+
+    def _loop(self, op, lead_types: Callable[[], list[Type]], is_python: Callable[[list[Type]], bool]) -> None:
+        n = op.num_carries
+        carries = [v.type for v in op.inits]
+        consts = [v.type for v in op.consts]
+        for _ in range(MAX_FIXPOINT_STEPS):
+            body_yields = self._run_loop_regions(op, lead_types(), carries, consts)
+            new = []
+            for k in range(n):
+                try:
+                    new.append(join(carries[k], body_yields[k]))
+                except TypeJoinError as e:
+                    raise MergeTypeError(op, op.results[k].hint, ("before the loop", "after one iteration"), e) from None
+            if not is_python(new):
+                new = [_traced(t) for t in new]
+            if new == carries:
+                break
+            carries = new
+        else:
+            carries = [UNKNOWN] * n
+            self._run_loop_regions(op, lead_types(), carries, consts)
+        for res, t in zip(op.results, carries):
+            res.type = t
+
+    def _run_loop_regions(self, op, lead: list[Type], carries: list[Type], consts: list[Type]) -> list[Type]:
+        body = op.regions[-1]
+        if isinstance(op, WhileOp):
+            before = op.regions[0]
+            for arg, t in zip(before.args, carries + consts):
+                arg.type = t
+            self._region(before)
+        for arg, t in zip(body.args, lead + carries + consts):
+            arg.type = t
+        self._region(body)
+        return [v.type for v in body.terminator.operands]
