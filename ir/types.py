@@ -186,7 +186,11 @@ def _join_dtypes(a: Array, b: Array) -> tuple[str | None, bool]:
         return b.dtype, False
     if b.weak and not a.weak and order.index(kb) <= order.index(ka):
         return a.dtype, False
-    return str(np.promote_types(a.dtype, b.dtype)), a.weak and b.weak
+    # JAX's lattice, not NumPy's: int32 with float32 is float32 there, float64 here. A weak
+    # side that gets here has the higher kind, so the result stays weak (int32 with 1.5 is float32~).
+    from jax import numpy as jnp
+
+    return str(jnp.promote_types(a.dtype, b.dtype)), a.weak or b.weak
 
 
 def join(a: Type, b: Type, path: str = "") -> Type:
@@ -205,13 +209,13 @@ def join(a: Type, b: Type, path: str = "") -> Type:
         ta = type(a.value) if a.has_value else a.pytype
         tb = type(b.value) if b.has_value else b.pytype
         return Static(pytype=ta if ta is tb else None)
-    if isinstance(a, Static) and isinstance(b, Array):
-        a, b = b, a
-    if isinstance(a, Array) and isinstance(b, Static):
-        converted = _as_array(b)
-        if converted is None:
+    if {type(a), type(b)} == {Static, Array}:
+        # Convert in place (no swap) so that errors keep the caller's left and right.
+        ca = _as_array(a) if isinstance(a, Static) else a
+        cb = _as_array(b) if isinstance(b, Static) else b
+        if ca is None or cb is None:
             raise TypeJoinError(a, b, path, "a Python value that is not a number cannot become an array")
-        b = converted
+        a, b = ca, cb
     if isinstance(a, Array) and isinstance(b, Array):
         if a.shape is not None and b.shape is not None and a.shape != b.shape:
             raise TypeJoinError(a, b, path, f"shapes {a.shape} and {b.shape} differ")

@@ -1,0 +1,14 @@
+"""laxify: Python control flow on JAX arrays, converted to one static ``jax.lax`` program.
+
+    @laxify.to_static
+    def f(x, n):
+        while x.sum() < n:
+            x = x * 2
+        return x
+"""
+
+from laxify.api import StaticFunction, convert, do_not_convert, to_static
+from laxify.ir.errors import ConversionError, FallbackWarning
+
+__all__ = ["ConversionError", "FallbackWarning", "StaticFunction", "convert", "do_not_convert", "to_static"]
+__version__ = "0.1.0"

@@ -27,7 +27,7 @@ def _use_counts(region: Region) -> Counter:
 def _removable(op: Op) -> bool:
     if isinstance(op, UndefOp):
         return True
-    return isinstance(op, PyOp) and op.kind == "expr" and op.attributes.get("static") != "never"
+    return isinstance(op, PyOp) and op.kind == "expr" and op.attributes.get("static", "never") != "never"
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,9 @@ class MergeTypeError(TypeError):
 
     def __init__(self, op: Op, name: str, sides: tuple[str, str], error: TypeJoinError):
         self.op, self.name, self.sides, self.error = op, name, sides, error
+        where = f" at line {op.span}" if op.span else ""
         super().__init__(
-            f"'{name}' at line {op.span}: {sides[0]} gives {error.left}, {sides[1]} gives "
+            f"'{name}'{where}: {sides[0]} gives {error.left}, {sides[1]} gives "
             f"{error.right} ({error.reason})"
         )
 
@@ -104,7 +105,9 @@ class TypeInference:
     def _py(self, op: PyOp) -> None:
         tys = [v.type for v in op.operands]
         rule = op.attributes.get("static", "never")
-        if rule == "always" or (rule == "operands" and all(is_static(t) for t in tys)):
+        deps = op.attributes.get("deps")
+        decisive = tys if deps is None else [v.type for v in op.operands if v.hint in deps]
+        if rule == "always" or (rule == "operands" and all(is_static(t) for t in decisive)):
             if "value" in op.attributes:
                 op.results[0].type = Static(op.attributes["value"])
             else:

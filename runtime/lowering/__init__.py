@@ -1,0 +1,120 @@
+"""Lowering: the IR becomes Python source that calls ``jax.lax`` through the runtime dispatcher
+for traced control flow and keeps plain Python for static control flow.
+
+Lowering is a table: one rule per op class, registered with ``@lowers(OpClass)``. Values are
+named by the Python variable they hold, so untouched statements are re-emitted verbatim.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from laxify.ir import Function, Op, Region, Value
+from laxify.runtime.lowering.emitter import Emitter
+
+__all__ = ["lowers", "lower_function", "LoweredSource", "Site", "RULES"]
+
+RULES: dict[type, Callable] = {}
+
+RUNTIME = "_lx"          # the runtime module, a closure cell of the generated function
+SITES = "_lx_sites"      # per-function table of source sites for messages
+
+
+def lowers(op_class: type) -> Callable:
+    """Register the lowering rule of an op class."""
+
+    def register(rule: Callable) -> Callable:
+        RULES[op_class] = rule
+        return rule
+
+    return register
+
+
+@dataclass(frozen=True)
+class Site:
+    """A construct in the user's source, for runtime messages: kind, line, column, names."""
+
+    construct: str
+    filename: str
+    line: int
+    col: int
+    names: tuple[str, ...] = ()
+
+
+@dataclass
+class LoweredSource:
+    name: str
+    emitter: Emitter
+    sites: list[Site]
+
+    def text(self, base_depth: int = 0) -> str:
+        return self.emitter.render(base_depth)[0]
+
+
+@dataclass
+class Lowerer:
+    fn: Function
+    filename: str = "<unknown>"
+    emitter: Emitter = field(default_factory=Emitter)
+    sites: list[Site] = field(default_factory=list)
+    uses: Counter = field(default_factory=Counter)
+    inline: dict[int, str] = field(default_factory=dict)
+    counter: int = 0
+
+    def name(self, v: Value) -> str:
+        return v.hint if v.hint else f"_lx_t{v.version}"
+
+    def ref(self, v: Value) -> str:
+        """Python text for a value: an inlined expression or the variable's name."""
+        return self.inline.get(id(v), self.name(v))
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"_lx_{stem}_{self.counter}"
+
+    def site(self, op: Op, construct: str, names=()) -> str:
+        line, col = (op.span.line, op.span.col) if op.span else (0, 0)
+        self.sites.append(Site(construct, self.filename, line, col, tuple(names)))
+        return f"{SITES}[{len(self.sites) - 1}]"
+
+    def at(self, op: Op) -> tuple[int, int]:
+        return (op.span.line, op.span.col) if op.span else (self.fn.span.line, 0)
+
+    def line(self, text: str, op: Op) -> None:
+        self.emitter.line(text, *self.at(op))
+
+    def region(self, region: Region) -> None:
+        for op in region.ops:
+            rule = RULES.get(type(op))
+            if rule is None:
+                raise NotImplementedError(f"no lowering rule for '{op.name}'")
+            rule(self, op)
+
+    def tuple_of(self, values) -> str:
+        names = [self.ref(v) for v in values]
+        return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+
+    def targets(self, values) -> str:
+        """Assignment target for results; ``_`` where a result is unused by name."""
+        return self.tuple_of(values)
+
+
+def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
+    """Lower a verified, folded IR function to Python source lines."""
+    from laxify.runtime.lowering import rules  # noqa: F401  (registers the rules)
+
+    low = Lowerer(fn, filename)
+    for op in fn.walk():
+        for v in op.operands:
+            low.uses[id(v)] += 1
+    line, col = fn.span.line, fn.span.col
+    low.emitter.line(f"def {fn.name}({fn.attributes.get('params_code', '')}):", line, col)
+    low.emitter.depth += 1
+    start = len(low.emitter.lines)
+    low.region(fn.body)
+    if len(low.emitter.lines) == start:
+        low.emitter.line("pass", line, col)
+    low.emitter.depth -= 1
+    return LoweredSource(fn.name, low.emitter, low.sites)

@@ -1,0 +1,283 @@
+"""The public decorator ``to_static``, ``convert`` and ``do_not_convert``."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+import warnings
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+from laxify.conversion import Converted, convert_function, fresh_ir
+from laxify.diff import Diff
+from laxify.ir.errors import ConversionError, FallbackWarning, Location
+from laxify.ir.printer import print_function
+from laxify.runtime.signature import param_types_for
+
+__all__ = ["to_static", "StaticFunction", "convert", "do_not_convert"]
+
+FALLBACK_MODES = ("warn", "error", "silent")
+RETRACE_WARNING_AFTER = 8
+
+_CONCRETE_ERRORS = (
+    jax.errors.TracerBoolConversionError,
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+)
+
+_SCALARS = (int, float, bool, complex, str, bytes, type(None))
+
+
+def _is_static_value(value: Any) -> bool:
+    """DESIGN §1: arrays (and pytrees holding them) are traced, other hashable values static."""
+    if isinstance(value, _SCALARS):
+        return True
+    if isinstance(value, (jax.Array, np.ndarray, np.generic)):
+        return False
+    leaves = jax.tree_util.tree_leaves(value)
+    if any(isinstance(leaf, (jax.Array, np.ndarray, np.generic)) for leaf in leaves):
+        return False
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def do_not_convert(fn: Callable) -> Callable:
+    """Leave ``fn`` as Python: ``to_static`` only jits it, converted callers do not convert it."""
+    fn.__laxify_do_not_convert__ = True
+    return fn
+
+
+def convert(fn: Callable) -> Callable:
+    """The converted, un-jitted Python function: composable with ``jax.jit``/``grad``/``vmap``."""
+    if isinstance(fn, StaticFunction):
+        fn = fn.python_function
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(convert(fn.__func__), fn.__self__)
+    if getattr(fn, "__laxify_do_not_convert__", False):
+        return fn
+    return convert_function(fn).bind(fn)
+
+
+class StaticFunction:
+    """A function converted by laxify and run under ``jax.jit``.
+
+    Arrays are traced; Python scalars, strings, ``None`` and other hashable values are static.
+    """
+
+    def __init__(self, fn: Callable, *, static_argnums=(), static_argnames=(), fallback: str = "warn",
+                 strict: bool = False, donate_argnums=(), **jit_options):
+        if strict:
+            fallback = "error"
+        if fallback not in FALLBACK_MODES:
+            raise ValueError(f"fallback must be one of {FALLBACK_MODES}, got {fallback!r}")
+        functools.update_wrapper(self, fn)
+        self.python_function = fn
+        self.fallback = fallback
+        self._static_argnums = frozenset(
+            (static_argnums,) if isinstance(static_argnums, int) else static_argnums)
+        self._static_argnames = frozenset(
+            (static_argnames,) if isinstance(static_argnames, str) else static_argnames)
+        self._donate = donate_argnums
+        self._jit_options = jit_options
+        self._converted_fn: Callable | None = None
+        self._jitted: dict[tuple, Callable] = {}
+        self._eager: set[tuple] = set()
+        self._static_values: set = set()
+        self._retrace_warned = False
+        self._no_source: ConversionError | None = None
+
+    # -- conversion ------------------------------------------------------------------
+    @property
+    def _converted(self) -> Converted:
+        return convert_function(self.python_function)
+
+    def _function(self) -> Callable:
+        fn = self._converted_fn
+        if fn is None:
+            if getattr(self.python_function, "__laxify_do_not_convert__", False):
+                fn = self.python_function
+            else:
+                try:
+                    fn = self._converted.bind(self.python_function)
+                except ConversionError as e:
+                    if self.fallback == "error":
+                        raise
+                    self._no_source = e
+                    if self.fallback == "warn":
+                        warnings.warn(f"{e}\nThe function runs unconverted.", FallbackWarning, stacklevel=3)
+                    fn = self.python_function
+            self._converted_fn = fn
+        return fn
+
+    # -- calling ---------------------------------------------------------------------
+    def _key(self, args, kwargs) -> tuple:
+        nums = tuple(i for i, a in enumerate(args) if i in self._static_argnums or _is_static_value(a))
+        names = tuple(sorted(k for k, v in kwargs.items() if k in self._static_argnames or _is_static_value(v)))
+        return nums, names
+
+    def _jit_for(self, key: tuple) -> Callable:
+        jitted = self._jitted.get(key)
+        if jitted is None:
+            jitted = jax.jit(self._function(), static_argnums=key[0], static_argnames=key[1],
+                             donate_argnums=self._donate, **self._jit_options)
+            self._jitted[key] = jitted
+        return jitted
+
+    def _note_static(self, key, args, kwargs) -> None:
+        try:
+            values = (tuple(args[i] for i in key[0]), tuple(kwargs[k] for k in key[1]))
+            self._static_values.add(values)
+        except TypeError:
+            return
+        if len(self._static_values) > RETRACE_WARNING_AFTER and not self._retrace_warned:
+            self._retrace_warned = True
+            code = self.python_function.__code__
+            warnings.warn_explicit(
+                f"{self.__qualname__} has been traced for {len(self._static_values)} distinct static "
+                f"argument values; each one compiles anew. Pass values that change from call to call "
+                f"as arrays (jnp.asarray) so that they are traced instead.",
+                FallbackWarning, code.co_filename, code.co_firstlineno,
+            )
+
+    def __call__(self, *args, **kwargs):
+        key = self._key(args, kwargs)
+        if key in self._eager:
+            return self.python_function(*args, **kwargs)
+        jitted = self._jit_for(key)
+        if key[0] or key[1]:
+            self._note_static(key, args, kwargs)
+        try:
+            return jitted(*args, **kwargs)
+        except _CONCRETE_ERRORS as e:
+            return self._concrete_error(e, key, args, kwargs)
+
+    def _concrete_error(self, error: Exception, key, args, kwargs):
+        """A traced value reached Python code that needs a concrete one: fall back or explain."""
+        fallback = self._fallback_at(error)
+        if fallback is None:
+            raise _located_concrete_error(error, self.python_function) from error
+        span, construct, reason = fallback
+        filename = self.python_function.__code__.co_filename
+        outer = any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
+        message = (
+            f"laxify kept this `{construct}` as plain Python because {reason}, and it depends on a "
+            f"traced value, so {self.__qualname__} cannot be one XLA program."
+        )
+        fix = ("Rewrite the construct without that feature, or mark the argument it depends on "
+               "static (static_argnums/static_argnames).")
+        if self.fallback == "error" or outer:
+            where = " Inside an outer jax transformation it cannot run eagerly either." if outer else ""
+            raise ConversionError(message + where, _location(filename, span), fix) from error
+        if self.fallback == "warn":
+            warnings.warn_explicit(
+                f"{message} It runs eagerly, op by op, which is much slower. {fix}",
+                FallbackWarning, filename, span.line,
+            )
+        self._eager.add(key)
+        return self.python_function(*args, **kwargs)
+
+    def _fallback_at(self, error: Exception):
+        if self._no_source is not None:
+            return None
+        conv = self._converted.conversion
+        filename = conv.source.filename
+        lines = [fr.lineno for fr, _ in _frames(error) if fr.f_code.co_filename == filename]
+        for fb in conv.fallbacks:
+            if any(fb.span.line <= ln <= fb.end_line for ln in lines):
+                return fb.span, fb.construct, fb.reason
+        return None
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return types.MethodType(self, instance)
+
+    # -- inspection ------------------------------------------------------------------
+    @property
+    def source(self) -> str:
+        """The transformed Python source that runs."""
+        return self._converted.source
+
+    def diff(self) -> Diff:
+        """Original vs transformed: ``str()`` is a unified diff, ``_repr_html_`` side by side."""
+        conv = self._converted.conversion
+        original = conv.source.module.code_for_node(conv.source.module.body[0]) \
+            if conv.source.module.body else ""
+        return Diff(_strip_decorators(original), self.source, conv.source.filename)
+
+    def ir(self, *args, **kwargs) -> str:
+        """The typed SSA IR as text, specialised to the arguments when they are given."""
+        if not args and not kwargs:
+            return print_function(self._converted.ir)
+        types_ = param_types_for(self.python_function, args, kwargs)
+        return print_function(fresh_ir(self.python_function, types_))
+
+    def lower(self, *args, **kwargs):
+        """``jax.stages.Lowered`` for these arguments (``.as_text()`` gives StableHLO)."""
+        return self._jit_for(self._key(args, kwargs)).lower(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<laxify.to_static {self.__qualname__}>"
+
+
+def _frames(error: BaseException):
+    tb = error.__traceback__
+    while tb is not None:
+        yield tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+
+
+def _location(filename: str, span) -> Location:
+    import linecache
+
+    return Location(filename, span.line, span.col, linecache.getline(filename, span.line).rstrip("\n"))
+
+
+def _located_concrete_error(error: Exception, fn) -> ConversionError:
+    """DESIGN §6: a traced value used where Python needs a concrete one, at the user's line."""
+    import linecache
+
+    filename = fn.__code__.co_filename
+    tb = error.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    message = (
+        f"A traced value is used where Python needs a concrete one "
+        f"({type(error).__name__}: {first})."
+    )
+    fix = ("Keep that value static (pass it as a Python value or list it in static_argnums), or use "
+           "a jax.numpy / jax.lax operation that accepts traced values (jnp.where, lax.dynamic_slice, ...).")
+    loc = None
+    if line is not None:
+        text = linecache.getline(filename, line).rstrip("\n")
+        loc = Location(filename, line, len(text) - len(text.lstrip()), text)
+    return ConversionError(message, loc, fix)
+
+
+def _strip_decorators(code: str) -> str:
+    lines = code.splitlines(keepends=True)
+    k = 0
+    while k < len(lines) and lines[k].lstrip().startswith("@"):
+        k += 1
+    return "".join(lines[k:])
+
+
+def to_static(fn: Callable | None = None, **options) -> Any:
+    """Convert ``fn`` to one static jax.lax program, run with ``jax.jit``.
+
+    Use bare (``@to_static``) or with options (``@to_static(static_argnums=1)``).
+    """
+    if fn is None:
+        return lambda f: StaticFunction(f, **options)
+    return StaticFunction(fn, **options)

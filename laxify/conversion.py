@@ -1,0 +1,70 @@
+"""Conversion of one function, end to end, with a cache keyed on the code object.
+
+source → converters → IR → passes (verify, types, static folding, DCE) → lowering → code.
+The code object is shared by every function made from the same ``def``; each function
+object gets its own closure cells.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+
+from laxify.ir import Function
+from laxify.ir.passes import default_passes, run_passes
+from laxify.runtime.compile import compile_lowered, make_function
+from laxify.runtime.lowering import LoweredSource, lower_function
+from laxify.transpiler.pipeline import Conversion, convert_source
+
+__all__ = ["Converted", "convert_function", "fresh_ir", "clear_cache"]
+
+
+@dataclass
+class Converted:
+    """The result of converting one code object."""
+
+    conversion: Conversion
+    ir: Function
+    lowered: LoweredSource
+    code: types.CodeType
+
+    @property
+    def source(self) -> str:
+        return self.lowered.text()
+
+    @property
+    def filename(self) -> str:
+        return self.conversion.source.filename
+
+    def bind(self, fn: types.FunctionType) -> types.FunctionType:
+        return make_function(self.code, self.lowered, fn)
+
+
+_CACHE: dict[types.CodeType, Converted] = {}
+
+
+def convert_function(fn: types.FunctionType) -> Converted:
+    """Convert ``fn`` (cached per code object: a second conversion costs a dict lookup)."""
+    code = fn.__code__
+    hit = _CACHE.get(code)
+    if hit is not None:
+        return hit
+    conversion = convert_source(fn)
+    ir_fn = conversion.ir
+    run_passes(ir_fn, default_passes())
+    lowered = lower_function(ir_fn, conversion.source.filename)
+    compiled = compile_lowered(lowered, code.co_freevars, conversion.source.filename)
+    converted = Converted(conversion, ir_fn, lowered, compiled)
+    _CACHE[code] = converted
+    return converted
+
+
+def fresh_ir(fn: types.FunctionType, param_types=None, evaluate=None) -> Function:
+    """A new IR of ``fn`` typed for a signature (``param_types``) and folded accordingly."""
+    ir_fn = convert_source(fn).ir
+    run_passes(ir_fn, default_passes(param_types, evaluate))
+    return ir_fn
+
+
+def clear_cache() -> None:
+    _CACHE.clear()

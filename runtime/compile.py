@@ -1,0 +1,62 @@
+"""Turning lowered source into a function object that runs with the user's globals, closure
+cells, defaults, file name and line numbers (so tracebacks point at the user's lines)."""
+
+from __future__ import annotations
+
+import ast
+import types
+
+from laxify.runtime import dispatch
+from laxify.runtime.lowering import RUNTIME, SITES, LoweredSource
+
+__all__ = ["compile_lowered", "make_function"]
+
+FACTORY = "_lx_factory"
+
+
+def _remap(tree: ast.AST, mapping: list[tuple[int, int]], wrapper_lines: int) -> None:
+    """Give every node the user's line number (and column) instead of the generated one."""
+    for node in ast.walk(tree):
+        if not hasattr(node, "lineno"):
+            continue
+        k = node.lineno - 1 - wrapper_lines
+        if 0 <= k < len(mapping):
+            user_line, shift = mapping[k]
+            node.lineno = user_line
+            node.col_offset = max(node.col_offset + shift, 0)
+        end = getattr(node, "end_lineno", None)
+        if end is not None:
+            k = end - 1 - wrapper_lines
+            if 0 <= k < len(mapping):
+                user_line, shift = mapping[k]
+                node.end_lineno = max(user_line, node.lineno)
+                node.end_col_offset = max((node.end_col_offset or 0) + shift, 0)
+        if getattr(node, "end_lineno", None) == node.lineno and node.end_col_offset < node.col_offset:
+            node.end_col_offset = node.col_offset
+
+
+def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename: str) -> types.CodeType:
+    """The code object of the converted function (shared by every closure of one ``def``)."""
+    params = ", ".join((RUNTIME, SITES, *freevars))
+    body, mapping = lowered.emitter.render(base_depth=1)
+    text = f"def {FACTORY}({params}):\n{body}    return {lowered.name}\n"
+    tree = ast.parse(text, filename)
+    _remap(tree, mapping, wrapper_lines=1)
+    code = compile(tree, filename, "exec", dont_inherit=True)
+    factory = next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == FACTORY)
+    return next(c for c in factory.co_consts if isinstance(c, types.CodeType) and c.co_name == lowered.name)
+
+
+def make_function(code: types.CodeType, lowered: LoweredSource, original: types.FunctionType) -> types.FunctionType:
+    """Bind ``code`` to ``original``'s globals, closure cells, defaults and metadata."""
+    cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
+    cells[RUNTIME] = types.CellType(dispatch)
+    cells[SITES] = types.CellType(lowered.sites)
+    closure = tuple(cells[name] for name in code.co_freevars)
+    fn = types.FunctionType(code, original.__globals__, original.__name__, original.__defaults__, closure)
+    fn.__kwdefaults__ = original.__kwdefaults__
+    fn.__qualname__ = original.__qualname__
+    fn.__module__ = original.__module__
+    fn.__doc__ = original.__doc__
+    fn.__dict__.update(original.__dict__)
+    return fn

@@ -1,0 +1,356 @@
+"""The runtime dispatcher called by converted code (as ``_lx``).
+
+Each entry decides while tracing: a traced predicate, bound or sequence goes to ``jax.lax``
+(``cond``/``switch``, ``while_loop``, ``scan``); a Python value runs plain Python, with
+Python's exact semantics. Branch outputs and loop carries are joined as JAX promotes dtypes;
+what cannot be joined is a located :class:`ConversionError` that shows both sides.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from laxify.ir.errors import ConversionError
+from laxify.runtime.lowering import Site
+from laxify.runtime.messages import describe, site_error, tree_lines
+
+__all__ = ["Undefined", "cond", "while_loop", "for_range", "for_each", "is_traced"]
+
+Tracer = jax.core.Tracer
+
+
+def is_traced(x) -> bool:
+    return isinstance(x, Tracer)
+
+
+def _any_traced(tree) -> bool:
+    return any(isinstance(leaf, Tracer) for leaf in jax.tree_util.tree_leaves(tree))
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, (jax.Array, np.ndarray, np.generic))
+
+
+class Undefined:
+    """Stands for a name that has no value on this path. Any use raises like Python would."""
+
+    __slots__ = ("name", "site")
+
+    def __init__(self, name: str, site: Site | None = None):
+        self.name, self.site = name, site
+
+    def _fail(self, *args, **kwargs):
+        where = f" (line {self.site.line})" if self.site else ""
+        raise NameError(
+            f"name '{self.name}' is not defined on this path{where}: it is assigned only on "
+            f"some paths through the control flow before its use"
+        )
+
+    __bool__ = __index__ = __int__ = __float__ = __iter__ = __len__ = __call__ = _fail
+    __getattr__ = __getitem__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __floordiv__ = __mod__ = __pow__ = __matmul__ = __neg__ = __abs__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __array__ = __jax_array__ = _fail
+
+    def __repr__(self) -> str:
+        return f"<undefined {self.name}>"
+
+
+def _undefined_leaves(tree, names) -> list[str]:
+    return [n for n, v in zip(names, tree) if isinstance(v, Undefined)]
+
+
+def _fresh(tree):
+    """Rebuild containers so that in-place changes in one branch do not leak into another."""
+    return jax.tree_util.tree_map(lambda x: x, tree, is_leaf=lambda x: isinstance(x, Undefined))
+
+
+# -- conditionals --------------------------------------------------------------------------
+
+def _scalar_predicate(pred, site: Site, what: str):
+    shape = getattr(pred, "shape", ())
+    if shape != ():
+        raise site_error(
+            site,
+            f"The condition of this `{what}` is an array of shape {tuple(shape)}, not a scalar.",
+            "Reduce it to one value, for example with `.any()` or `.all()`.",
+        )
+    return pred
+
+
+def cond(pred, branches, operands, site: Site):
+    """``if``/``elif``/``else`` (2 branches: ``pred`` is a predicate; more: an index)."""
+    if not is_traced(pred):
+        index = (0 if pred else 1) if len(branches) == 2 else operator.index(pred)
+        return branches[index](*operands)
+    pred = _scalar_predicate(pred, site, "if")
+    names = site.names
+    fns = [_checked_branch(b, k, len(branches), site) for k, b in enumerate(branches)]
+    try:
+        return _lax_cond(pred, fns, operands)
+    except TypeError as e:
+        if "undefined" in str(e):
+            raise
+        avals = [jax.eval_shape(f, _fresh(operands)) for f in fns]
+        target = _join_outputs(avals, names, site, len(branches))
+        cast = [_casting(f, target) for f in fns]
+        return _lax_cond(pred, cast, operands)
+
+
+def _lax_cond(pred, fns, operands):
+    if len(fns) == 2:
+        return lax.cond(pred, fns[0], fns[1], operands)
+    index = jnp.clip(jnp.asarray(pred, jnp.int32), 0, len(fns) - 1)
+    return lax.switch(index, fns, operands)
+
+
+def _branch_name(k: int, n: int) -> str:
+    return ("true branch", "false branch")[k] if n == 2 else f"branch {k}"
+
+
+def _checked_branch(fn, k: int, n: int, site: Site):
+    def run(operands):
+        outs = tuple(fn(*_fresh(operands)))
+        for name, v in zip(site.names, outs):
+            if isinstance(v, Undefined):
+                other = "the other branch" if n == 2 else "another branch"
+                raise site_error(
+                    site,
+                    f"`{name}` is defined in {other} of this `if` on a traced value, but not in "
+                    f"the {_branch_name(k, n)}, and it is used after the `if`.",
+                    f"Assign `{name}` before the `if` or in every branch, so that it has a value "
+                    f"whichever branch runs.",
+                )
+            for leaf in jax.tree_util.tree_leaves(v):
+                if not _is_array(leaf) and not isinstance(leaf, (bool, int, float, complex)):
+                    raise site_error(
+                        site,
+                        f"`{name}` is a {describe(leaf)} in the {_branch_name(k, n)} of this `if` "
+                        f"on a traced value; only arrays and numbers can differ between branches.",
+                        f"Compute `{name}` outside the `if`, or make it an array.",
+                    )
+        return outs
+
+    return run
+
+
+def _join_outputs(avals, names, site: Site, n: int):
+    """Per output, the common type of every branch's output, or a located error."""
+    first = avals[0]
+    out = []
+    for idx, name in enumerate(names):
+        ref = first[idx]
+        for k in range(1, len(avals)):
+            other = avals[k][idx]
+            ref = _join_tree(ref, other, name, site, (_branch_name(0, n), _branch_name(k, n)),
+                             "this `if` on a traced value")
+        out.append(ref)
+    return out
+
+
+def _join_tree(a, b, name: str, site: Site, sides: tuple[str, str], construct: str):
+    ta, tb = jax.tree_util.tree_structure(a), jax.tree_util.tree_structure(b)
+    if ta != tb:
+        raise _mismatch(site, name, sides, a, b, construct, "structure")
+    joined = []
+    for la, lb in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
+        if la.shape != lb.shape:
+            raise _mismatch(site, name, sides, a, b, construct, "shape")
+        dtype = jnp.result_type(la, lb) if la.dtype != lb.dtype else la.dtype
+        joined.append(jax.ShapeDtypeStruct(la.shape, dtype))
+    return jax.tree_util.tree_unflatten(ta, joined)
+
+
+def _mismatch(site, name, sides, a, b, construct, what) -> ConversionError:
+    left, right = tree_lines(name, a), tree_lines(name, b)
+    rows = []
+    for path in dict.fromkeys([*left, *right]):
+        l, r = left.get(path, "(absent)"), right.get(path, "(absent)")
+        mark = "  <- differs" if l != r else ""
+        rows.append(f"    {path}: {l}  vs  {r}{mark}")
+    width = max(len(s) for s in sides)
+    header = f"  {sides[0]:<{width}}  vs  {sides[1]}"
+    return site_error(
+        site,
+        f"`{name}` has a different {what} on the two sides of {construct}:\n{header}\n" + "\n".join(rows),
+        f"Revise the code so that `{name}` keeps one {what} on every path "
+        f"(pad or reshape it, or give it its final {what} before the control flow).",
+    )
+
+
+def _casting(fn, target):
+    def run(operands):
+        outs = fn(operands)
+        return tuple(
+            jax.tree_util.tree_map(lambda v, t: lax.convert_element_type(v, t.dtype), o, t)
+            for o, t in zip(outs, target)
+        )
+
+    return run
+
+
+# -- loops ---------------------------------------------------------------------------------
+
+def _check_carries(init, site: Site, construct: str):
+    for name, v in zip(site.names, init):
+        if isinstance(v, Undefined):
+            raise site_error(
+                site,
+                f"`{name}` is first assigned inside this `{construct}` loop on a traced value and "
+                f"used after it; if the loop runs zero times it has no value.",
+                f"Assign `{name}` before the loop (for example `{name} = jnp.zeros_like(...)`).",
+            )
+        for leaf in jax.tree_util.tree_leaves(v):
+            if not _is_array(leaf) and not isinstance(leaf, (bool, int, float, complex)):
+                raise site_error(
+                    site,
+                    f"`{name}` is a {describe(leaf)} carried through this `{construct}` loop on a "
+                    f"traced value; only arrays and numbers can change from one iteration to the next.",
+                    f"Keep `{name}` unchanged inside the loop, or make it an array.",
+                )
+
+
+def _diagnose_carries(init, after, site: Site, construct: str) -> None:
+    """Raise the located error for a carry whose type one iteration changes."""
+    sides = ("before the loop", "after one iteration")
+    for name, before, out in zip(site.names, init, after):
+        before = jax.eval_shape(lambda v: v, before)
+        _join_tree(before, out, name, site, sides, f"this `{construct}` loop")
+        for a, b in zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(out)):
+            if a.dtype != b.dtype and not getattr(a, "weak_type", False):
+                raise site_error(
+                    site,
+                    f"`{name}` is {describe(a)} before this `{construct}` loop and {describe(b)} "
+                    f"after one iteration; a carried array keeps the dtype it enters the loop "
+                    f"with (only Python numbers are widened).",
+                    f"Give `{name}` its final dtype before the loop (for example "
+                    f"`{name} = jnp.asarray({name}, jnp.{b.dtype})`), or cast inside the loop.",
+                )
+
+
+def _loop(run, init, one_step, site: Site, construct: str):
+    """Run a lax loop; if JAX rejects the carry types, explain which name changed and how."""
+    try:
+        return run(init)
+    except TypeError:
+        _diagnose_carries(init, one_step(init), site, construct)
+        raise
+
+
+def while_loop(cond_fn, body_fn, init, deps, site: Site):
+    """``while``: Python while its condition is a Python value, else ``lax.while_loop``."""
+    init = tuple(init)
+    if not _any_traced(deps):
+        vals = init
+        while True:
+            pred = cond_fn(*vals)
+            if is_traced(pred):
+                return _traced_while(cond_fn, body_fn, vals, site)
+            if not pred:
+                return vals
+            vals = tuple(body_fn(*vals))
+    return _traced_while(cond_fn, body_fn, init, site)
+
+
+def _traced_while(cond_fn, body_fn, init, site: Site):
+    _check_carries(init, site, "while")
+
+    def cond(c):
+        return _scalar_predicate(cond_fn(*_fresh(c)), site, "while")
+
+    def body(c):
+        return tuple(body_fn(*_fresh(c)))
+
+    return _loop(lambda c: lax.while_loop(cond, body, c), init,
+                 lambda c: jax.eval_shape(body, c), site, "while")
+
+
+def _static_int(x):
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return int(x)
+    if isinstance(x, (jax.Array, np.ndarray)) and not is_traced(x) and x.shape == () and \
+            jnp.issubdtype(x.dtype, jnp.integer):
+        return int(x)
+    return None
+
+
+def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=None):
+    """``for i in range(start, stop, step)``: static bounds scan, traced bounds loop while."""
+    init = tuple(init)
+    bounds = [_static_int(b) for b in (start, stop, step)]
+    if None not in bounds:
+        r = range(*bounds)
+        traced = python_index is None and (
+            _any_traced(deps) or any(_is_array(leaf) for leaf in jax.tree_util.tree_leaves(init))
+        )
+        if not traced:
+            vals = init
+            for i in r:
+                vals = tuple(body_fn(i, *vals))
+            return vals
+        if len(r) == 0:
+            return init
+        xs = lax.iota(jnp.int32, len(r))
+        if r.step != 1:
+            xs = xs * r.step
+        if r.start != 0:
+            xs = xs + r.start
+        return _scan(body_fn, init, xs, site)
+    if python_index is not None:
+        raise site_error(
+            site,
+            f"This loop's bounds are traced, but its index must be a Python int because "
+            f"{python_index}.",
+            "Make the bounds static (pass them as Python ints or mark them with static_argnums), "
+            "or use `lax.dynamic_slice` instead of slicing with the index.",
+        )
+    return _traced_range(start, stop, step, body_fn, init, site)
+
+
+def _traced_range(start, stop, step, body_fn, init, site: Site):
+    _check_carries(init, site, "for")
+    start, stop, step = (jnp.asarray(b, jnp.int32) for b in (start, stop, step))
+    trips = jnp.where(
+        step > 0,
+        (stop - start + step - 1) // jnp.where(step == 0, 1, step),
+        (start - stop - step - 1) // jnp.where(step == 0, 1, -step),
+    )
+    trips = jnp.maximum(trips, 0)
+
+    def body(k, c):
+        return tuple(body_fn(start + k * step, *_fresh(c)))
+
+    return _loop(lambda c: lax.fori_loop(0, trips, body, c), init,
+                 lambda c: jax.eval_shape(lambda c: body(0, c), c), site, "for")
+
+
+def _scan(body_fn, init, xs, site: Site):
+    _check_carries(init, site, "for")
+
+    def body(c, x):
+        return tuple(body_fn(x, *_fresh(c))), None
+
+    def one_step(c):
+        return jax.eval_shape(lambda c, x: body(c, x)[0], c, xs[0])
+
+    return _loop(lambda c: lax.scan(body, c, xs)[0], init, one_step, site, "for")
+
+
+def for_each(xs, body_fn, init, deps, site: Site):
+    """``for x in xs``: ``lax.scan`` over the leading axis of an array, else a Python loop."""
+    init = tuple(init)
+    if _is_array(xs) or is_traced(xs):
+        if xs.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        if xs.shape[0] == 0:
+            return init
+        return _scan(body_fn, init, jnp.asarray(xs), site)
+    vals = init
+    for item in xs:
+        vals = tuple(body_fn(item, *vals))
+    return vals

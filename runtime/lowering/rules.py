@@ -1,0 +1,207 @@
+"""One lowering rule per op (see ``laxify.runtime.lowering.lowers``)."""
+
+from __future__ import annotations
+
+from laxify.ir import CondOp, ForRangeOp, PyOp, Region, ReturnOp, ScanOp, UndefOp, WhileOp, YieldOp
+from laxify.ir.dataflow import loop_trace_deps
+from laxify.runtime.lowering import RUNTIME, Lowerer, lowers
+
+
+def _leading_comment_lines(code: str) -> int:
+    count = 0
+    for text in code.split("\n"):
+        stripped = text.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        count += 1
+    return count
+
+
+def _needs_parens(code: str) -> bool:
+    return any(tok in code for tok in (",", ":=", "lambda", "yield", " if ", "\n"))
+
+
+@lowers(PyOp)
+def lower_py(low: Lowerer, op: PyOp) -> None:
+    line, col = low.at(op)
+    code = op.code
+    if op.kind == "expr":
+        result = op.results[0]
+        if "\n" not in code and low.uses[id(result)] <= 1:
+            low.inline[id(result)] = f"({code})" if _needs_parens(code) else code
+            return
+        low.emitter.verbatim(f"{low.name(result)} = ({code})", line, col)
+        return
+    low.emitter.verbatim(code, line - _leading_comment_lines(code), col)
+
+
+@lowers(UndefOp)
+def lower_undef(low: Lowerer, op: UndefOp) -> None:
+    name = op.results[0].hint
+    low.line(f"{name} = {RUNTIME}.Undefined({name!r}, {low.site(op, 'undefined', (name,))})", op)
+
+
+@lowers(ReturnOp)
+def lower_return(low: Lowerer, op: ReturnOp) -> None:
+    low.line(f"return {low.ref(op.operands[0])}" if op.operands else "return", op)
+
+
+@lowers(YieldOp)
+def lower_yield(low: Lowerer, op: YieldOp) -> None:
+    raise AssertionError("'yield' is lowered by the op that owns its region")
+
+
+def _body(low: Lowerer, region: Region, op, returns: str | None) -> None:
+    """Emit a region's ops (not its yield) one level deeper, then return what it yields:
+    ``returns`` is 'tuple' (every yielded value), 'single' (the one yielded value) or None."""
+    low.emitter.depth += 1
+    start = len(low.emitter.lines)
+    low.region(Region(region.args, region.ops[:-1]))
+    yields = region.terminator.operands
+    if returns == "tuple":
+        low.line(f"return {low.tuple_of(yields)}", op)
+    elif returns == "single":
+        low.line(f"return {low.ref(yields[0])}", op)
+    elif len(low.emitter.lines) == start:
+        low.line("pass", op)
+    low.emitter.depth -= 1
+
+
+def _written(region: Region) -> set[str]:
+    return {r.hint for inner in region.ops for o in inner.walk() for r in o.results if r.hint}
+
+
+def _function(low: Lowerer, name: str, params, region: Region, op, returns: str = "tuple") -> None:
+    low.line(f"def {name}({', '.join(params)}):", op)
+    _body(low, region, op, returns)
+
+
+def _assign(low: Lowerer, op, call: str) -> None:
+    if op.results:
+        low.line(f"{low.targets(op.results)} = {call}", op)
+    else:
+        low.line(call, op)
+
+
+@lowers(CondOp)
+def lower_cond(low: Lowerer, op: CondOp) -> None:
+    pred = low.ref(op.selector)
+    if op.attributes.get("static"):
+        _static_cond(low, op, pred)
+        return
+    written = set().union(*(_written(r) for r in op.regions))
+    keep = [k for k, v in enumerate(op.inputs) if v.hint in written]
+    stems = ["true", "false"] if len(op.regions) == 2 else [f"case{k}" for k in range(len(op.regions))]
+    names = []
+    for stem, region in zip(stems, op.regions):
+        fn_name = low.fresh(f"if_{stem}")
+        names.append(fn_name)
+        params = [low.name(region.args[k]) for k in keep]
+        _function(low, fn_name, params, region, op)
+    operands = low.tuple_of([op.inputs[k] for k in keep])
+    site = low.site(op, "if", [r.hint for r in op.results])
+    branches = "(" + ", ".join(names) + ")"
+    _assign(low, op, f"{RUNTIME}.cond({pred}, {branches}, {operands}, {site})")
+
+
+def _static_cond(low: Lowerer, op: CondOp, pred: str) -> None:
+    if len(op.regions) == 2:
+        low.line(f"if {pred}:", op)
+        _static_region(low, op.regions[0], op)
+        low.line("else:", op)
+        _static_region(low, op.regions[1], op)
+        return
+    for k, region in enumerate(op.regions):
+        low.line(f"{'if' if k == 0 else 'elif'} {pred} == {k}:", op)
+        _static_region(low, region, op)
+
+
+def _static_region(low: Lowerer, region: Region, op) -> None:
+    """A region inlined into Python control flow: its values already have their names."""
+    low.emitter.depth += 1
+    start = len(low.emitter.lines)
+    low.region(Region(region.args, region.ops[:-1]))
+    for res, y in zip(op.results, region.terminator.operands):
+        if low.ref(y) != low.name(res):
+            low.line(f"{low.name(res)} = {low.ref(y)}", op)
+    if len(low.emitter.lines) == start:
+        low.line("pass", op)
+    low.emitter.depth -= 1
+
+
+def _inlinable(low: Lowerer, op) -> bool:
+    return isinstance(op, PyOp) and op.kind == "expr" and "\n" not in op.code and low.uses[id(op.results[0])] <= 1
+
+
+def _deps(low: Lowerer, op) -> str:
+    """The carries and consts whose being traced makes the loop traced."""
+    return low.tuple_of([op.operands[k] for k in loop_trace_deps(op)])
+
+
+@lowers(WhileOp)
+def lower_while(low: Lowerer, op: WhileOp) -> None:
+    before, body = op.regions
+    n = op.num_carries
+    if op.attributes.get("static"):
+        if all(_inlinable(low, o) for o in before.ops[:-1]):
+            low.region(Region(before.args, before.ops[:-1]))
+            low.line(f"while {low.ref(before.terminator.operands[0])}:", op)
+            _static_region(low, body, op)
+            return
+        # The condition needs statements of its own: evaluate them at the top of each iteration.
+        low.line("while True:", op)
+        low.emitter.depth += 1
+        low.region(Region(before.args, before.ops[:-1]))
+        low.line(f"if not {low.ref(before.terminator.operands[0])}:", op)
+        low.emitter.depth += 1
+        low.line("break", op)
+        low.emitter.depth -= 2
+        _static_region(low, body, op)
+        return
+    cond_name, body_name = low.fresh("while_cond"), low.fresh("while_body")
+    params = [low.name(a) for a in before.args[:n]]
+    _function(low, cond_name, params, before, op, "single")
+    _function(low, body_name, [low.name(a) for a in body.args[:n]], body, op)
+    site = low.site(op, "while", [r.hint for r in op.results])
+    call = (f"{RUNTIME}.while_loop({cond_name}, {body_name}, {low.tuple_of(op.inits)}, "
+            f"{_deps(low, op)}, {site})")
+    _assign(low, op, call)
+
+
+@lowers(ForRangeOp)
+def lower_for_range(low: Lowerer, op: ForRangeOp) -> None:
+    body = op.regions[0]
+    start, stop, step = (low.ref(v) for v in op.operands[:3])
+    if op.attributes.get("static"):
+        args = stop if (start, step) == ("0", "1") else (
+            f"{start}, {stop}" if step == "1" else f"{start}, {stop}, {step}")
+        low.line(f"for {low.name(body.args[0])} in range({args}):", op)
+        _static_region(low, body, op)
+        return
+    _loop_function(low, op, "for_range", f"{start}, {stop}, {step}")
+
+
+@lowers(ScanOp)
+def lower_scan(low: Lowerer, op: ScanOp) -> None:
+    body = op.regions[0]
+    xs = low.ref(op.operands[0])
+    if op.attributes.get("static"):
+        low.line(f"for {low.name(body.args[0])} in {xs}:", op)
+        _static_region(low, body, op)
+        return
+    _loop_function(low, op, "for_each", xs)
+
+
+def _loop_function(low: Lowerer, op, kind: str, lead: str) -> None:
+    body = op.regions[0]
+    n = op.num_carries
+    body_name = low.fresh(f"{'for' if kind == 'for_range' else 'for_each'}_body")
+    params = [low.name(a) for a in body.args[: 1 + n]]
+    _function(low, body_name, params, body, op)
+    site = low.site(op, "for", [r.hint for r in op.results])
+    extra = ""
+    if op.attributes.get("python_index"):
+        extra = f", python_index={op.attributes['python_index']!r}"
+    call = (f"{RUNTIME}.{kind}({lead}, {body_name}, {low.tuple_of(op.inits)}, {_deps(low, op)}, "
+            f"{site}{extra})")
+    _assign(low, op, call)

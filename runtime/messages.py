@@ -1,0 +1,37 @@
+"""Building the located, two-sided error messages of DESIGN §6 from lowering sites."""
+
+from __future__ import annotations
+
+import linecache
+
+import jax
+
+from laxify.ir.errors import ConversionError, Location
+from laxify.runtime.lowering import Site
+
+__all__ = ["location", "site_error", "describe", "tree_lines"]
+
+
+def location(site: Site) -> Location:
+    text = linecache.getline(site.filename, site.line).rstrip("\n")
+    return Location(site.filename, site.line, site.col, text)
+
+
+def site_error(site: Site, message: str, fix: str) -> ConversionError:
+    return ConversionError(message, location(site), fix)
+
+
+def describe(x) -> str:
+    """A short type description of one leaf: ``float32[3]``, ``weak int32[]``, ``Python str``."""
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        weak = "weak " if getattr(x, "weak_type", False) else ""
+        return f"{weak}{x.dtype}[{','.join(map(str, x.shape))}]"
+    return f"Python {type(x).__name__} {x!r}"[:80]
+
+
+def tree_lines(name: str, tree) -> dict[str, str]:
+    """``{'y', "float32[3]"}`` or, for containers, one entry per leaf keyed by its pytree path."""
+    flat, _ = jax.tree_util.tree_flatten_with_path(tree, is_leaf=lambda v: v is None)
+    if len(flat) == 1 and not flat[0][0]:
+        return {name: describe(flat[0][1])}
+    return {name + jax.tree_util.keystr(path): describe(leaf) for path, leaf in flat}

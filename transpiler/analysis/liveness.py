@@ -1,0 +1,80 @@
+"""Liveness: which names may be read after each statement before being written again.
+
+A backward pass over the statement lists; loops iterate to a fixpoint. The result maps
+``id(statement)`` to its live-out set and, for loops, ``("head", id(loop))`` to the names
+live at the top of each iteration. Compound statements that are not analysed precisely
+(``try``, ``with``, ``match``) kill nothing, which is the safe direction.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from laxify.transpiler.analysis.names import expr_reads, stmt_access, target_names
+
+__all__ = ["Liveness"]
+
+
+class Liveness:
+    def __init__(self, body: cst.BaseSuite, live_at_exit: frozenset[str] = frozenset()):
+        self.live_out: dict[object, frozenset[str]] = {}
+        self.block_in(body.body, live_at_exit)
+
+    def block_in(self, stmts, live: frozenset[str]) -> frozenset[str]:
+        for stmt in reversed(list(stmts)):
+            live = self.stmt_in(stmt, live)
+        return live
+
+    def _suite_in(self, suite: cst.BaseSuite | None, live: frozenset[str]) -> frozenset[str]:
+        return live if suite is None else self.block_in(suite.body, live)
+
+    def stmt_in(self, stmt, live: frozenset[str]) -> frozenset[str]:
+        self.live_out[id(stmt)] = live
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in reversed(stmt.body):
+                live = self._small_in(small, live)
+            return live
+        if isinstance(stmt, cst.If):
+            body = self._suite_in(stmt.body, live)
+            orelse = live
+            if isinstance(stmt.orelse, cst.If):
+                orelse = self.stmt_in(stmt.orelse, live)
+            elif isinstance(stmt.orelse, cst.Else):
+                orelse = self._suite_in(stmt.orelse.body, live)
+            return body | orelse | frozenset(expr_reads(stmt.test))
+        if isinstance(stmt, (cst.While, cst.For)):
+            return self._loop_in(stmt, live)
+        access = stmt_access(stmt)
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return (live - {stmt.name.value}) | frozenset(access.reads)
+        return live | frozenset(access.reads)
+
+    def _small_in(self, small, live: frozenset[str]) -> frozenset[str]:
+        if isinstance(small, cst.Return):
+            return frozenset(expr_reads(small.value)) if small.value is not None else frozenset()
+        access = stmt_access(small)
+        killed = set(access.writes) - set(access.mutates)
+        return (live - killed) | frozenset(access.reads)
+
+    def _loop_in(self, loop, live_after: frozenset[str]) -> frozenset[str]:
+        after = live_after
+        if loop.orelse is not None:
+            after = self._suite_in(loop.orelse.body, live_after)
+        if isinstance(loop, cst.While):
+            entry_reads = frozenset(expr_reads(loop.test))
+            kills: frozenset[str] = frozenset()
+        else:
+            entry_reads = frozenset(expr_reads(loop.iter))
+            kills = frozenset(target_names(loop.target))
+        head = after | entry_reads
+        for _ in range(20):
+            body_in = self._suite_in(loop.body, head | live_after)
+            if isinstance(loop, cst.For):
+                body_in = body_in - kills
+            new_head = after | (entry_reads if isinstance(loop, cst.While) else frozenset()) | body_in
+            if new_head == head:
+                break
+            head = new_head
+        self.live_out[("head", id(loop))] = head
+        self.live_out[id(loop)] = live_after
+        return head | entry_reads

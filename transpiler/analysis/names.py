@@ -1,0 +1,285 @@
+"""Which local names a statement or expression reads and writes.
+
+One hand-written pass over the libcst tree (no metadata providers: they copy the tree and
+cost more than the whole conversion). Names inside nested functions, lambdas and
+comprehensions that are bound there are not reads of the enclosing function; their free
+names are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+__all__ = ["Access", "expr_reads", "stmt_access", "target_names", "block_access"]
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+@dataclass
+class Access:
+    """Names read and written by a piece of code, in first-seen order."""
+
+    reads: dict[str, None] = field(default_factory=dict)
+    writes: dict[str, None] = field(default_factory=dict)
+    # Names whose value is mutated in place (``x[0] = v``, ``x.a = v``): read and written.
+    mutates: dict[str, None] = field(default_factory=dict)
+
+    def read(self, names) -> None:
+        for n in names:
+            self.reads.setdefault(n)
+
+    def write(self, names) -> None:
+        for n in names:
+            self.writes.setdefault(n)
+
+    def merge(self, other: "Access") -> None:
+        self.read(other.reads)
+        self.write(other.writes)
+        for n in other.mutates:
+            self.mutates.setdefault(n)
+
+
+def _param_names(params: cst.Parameters) -> list[str]:
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.append(star.name.value)
+    return names
+
+
+def _param_defaults(params: cst.Parameters) -> list[cst.BaseExpression]:
+    out = []
+    for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if p.default is not None:
+            out.append(p.default)
+    return out
+
+
+def expr_reads(node: cst.CSTNode, out: dict[str, None] | None = None) -> dict[str, None]:
+    """Free names read by an expression (in order)."""
+    if out is None:
+        out = {}
+    _reads(node, out)
+    return out
+
+
+def _reads(node: cst.CSTNode, out: dict[str, None]) -> None:
+    if isinstance(node, cst.Name):
+        out.setdefault(node.value)
+    elif isinstance(node, cst.Attribute):
+        _reads(node.value, out)
+    elif isinstance(node, cst.Arg):
+        _reads(node.value, out)
+    elif isinstance(node, cst.Lambda):
+        for d in _param_defaults(node.params):
+            _reads(d, out)
+        bound = set(_param_names(node.params))
+        inner: dict[str, None] = {}
+        _reads(node.body, inner)
+        for n in inner:
+            if n not in bound:
+                out.setdefault(n)
+    elif isinstance(node, _COMPREHENSIONS):
+        _comprehension_reads(node, out)
+    elif isinstance(node, cst.NamedExpr):
+        _reads(node.value, out)
+    else:
+        for child in node.children:
+            _reads(child, out)
+
+
+def _comprehension_reads(node, out: dict[str, None]) -> None:
+    bound: set[str] = set()
+    inner: dict[str, None] = {}
+    clause = node.for_in
+    first = True
+    while clause is not None:
+        if first:
+            _reads(clause.iter, out)  # the first iterable is evaluated in the enclosing scope
+            first = False
+        else:
+            _reads(clause.iter, inner)
+        bound.update(target_names(clause.target))
+        for cond in clause.ifs:
+            _reads(cond.test, inner)
+        clause = clause.inner_for_in
+    if isinstance(node, cst.DictComp):
+        _reads(node.key, inner)
+        _reads(node.value, inner)
+    else:
+        _reads(node.elt, inner)
+    for n in inner:
+        if n not in bound:
+            out.setdefault(n)
+
+
+def target_names(target: cst.CSTNode) -> list[str]:
+    """Names bound by an assignment target (``a``, ``a, (b, *c)``); empty for ``x[i]``/``x.a``."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: list[str] = []
+        for el in target.elements:
+            names.extend(target_names(el.value))
+        return names
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []
+
+
+def _target_access(target: cst.CSTNode, acc: Access) -> None:
+    if isinstance(target, cst.Name):
+        acc.write([target.value])
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            _target_access(el.value, acc)
+    elif isinstance(target, cst.StarredElement):
+        _target_access(target.value, acc)
+    elif isinstance(target, (cst.Subscript, cst.Attribute)):
+        # In-place mutation of a container: the base is read and gets a new value.
+        acc.read(expr_reads(target))
+        base = target
+        while isinstance(base, (cst.Subscript, cst.Attribute)):
+            base = base.value
+        if isinstance(base, cst.Name):
+            acc.write([base.value])
+            acc.mutates.setdefault(base.value)
+
+
+def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
+    if isinstance(node, cst.Assign):
+        acc.read(expr_reads(node.value))
+        for t in node.targets:
+            _target_access(t.target, acc)
+    elif isinstance(node, cst.AugAssign):
+        acc.read(expr_reads(node.target))
+        acc.read(expr_reads(node.value))
+        _target_access(node.target, acc)
+    elif isinstance(node, cst.AnnAssign):
+        if node.value is not None:
+            acc.read(expr_reads(node.value))
+            _target_access(node.target, acc)
+    elif isinstance(node, (cst.Import, cst.ImportFrom)):
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            if alias.asname is not None:
+                acc.write(target_names(alias.asname.name))
+            else:
+                dotted = alias.name
+                while isinstance(dotted, cst.Attribute):
+                    dotted = dotted.value
+                acc.write([dotted.value])
+    elif isinstance(node, cst.Del):
+        acc.write(target_names(node.target))
+    elif isinstance(node, (cst.Global, cst.Nonlocal)):
+        return
+    else:  # Expr, Return, Assert, Raise, Pass, Break, Continue
+        acc.read(expr_reads(node))
+    _walrus_writes(node, acc)
+
+
+def _walrus_writes(node: cst.CSTNode, acc: Access) -> None:
+    if isinstance(node, cst.NamedExpr):
+        acc.write(target_names(node.target))
+    if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        return
+    for child in node.children:
+        _walrus_writes(child, acc)
+
+
+def _function_access(node: cst.FunctionDef | cst.ClassDef, acc: Access) -> None:
+    for dec in node.decorators:
+        acc.read(expr_reads(dec.decorator))
+    local = Access()
+    if isinstance(node, cst.FunctionDef):
+        for d in _param_defaults(node.params):
+            acc.read(expr_reads(d))
+        bound = set(_param_names(node.params))
+    else:
+        for arg in node.bases:
+            acc.read(expr_reads(arg))
+        bound = set()
+    local.merge(block_access(node.body))
+    bound |= set(local.writes)
+    acc.read(n for n in local.reads if n not in bound)
+    acc.write([node.name.value])
+
+
+def stmt_access(stmt: cst.CSTNode) -> Access:
+    """Reads and writes of one statement, compound statements included."""
+    acc = Access()
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            _small_access(small, acc)
+    elif isinstance(stmt, cst.BaseSmallStatement):
+        _small_access(stmt, acc)
+    elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        _function_access(stmt, acc)
+    elif isinstance(stmt, cst.If):
+        acc.read(expr_reads(stmt.test))
+        _walrus_writes(stmt.test, acc)
+        acc.merge(block_access(stmt.body))
+        if stmt.orelse is not None:
+            acc.merge(stmt_access(stmt.orelse))
+    elif isinstance(stmt, cst.Else):
+        acc.merge(block_access(stmt.body))
+    elif isinstance(stmt, cst.While):
+        acc.read(expr_reads(stmt.test))
+        _walrus_writes(stmt.test, acc)
+        acc.merge(block_access(stmt.body))
+        if stmt.orelse is not None:
+            acc.merge(stmt_access(stmt.orelse))
+    elif isinstance(stmt, cst.For):
+        acc.read(expr_reads(stmt.iter))
+        _target_access(stmt.target, acc)
+        acc.merge(block_access(stmt.body))
+        if stmt.orelse is not None:
+            acc.merge(stmt_access(stmt.orelse))
+    else:
+        _generic_access(stmt, acc)
+    return acc
+
+
+def _generic_access(node: cst.CSTNode, acc: Access) -> None:
+    """With, Try, Match and other compound statements: every child, conservatively."""
+    for child in node.children:
+        if isinstance(child, (cst.BaseStatement, cst.BaseSmallStatement, cst.BaseSuite)):
+            acc.merge(block_access(child) if isinstance(child, cst.BaseSuite) else stmt_access(child))
+        elif isinstance(child, cst.WithItem):
+            acc.read(expr_reads(child.item))
+            if child.asname is not None:
+                _target_access(child.asname.name, acc)
+        elif isinstance(child, cst.ExceptHandler):
+            if child.type is not None:
+                acc.read(expr_reads(child.type))
+            if child.name is not None:
+                acc.write(target_names(child.name.name))
+            acc.merge(block_access(child.body))
+        elif isinstance(child, (cst.Else, cst.Finally)):
+            acc.merge(block_access(child.body))
+        elif isinstance(child, cst.MatchCase):
+            acc.merge(block_access(child.body))
+            _generic_access(child.pattern, acc)
+            if child.guard is not None:
+                acc.read(expr_reads(child.guard))
+        elif isinstance(child, (cst.MatchAs, cst.MatchStar)):
+            if child.name is not None:
+                acc.write(target_names(child.name))
+            if isinstance(child, cst.MatchAs) and child.pattern is not None:
+                _generic_access(child.pattern, acc)
+        elif isinstance(child, cst.BaseExpression):
+            acc.read(expr_reads(child))
+        else:
+            _generic_access(child, acc)
+
+
+def block_access(block: cst.CSTNode) -> Access:
+    """Union of the accesses of every statement in a suite (or a list of statements)."""
+    acc = Access()
+    body = block.body if isinstance(block, cst.BaseSuite) else block
+    for stmt in body:
+        acc.merge(stmt_access(stmt))
+    return acc

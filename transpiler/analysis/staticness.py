@@ -1,0 +1,99 @@
+"""Which expressions are certainly known while tracing (before any signature is known).
+
+``static_rule`` gives the rule the IR's type inference applies to a ``py`` op: ``always``
+(``x.shape[0]``, ``len(x)``, literals), ``operands`` (static when the names in ``deps`` are:
+``n + 1``), ``never`` (``jnp.sum(x)``, any call we cannot see through).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+__all__ = ["StaticInfo", "static_rule", "literal_value", "stmt_static_rule"]
+
+STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})
+ALWAYS_STATIC_CALLS = frozenset({"len", "isinstance", "type", "callable", "hasattr"})
+PURE_BUILTINS = frozenset(
+    {"int", "float", "bool", "abs", "min", "max", "round", "str", "range", "tuple", "divmod", "pow", "sum"}
+)
+_LITERAL_NAMES = {"True": True, "False": False, "None": None}
+
+StaticInfo = tuple[str, tuple[str, ...]]
+
+
+def _combine(parts: list[StaticInfo]) -> StaticInfo:
+    if any(rule == "never" for rule, _ in parts):
+        return "never", ()
+    deps: dict[str, None] = {}
+    for _, d in parts:
+        for n in d:
+            deps.setdefault(n)
+    return ("operands", tuple(deps)) if deps else ("always", ())
+
+
+def literal_value(node: cst.BaseExpression):
+    """The Python value of a literal expression, or raise ValueError."""
+    if isinstance(node, cst.Name) and node.value in _LITERAL_NAMES:
+        return _LITERAL_NAMES[node.value]
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+        return ast.literal_eval(node.value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return -literal_value(node.expression)
+    raise ValueError("not a literal")
+
+
+def static_rule(node: cst.CSTNode) -> StaticInfo:
+    """The static rule of an expression and the names it depends on."""
+    if isinstance(node, cst.Name):
+        if node.value in _LITERAL_NAMES:
+            return "always", ()
+        return "operands", (node.value,)
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return "always", ()
+    if isinstance(node, cst.Attribute):
+        if node.attr.value in STATIC_ATTRIBUTES:
+            return "always", ()
+        return static_rule(node.value)
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in ALWAYS_STATIC_CALLS:
+            return "always", ()
+        if isinstance(func, cst.Name) and func.value in PURE_BUILTINS:
+            return _combine([static_rule(a.value) for a in node.args])
+        return "never", ()
+    if isinstance(node, (cst.Subscript, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison,
+                         cst.BooleanOperation, cst.IfExp, cst.Tuple, cst.List, cst.SubscriptElement,
+                         cst.Index, cst.Slice, cst.Element, cst.StarredElement, cst.Arg,
+                         cst.ComparisonTarget)):
+        parts = [static_rule(c) for c in node.children if isinstance(c, _ANALYSED)]
+        return _combine(parts) if parts else ("always", ())
+    if isinstance(node, (cst.LeftParen, cst.RightParen)):
+        return "always", ()
+    return "never", ()
+
+
+_ANALYSED = (cst.BaseExpression, cst.SubscriptElement, cst.BaseSlice, cst.BaseElement, cst.Arg,
+             cst.ComparisonTarget)
+
+
+def stmt_static_rule(stmt: cst.SimpleStatementLine) -> StaticInfo:
+    """The rule for the names a simple statement line writes."""
+    parts: list[StaticInfo] = []
+    for small in stmt.body:
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            if not all(isinstance(t, (cst.Name, cst.Tuple, cst.List)) for t in targets):
+                return "never", ()
+            parts.append(static_rule(small.value))
+        elif isinstance(small, cst.AugAssign):
+            if not isinstance(small.target, cst.Name):
+                return "never", ()
+            parts.append(_combine([static_rule(small.target), static_rule(small.value)]))
+        elif isinstance(small, (cst.Expr, cst.Pass, cst.Assert)):
+            continue
+        else:
+            return "never", ()
+    return _combine(parts) if parts else ("always", ())
+

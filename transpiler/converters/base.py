@@ -1,0 +1,45 @@
+"""The base class of converters: a libcst transformer that keeps statement positions.
+
+Converters change only ``updated_node`` in ``leave_*``; this base class copies the original
+node's position to its replacement, so errors and tracebacks keep pointing at user lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from laxify.transpiler.analysis.positions import Positions
+
+__all__ = ["Context", "Converter"]
+
+
+@dataclass
+class Context:
+    """What converters share: positions, and a counter for fresh names."""
+
+    positions: Positions
+    counter: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"_lx_{stem}_{self.counter}"
+
+
+class Converter(cst.CSTTransformer):
+    def __init__(self, ctx: Context):
+        super().__init__()
+        self.ctx = ctx
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        pos = self.ctx.positions.get(original_node)
+        if pos is not None:
+            if isinstance(result, cst.CSTNode):
+                self.ctx.positions.setdefault(result, pos)
+            elif isinstance(result, cst.FlattenSentinel):
+                for node in result.nodes:
+                    self.ctx.positions.setdefault(node, pos)
+        return result

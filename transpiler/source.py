@@ -1,0 +1,113 @@
+"""Find a function's source and where it is: files, notebook cells, ``exec`` code registered
+in ``linecache``, methods, nested and decorated functions, lambdas."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import textwrap
+from dataclasses import dataclass
+
+import libcst as cst
+
+from laxify.ir.errors import ConversionError, Location
+
+__all__ = ["FunctionSource", "get_source"]
+
+
+@dataclass
+class FunctionSource:
+    """The parsed source of one function and the mapping back to the user's file."""
+
+    filename: str
+    module: cst.Module          # the dedented source text, parsed
+    node: cst.FunctionDef | cst.Lambda
+    first_line: int             # file line of the module's first line
+    indent: int                 # columns removed by dedenting
+    lines: list[str]            # the file's lines (for error messages)
+
+    def location(self, line: int, col: int = 0) -> Location:
+        """A :class:`Location` for a line and column of the dedented module (1-based line)."""
+        file_line = self.first_line + line - 1
+        text = self.lines[file_line - 1] if 0 < file_line <= len(self.lines) else ""
+        return Location(self.filename, file_line, col + self.indent, text.rstrip("\n"))
+
+
+def _no_source(fn, why: str) -> ConversionError:
+    name = getattr(fn, "__qualname__", repr(fn))
+    return ConversionError(
+        f"laxify cannot convert {name}: {why}.",
+        None,
+        "Define the function in a file, a notebook cell, or register exec'd source in "
+        "linecache; or call it unconverted with laxify.do_not_convert.",
+    )
+
+
+def get_source(fn) -> FunctionSource:
+    """Parse ``fn``'s source; raise :class:`ConversionError` when there is none."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise _no_source(fn, "it is not a Python function (no __code__)")
+    filename = code.co_filename
+    lines = linecache.getlines(filename, getattr(fn, "__globals__", {}))
+    if not lines:
+        raise _no_source(fn, f"no source text is available for {filename!r}")
+    try:
+        block, first_line = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise _no_source(fn, f"its source could not be found ({e})") from None
+    text = "".join(block)
+    dedented = textwrap.dedent(text)
+    indent = len(block[0]) - len(block[0].lstrip()) if dedented != text else 0
+    if code.co_name == "<lambda>":
+        return _lambda_source(fn, filename, block, first_line, lines)
+    try:
+        module = cst.parse_module(dedented)
+    except cst.ParserSyntaxError as e:
+        raise _no_source(fn, f"its source does not parse on its own ({e.message})") from None
+    node = module.body[0] if module.body else None
+    if not isinstance(node, cst.FunctionDef):
+        raise _no_source(fn, "its source does not start with a def statement")
+    if node.asynchronous is not None:
+        raise ConversionError(
+            f"laxify cannot convert {fn.__qualname__}: async functions are not supported.",
+            Location(filename, first_line, indent, lines[first_line - 1].rstrip("\n")),
+            "Convert a synchronous helper it calls instead.",
+        )
+    return FunctionSource(filename, module, node, first_line, indent, lines)
+
+
+def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
+    """A lambda: parse its whole line(s) and pick the lambda whose body starts where the code does."""
+    text = "".join(block)
+    candidates = [text.strip(), "(" + text.strip() + ")"]
+    # The lambda may sit inside a statement that is cut mid-way; take its line(s) as an expression.
+    for attempt in candidates + [textwrap.dedent(text)]:
+        try:
+            tree = ast.parse(attempt)
+            break
+        except SyntaxError:
+            continue
+    else:
+        raise _no_source(fn, "the line that defines the lambda does not parse on its own")
+    lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
+    want_args = list(fn.__code__.co_varnames[: fn.__code__.co_argcount])
+    lambdas = [n for n in lambdas if [a.arg for a in n.args.args] == want_args] or lambdas
+    if not lambdas:
+        raise _no_source(fn, "no lambda was found on its line")
+    chosen = lambdas[0]
+    if len(lambdas) > 1:
+        positions = [p for p in fn.__code__.co_positions() if p[2] is not None]
+        col = min((p[2] for p in positions if p[0] == first_line), default=None)
+        for n in lambdas:
+            if col is not None and n.body.col_offset <= col <= (n.body.end_col_offset or col):
+                chosen = n
+                break
+    body = ast.get_source_segment(attempt, chosen.body)
+    params = ast.get_source_segment(attempt, chosen.args) if chosen.args.args or chosen.args.vararg else ""
+    source = f"def _lambda_({params}):\n    return ({body})\n"
+    module = cst.parse_module(source)
+    # Line 2 of the synthesized text (the return) is the lambda's own line.
+    lambda_line = first_line + chosen.lineno - 1
+    return FunctionSource(filename, module, module.body[0], lambda_line - 1, 0, lines)

@@ -1,0 +1,425 @@
+"""SSA construction: the canonical libcst tree of one function becomes an ``ir.Function``.
+
+Straight-line statements become ``py`` ops kept verbatim (their comments with them);
+``if``/``elif``/``else`` become ``cond``, ``while`` becomes ``while``, ``for i in range(...)``
+becomes ``for_range`` and any other ``for`` becomes ``scan``. Every value a control-flow op
+needs is an explicit operand; names it defines are results. Which names a branch or loop
+must yield comes from liveness, so temporaries local to one branch stay local.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from laxify.ir import (
+    CondOp,
+    ForRangeOp,
+    Function,
+    Op,
+    PyOp,
+    Region,
+    ReturnOp,
+    ScanOp,
+    Span,
+    UndefOp,
+    Value,
+    WhileOp,
+    YieldOp,
+)
+from laxify.transpiler.analysis.liveness import Liveness
+from laxify.transpiler.analysis.positions import Positions
+from laxify.transpiler.analysis.names import block_access, expr_reads, stmt_access, target_names
+from laxify.transpiler.analysis.staticness import literal_value, static_rule, stmt_static_rule
+from laxify.transpiler.source import FunctionSource
+
+__all__ = ["build_ir", "Fallback", "ITEM_NAME"]
+
+ITEM_NAME = "_lx_item"  # the element of a ``for`` whose target is not a plain name
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A compound statement kept whole as Python, and why."""
+
+    span: Span
+    construct: str
+    reason: str
+    end_line: int
+
+
+@dataclass
+class _Scope:
+    env: dict[str, Value]
+    ops: list[Op]
+
+
+def _jump_reason(node: cst.CSTNode, in_loop: bool) -> str | None:
+    """Why a compound statement must stay Python, looking inside it (not into nested defs)."""
+    for child in node.children:
+        if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(child, cst.Return):
+            return "it contains a `return` statement"
+        if isinstance(child, (cst.Break, cst.Continue)) and not in_loop:
+            kw = "break" if isinstance(child, cst.Break) else "continue"
+            return f"it contains a `{kw}` statement"
+        if isinstance(child, (cst.Yield, cst.Await)):
+            return "it contains `yield`/`await`"
+        if isinstance(child, (cst.Global, cst.Nonlocal)):
+            return "it contains a `global`/`nonlocal` statement"
+        nested_loop = in_loop or isinstance(child, (cst.While, cst.For))
+        inner = _jump_reason(child, nested_loop if isinstance(child, (cst.While, cst.For)) else in_loop)
+        if inner:
+            return inner
+    return None
+
+
+class _Builder:
+    def __init__(self, src: FunctionSource, positions: Positions, freevars: frozenset[str]):
+        self.src = src
+        self.module = src.module
+        self.positions = positions
+        self.freevars = freevars
+        self.counters: dict[str, int] = {}
+        self.fallbacks: list[Fallback] = []
+        self.scope = _Scope({}, [])
+        self.top_scope = self.scope
+        self.here = Span(src.first_line, src.indent)  # the enclosing construct's position
+        self.local_names: set[str] = set()
+
+    # -- helpers -------------------------------------------------------------------
+    def value(self, hint: str) -> Value:
+        version = self.counters.get(hint, 0)
+        self.counters[hint] = version + 1
+        return Value(hint, version)
+
+    def span_of(self, node: cst.CSTNode) -> Span:
+        """Where ``node`` is in the user's file; synthesised nodes get their construct's place."""
+        found = self.positions.get(node)
+        return Span(*found) if found is not None else self.here
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def emit(self, op: Op) -> Op:
+        self.scope.ops.append(op)
+        return op
+
+    def lookup(self, name: str) -> Value:
+        found = self.scope.env.get(name)
+        if found is None:
+            found = self.emit(UndefOp(results=[self.value(name)])).results[0]
+        return found
+
+    @contextmanager
+    def region(self, region: Region, names: list[str]):
+        saved = self.scope
+        env = dict(saved.env)
+        for name, arg in zip(names, region.args):
+            if arg.hint:
+                env[name] = arg
+        self.scope = _Scope(env, region.ops)
+        try:
+            yield
+        finally:
+            self.scope = saved
+
+    def expr(self, node: cst.BaseExpression, span: Span, code: str | None = None) -> Value:
+        reads = expr_reads(node)
+        operands = [self.scope.env[n] for n in reads if n in self.scope.env]
+        rule, deps = static_rule(node)
+        if any(d in self.freevars for d in deps):
+            rule, deps = "never", ()
+        attrs: dict = {"code": code if code is not None else self.code(node), "kind": "expr", "static": rule}
+        self.set_deps(attrs, rule, deps, operands)
+        try:
+            attrs["value"] = literal_value(node)
+        except (ValueError, SyntaxError):
+            pass
+        result = self.value("")
+        self.emit(PyOp(operands=operands, results=[result], attributes=attrs, span=span))
+        return result
+
+    def constant(self, value: int, span: Span) -> Value:
+        result = self.value("")
+        attrs = {"code": repr(value), "kind": "expr", "static": "always", "value": value}
+        self.emit(PyOp(results=[result], attributes=attrs, span=span))
+        return result
+
+    # -- statements ------------------------------------------------------------------
+    def block(self, suite: cst.BaseSuite, live: Liveness) -> None:
+        for stmt in suite.body:
+            if isinstance(suite, cst.SimpleStatementSuite):
+                self.simple(stmt, self.span_of(stmt))
+            elif self.statement(stmt, live) == "returned":
+                break
+
+    def statement(self, stmt: cst.BaseStatement, live: Liveness) -> str | None:
+        span = self.span_of(stmt)
+        saved, self.here = self.here, span
+        try:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                if len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return) and self.at_top:
+                    self.return_(stmt.body[0], span)
+                    return "returned"
+                self.simple(stmt, span)
+                return None
+            reason = self.unsupported(stmt)
+            if reason is not None:
+                self.keep(stmt, span, reason)
+            elif isinstance(stmt, cst.If):
+                self.if_(stmt, span, live)
+            elif isinstance(stmt, cst.While):
+                self.while_(stmt, span, live)
+            elif isinstance(stmt, cst.For):
+                self.for_(stmt, span, live)
+            else:
+                self.keep(stmt, span, None)
+            return None
+        finally:
+            self.here = saved
+
+    def unsupported(self, stmt: cst.BaseStatement) -> str | None:
+        if not isinstance(stmt, (cst.If, cst.While, cst.For)):
+            return None
+        if isinstance(stmt, (cst.While, cst.For)) and stmt.orelse is not None:
+            return f"`{'while' if isinstance(stmt, cst.While) else 'for'} ... else` is not converted"
+        if isinstance(stmt, cst.For) and stmt.asynchronous is not None:
+            return "`async for` is not converted"
+        return _jump_reason(stmt, in_loop=False)
+
+    def keep(self, stmt: cst.BaseStatement, span: Span, reason: str | None) -> None:
+        """A compound statement kept whole as Python."""
+        access = stmt_access(stmt)
+        attrs: dict = {"code": self.code(stmt).rstrip("\n"), "kind": "stmt", "static": "never"}
+        if reason is not None:
+            attrs["fallback"] = reason
+            height = attrs["code"].count("\n") + 1 - len(getattr(stmt, "leading_lines", ()))
+            self.fallbacks.append(Fallback(span, _construct(stmt), reason, span.line + height - 1))
+        self.emit_stmt(access, attrs, span)
+
+    def simple(self, stmt, span: Span) -> None:
+        line_node = stmt if isinstance(stmt, cst.SimpleStatementLine) else cst.SimpleStatementLine([stmt])
+        rule, deps = stmt_static_rule(line_node)
+        if any(d in self.freevars for d in deps):
+            rule, deps = "never", ()
+        attrs: dict = {"code": self.code(stmt).rstrip("\n"), "kind": "stmt", "static": rule}
+        access = stmt_access(stmt)
+        self.set_deps(attrs, rule, deps, [self.scope.env[n] for n in access.reads if n in self.scope.env])
+        self.emit_stmt(access, attrs, span)
+
+    def set_deps(self, attrs: dict, rule: str, deps, operands: list[Value]) -> None:
+        """Record the names a static rule depends on, when they are not simply every operand."""
+        if rule != "operands":
+            return
+        wanted = tuple(d for d in deps if d in self.scope.env)
+        if set(wanted) != {v.hint for v in operands}:
+            attrs["deps"] = wanted
+
+    def emit_stmt(self, access, attrs: dict, span: Span) -> None:
+        results = [self.value(n) for n in access.writes]
+        self.emit(PyOp(
+            operands=[self.scope.env[n] for n in access.reads if n in self.scope.env],
+            results=results,
+            attributes=attrs,
+            span=span,
+        ))
+        self.scope.env.update(zip(access.writes, results))
+
+    def bind(self, names, values) -> None:
+        self.scope.env.update(zip(names, values))
+
+    @property
+    def at_top(self) -> bool:
+        return self.scope is self.top_scope
+
+    def return_(self, node: cst.Return, span: Span) -> None:
+        operands = [] if node.value is None else [self.expr(node.value, span)]
+        self.emit(ReturnOp(operands=operands, span=span))
+
+    def if_(self, stmt: cst.If, span: Span, live: Liveness) -> None:
+        live_out = live.live_out[id(stmt)]
+        inner = block_access(stmt.body)
+        if stmt.orelse is not None:
+            inner.merge(stmt_access(stmt.orelse))
+        outputs = [n for n in stmt_access(stmt).writes if n in live_out]
+        inputs = [n for n in {**inner.reads, **inner.writes} if n in self.scope.env]
+        pred = self.expr(stmt.test, span)
+        regions = []
+        for branch in (stmt.body, stmt.orelse):
+            region = Region(args=[self.value(n) for n in inputs])
+            with self.region(region, inputs):
+                if isinstance(branch, cst.If):
+                    self.statement(branch, live)
+                elif isinstance(branch, cst.Else):
+                    self.block(branch.body, live)
+                elif branch is not None:
+                    self.block(branch, live)
+                region.ops.append(YieldOp(operands=[self.lookup(n) for n in outputs]))
+            regions.append(region)
+        results = [self.value(n) for n in outputs]
+        self.emit(CondOp(
+            operands=[pred, *(self.scope.env[n] for n in inputs)],
+            results=results,
+            regions=regions,
+            span=span,
+        ))
+        self.bind(outputs, results)
+
+    def loop_names(self, stmt, live: Liveness, exclude=()) -> tuple[list[str], list[str]]:
+        head = live.live_out[("head", id(stmt))]
+        live_out = live.live_out[id(stmt)]
+        body = block_access(stmt.body)
+        carries = [n for n in body.writes if (n in head or n in live_out) and n not in exclude]
+        reads = dict(body.reads)
+        if isinstance(stmt, cst.While):
+            reads.update(expr_reads(stmt.test))
+        consts = [n for n in reads if n in self.scope.env and n not in carries and n not in exclude]
+        return carries, consts
+
+    def while_(self, stmt: cst.While, span: Span, live: Liveness) -> None:
+        carries, consts = self.loop_names(stmt, live)
+        names = carries + consts
+        operands = [self.lookup(n) for n in carries] + [self.scope.env[n] for n in consts]
+        before = Region(args=[self.value(n) for n in names])
+        with self.region(before, names):
+            pred = self.expr(stmt.test, span)
+            before.ops.append(YieldOp(operands=[pred]))
+        body = Region(args=[self.value(n) for n in names])
+        self.loop_body(stmt, body, names, carries, live)
+        results = [self.value(n) for n in carries]
+        self.emit(WhileOp(
+            operands=operands, results=results, regions=[before, body],
+            attributes={"num_carries": len(carries)}, span=span,
+        ))
+        self.bind(carries, results)
+
+    def loop_body(self, stmt, body: Region, names: list[str], carries: list[str], live: Liveness,
+                  prologue=None) -> None:
+        with self.region(body, names):
+            if prologue is not None:
+                prologue()
+            self.block(stmt.body, live)
+            body.ops.append(YieldOp(operands=[self.lookup(n) for n in carries]))
+
+    def for_(self, stmt: cst.For, span: Span, live: Liveness) -> None:
+        target = stmt.target
+        targets = target_names(target)
+        live_out = live.live_out[id(stmt)]
+        carries, consts = self.loop_names(stmt, live, exclude=targets)
+        # A loop target used after the loop is carried: it then holds the last element.
+        carries += [n for n in targets if n in live_out]
+        range_args = self.range_call(stmt)
+        if range_args is not None:
+            lead = [self.expr(a.value, span) for a in range_args]
+            if len(lead) == 1:
+                lead = [self.constant(0, span), lead[0]]
+            if len(lead) == 2:
+                lead.append(self.constant(1, span))
+            op_class = ForRangeOp
+        else:
+            lead = [self.expr(stmt.iter, span)]
+            op_class = ScanOp
+        item_hint = target.value if isinstance(target, cst.Name) else ITEM_NAME
+        item = self.value(item_hint)
+        carry_args = [self.value("" if n in targets else n) for n in carries]
+        const_args = [self.value(n) for n in consts]
+        body = Region(args=[item, *carry_args, *const_args])
+        operands = lead + [self.lookup(n) for n in carries] + [self.scope.env[n] for n in consts]
+
+        def bind_target() -> None:
+            env = self.scope.env
+            for n in targets:
+                env.pop(n, None)
+            if isinstance(target, cst.Name):
+                env[target.value] = item
+            else:
+                unpack = cst.Assign([cst.AssignTarget(target)], cst.Name(ITEM_NAME))
+                attrs = {"code": self.code(unpack), "kind": "stmt", "static": "operands"}
+                self.emit_stmt(stmt_access(unpack), attrs, span)
+
+        self.loop_body(stmt, body, [item_hint, *carries, *consts], carries, live, prologue=bind_target)
+        results = [self.value(n) for n in carries]
+        attrs: dict = {"num_carries": len(carries)}
+        if op_class is ForRangeOp:
+            reason = _index_needs_python(stmt.body, target.value)
+            if reason:
+                attrs["python_index"] = reason
+        self.emit(op_class(operands=operands, results=results, regions=[body], attributes=attrs,
+                           span=span))
+        self.bind(carries, results)
+
+    def range_call(self, stmt: cst.For):
+        it = stmt.iter
+        if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"):
+            return None
+        if "range" in self.local_names or not isinstance(stmt.target, cst.Name):
+            return None
+        args = it.args
+        if not 1 <= len(args) <= 3 or any(a.keyword is not None or a.star for a in args):
+            return None
+        return list(args)
+
+
+_SHAPE_CALLS = frozenset({"reshape", "zeros", "ones", "full", "empty", "arange", "eye", "range",
+                          "broadcast_to", "tile", "repeat", "int", "split", "identity"})
+
+
+def _index_needs_python(body: cst.CSTNode, index: str) -> str | None:
+    """Why a loop index must stay a Python int (slice bounds, shapes, ``range(i)``), or None."""
+    for node in _walk(body):
+        if isinstance(node, cst.Slice):
+            for part in (node.lower, node.upper, node.step):
+                if part is not None and index in expr_reads(part):
+                    return f"the index `{index}` is a slice bound"
+        if isinstance(node, cst.Call):
+            func = node.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+            if name in _SHAPE_CALLS and any(index in expr_reads(a.value) for a in node.args):
+                return f"the index `{index}` is passed to `{name}(...)`, which needs a Python int"
+    return None
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+def _construct(stmt: cst.CSTNode) -> str:
+    return {cst.If: "if", cst.While: "while", cst.For: "for", cst.Try: "try", cst.With: "with",
+            cst.Match: "match", cst.FunctionDef: "def", cst.ClassDef: "class"}.get(type(stmt), "statement")
+
+
+def function_params(node: cst.FunctionDef) -> list[str]:
+    """Parameter names in the order Python binds them."""
+    p = node.params
+    names = [x.name.value for x in (*p.posonly_params, *p.params)]
+    if isinstance(p.star_arg, cst.Param):
+        names.append(p.star_arg.name.value)
+    names += [x.name.value for x in p.kwonly_params]
+    if p.star_kwarg is not None:
+        names.append(p.star_kwarg.name.value)
+    return names
+
+
+def build_ir(src: FunctionSource, positions: Positions,
+             freevars: frozenset[str] = frozenset()) -> tuple[Function, list[Fallback]]:
+    """Build the IR of ``src.node`` (already canonicalised by the converters)."""
+    node = src.node
+    b = _Builder(src, positions, freevars)
+    params = function_params(node)
+    b.local_names = set(params) | set(block_access(node.body).writes)
+    fn = Function(node.name.value, span=b.span_of(node))
+    b.here = fn.span
+    for name in params:
+        v = b.value(name)
+        fn.params.append(v)
+        b.scope.env[name] = v
+    b.scope.ops = fn.body.ops
+    fn.attributes["params_code"] = b.code(node.params)
+    b.block(node.body, Liveness(node.body))
+    return fn, b.fallbacks
