@@ -12,7 +12,7 @@ import builtins
 import math
 import re
 import types as pytypes
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import laxify.ir.ops  # noqa: F401  (registers the op classes)
 from laxify.ir.core import OP_CLASSES, Function, Op, Region, Span, Value
@@ -30,6 +30,7 @@ _LOC = re.compile(r"loc\((\d+):(\d+)\)")
 _INT = re.compile(r"\d+")
 
 _OPEN, _CLOSE = "([{", ")]}"
+T = TypeVar("T")
 
 # Names a ``static(<type>)`` may print: the builtin types plus the ones without a builtin name.
 _PYTYPES: dict[str, type] = {
@@ -61,7 +62,7 @@ class _FloatNames(ast.NodeTransformer):
         return ast.Constant(_FLOAT_NAMES[node.id]) if node.id in _FLOAT_NAMES else node
 
 
-def literal_eval(text: str) -> Any:
+def _literal(text: str) -> Any:
     """``ast.literal_eval`` that also accepts the float names ``inf`` and ``nan``."""
     return ast.literal_eval(_FloatNames().visit(ast.parse(text.strip(), mode="eval")))
 
@@ -147,7 +148,7 @@ class _Parser:
     def literal(self, stops: str, what: str) -> Any:
         text, start = self.literal_text(stops)
         try:
-            return literal_eval(text)
+            return _literal(text)
         except (ValueError, SyntaxError, TypeError):
             raise self.error(f"{what} is not a Python literal: {text.strip()}", start) from None
 
@@ -169,12 +170,13 @@ class _Parser:
             v.type = self.type()
         return v
 
-    def value_list(self, close: str, typed: bool) -> list[Value]:
-        out: list[Value] = []
+    def sequence(self, close: str, item: Callable[[], T]) -> list[T]:
+        """Comma-separated items up to ``close`` (the opening bracket is already read)."""
+        out: list[T] = []
         if self.accept(close):
             return out
         while True:
-            out.append(self.typed_value() if typed else self.value())
+            out.append(item())
             if self.accept(close):
                 return out
             if not self.accept(","):
@@ -207,7 +209,7 @@ class _Parser:
         if name in _PYTYPES:
             return Static(pytype=_PYTYPES[name])
         try:
-            return Static(literal_eval(name))
+            return Static(_literal(name))
         except (ValueError, SyntaxError, TypeError):
             raise self.error(f"'{name}' is neither a Python type name nor a literal", start) from None
 
@@ -217,37 +219,21 @@ class _Parser:
         if self.accept("?"):
             self.expect("]")
             return Array(None, dtype, weak)
-        dims: list[int] = []
-        if not self.accept("]"):
-            while True:
-                dims.append(int(self.match(_INT, "a dimension").group()))
-                if self.accept("]"):
-                    break
-                self.expect(",")
+        dims = self.sequence("]", lambda: int(self.match(_INT, "a dimension").group()))
         return Array(tuple(dims), dtype, weak)
 
     def tree(self, kind: str, close: str) -> PyTree:
-        children: list[Type] = []
-        if not self.accept(close):
-            while True:
-                children.append(self.type())
-                if self.accept(close):
-                    break
-                self.expect(",")
+        children = self.sequence(close, self.type)
         return PyTree(kind, tuple(range(len(children))), tuple(children))
 
     def dict_tree(self) -> PyTree:
-        keys: list[Any] = []
-        children: list[Type] = []
-        if not self.accept("}"):
-            while True:
-                keys.append(self.literal(":", "a dict key"))
-                self.expect(":")
-                children.append(self.type())
-                if self.accept("}"):
-                    break
-                self.expect(",")
-        return PyTree("dict", tuple(keys), tuple(children))
+        items = self.sequence("}", self.dict_item)
+        return PyTree("dict", tuple(k for k, _ in items), tuple(t for _, t in items))
+
+    def dict_item(self) -> tuple[Any, Type]:
+        key = self.literal(":", "a dict key")
+        self.expect(":")
+        return key, self.type()
 
     # -- ops, regions, functions ----------------------------------------------------
     def attributes(self) -> dict[str, Any]:
@@ -255,19 +241,17 @@ class _Parser:
         if not self.looking_at(_ATTR_START):
             return {}
         self.expect("{")
-        attrs: dict[str, Any] = {}
-        while True:
-            key = self.match(_KEY, "an attribute name").group()
-            self.expect("=")
-            attrs[key] = self.literal(",}", f"attribute '{key}'")
-            if self.accept("}"):
-                return attrs
-            self.expect(",")
+        return dict(self.sequence("}", self.attribute))
+
+    def attribute(self) -> tuple[str, Any]:
+        key = self.match(_KEY, "an attribute name").group()
+        self.expect("=")
+        return key, self.literal(",}", f"attribute '{key}'")
 
     def region(self) -> Region:
         self.expect("^")
         self.expect("(")
-        args = self.value_list(")", typed=True)
+        args = self.sequence(")", self.typed_value)
         self.expect(":")
         return Region(args, self.ops())
 
@@ -282,7 +266,7 @@ class _Parser:
     def op(self) -> Op:
         results: list[Value] = []
         if self.at("%"):
-            results = self.value_list("=", typed=True)
+            results = self.sequence("=", self.typed_value)
         self.skip_ws()
         start = self.pos
         name = self.match(_IDENT, "an op name").group()
@@ -290,7 +274,7 @@ class _Parser:
         if cls is None:
             raise self.error(f"unknown op '{name}'", start)
         self.expect("(")
-        operands = self.value_list(")", typed=False)
+        operands = self.sequence(")", self.value)
         attributes = self.attributes()
         regions: list[Region] = []
         while self.looking_at(_REGION_START):
@@ -301,13 +285,13 @@ class _Parser:
         if self.looking_at(_LOC):
             m = self.match(_LOC, "a location")
             span = Span(int(m.group(1)), int(m.group(2)))
-        return cls(operands=operands, results=results, regions=regions, attributes=attributes, span=span)
+        return cls(operands, results, regions, attributes, span)
 
     def function(self) -> Function:
         self.expect("func")
         name = self.match(_FUNC_NAME, "a function name such as '@f'").group(1)
         self.expect("(")
-        params = self.value_list(")", typed=True)
+        params = self.sequence(")", self.typed_value)
         attributes = self.attributes()
         self.expect("{")
         body = Region(ops=self.ops())

@@ -201,8 +201,9 @@ def test_merge_error_across_a_loop_iteration() -> None:
 def test_merge_error_keeps_sides_when_a_python_number_meets_an_array() -> None:
     evaluate = by_code({"acc = acc + x[0]": lambda acc, x: Array((3,), "float32"),
                         "acc < 10": lambda acc: Array((), "bool")})
-    with pytest.raises(MergeTypeError, match=r"before the loop gives int32~\[\], after one iteration gives float32\[3\]"):
+    with pytest.raises(MergeTypeError) as info:
         infer(WHILE_ACC, [Array((5,), "float32")], evaluate)
+    assert "before the loop gives int32~[], after one iteration gives float32[3]" in str(info.value)
 
 
 BRANCHES = """func @f(%k.0, %x.0) {
@@ -238,7 +239,8 @@ def test_merge_error_across_branches(third: str, sides: tuple[str, str]) -> None
 
 
 def test_traced_cond_turns_python_numbers_into_arrays() -> None:
-    text = BRANCHES.replace("THIRD", "").replace("'y = x[:2]', kind = 'stmt'", "'y = 1', kind = 'stmt', static = 'always', value = 1")
+    one = "'y = 1', kind = 'stmt', static = 'always', value = 1"
+    text = BRANCHES.replace("THIRD", "").replace("'y = x[:2]', kind = 'stmt'", one)
     v = infer(text, [Array((), "bool"), Static(2)])
     assert v["%y.9"].type == Array((), "int32", weak=True)
 

@@ -319,7 +319,8 @@ def functions(draw: st.DrawFn) -> Function:
         return ops
 
     def op(scope: list[Value], depth: int) -> Op:
-        choices = ["py", "undef"] + (["cond", "while", "for_range", "scan"] if depth < MAX_DEPTH and scope else [])
+        nested = depth < MAX_DEPTH and scope
+        choices = ["py", "undef"] + (["cond", "while", "for_range", "scan"] if nested else [])
         kind = draw(st.sampled_from(choices))
         if kind == "py":
             return py(scope)
