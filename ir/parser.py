@@ -12,6 +12,7 @@ import builtins
 import math
 import re
 import types as pytypes
+import warnings
 from typing import Any, Callable, TypeVar
 
 import laxify.ir.ops  # noqa: F401  (registers the op classes)
@@ -64,7 +65,10 @@ class _FloatNames(ast.NodeTransformer):
 
 def _literal(text: str) -> Any:
     """``ast.literal_eval`` that also accepts the float names ``inf`` and ``nan``."""
-    return ast.literal_eval(_FloatNames().visit(ast.parse(text.strip(), mode="eval")))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "invalid escape sequence" in hand-written text
+        tree = ast.parse(text.strip(), mode="eval")
+    return ast.literal_eval(_FloatNames().visit(tree))
 
 
 class _Parser:
