@@ -19,7 +19,10 @@ from laxify.ir.errors import ConversionError
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import describe, site_error, tree_lines
 
-__all__ = ["Undefined", "cond", "while_loop", "for_range", "for_each", "is_traced"]
+__all__ = [
+    "Undefined", "UndefinedReturn", "and_", "cond", "final_return", "for_each", "for_range", "ifexp",
+    "is_traced", "not_", "or_", "while_loop",
+]
 
 Tracer = jax.core.Tracer
 
@@ -89,33 +92,60 @@ def cond(pred, branches, operands, site: Site):
         index = (0 if pred else 1) if len(branches) == 2 else operator.index(pred)
         return branches[index](*operands)
     pred = _scalar_predicate(pred, site, "if")
-    names = site.names
-    fns = [_checked_branch(b, k, len(branches), site) for k, b in enumerate(branches)]
+    fill: dict[int, object] = {}
+    fns = [_checked_branch(b, k, len(branches), site, fill) for k, b in enumerate(branches)]
     try:
         return _lax_cond(pred, fns, operands)
-    except TypeError as e:
-        if "undefined" in str(e):
-            raise
-        avals = [jax.eval_shape(f, _fresh(operands)) for f in fns]
-        target = _join_outputs(avals, names, site, len(branches))
-        cast = [_casting(f, target) for f in fns]
-        return _lax_cond(pred, cast, operands)
+    except _NeedsPlaceholder:
+        fill.update(_return_placeholders(branches, operands))
+    except TypeError:
+        pass
+    avals = [jax.eval_shape(lambda f=f: f(operands)) for f in fns]
+    target = _join_outputs(avals, site.names, site, len(branches))
+    return _lax_cond(pred, [_casting(f, target) for f in fns], operands)
+
+
+class _NeedsPlaceholder(Exception):
+    """A branch has no return value yet while another may: shapes must be probed first."""
+
+
+def _return_placeholders(branches, operands) -> dict[int, object]:
+    """For each output that some branch leaves as :class:`UndefinedReturn`, zeros shaped like
+    the value another branch returns."""
+    found: dict[int, object] = {}
+    for branch in branches:
+        def probe(ops, branch=branch):
+            outs = tuple(branch(*_fresh(ops)))
+            return tuple(None if isinstance(v, Undefined) else v for v in outs)
+
+        for k, aval in enumerate(jax.eval_shape(lambda probe=probe: probe(operands))):
+            if aval is not None and k not in found:
+                found[k] = aval
+    return {k: jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval)
+            for k, aval in found.items()}
 
 
 def _lax_cond(pred, fns, operands):
+    # Operands are closed over rather than passed: they may hold Python values that lax
+    # cannot abstract (a not-yet-set return value), which the branches never return.
+    thunks = [lambda f=f: f(operands) for f in fns]
     if len(fns) == 2:
-        return lax.cond(pred, fns[0], fns[1], operands)
+        return lax.cond(pred, thunks[0], thunks[1])
     index = jnp.clip(jnp.asarray(pred, jnp.int32), 0, len(fns) - 1)
-    return lax.switch(index, fns, operands)
+    return lax.switch(index, thunks)
 
 
 def _branch_name(k: int, n: int) -> str:
     return ("true branch", "false branch")[k] if n == 2 else f"branch {k}"
 
 
-def _checked_branch(fn, k: int, n: int, site: Site):
+def _checked_branch(fn, k: int, n: int, site: Site, fill: dict):
     def run(operands):
         outs = tuple(fn(*_fresh(operands)))
+        if any(isinstance(v, UndefinedReturn) for v in outs):
+            if not fill:
+                raise _NeedsPlaceholder()
+            outs = tuple(fill.get(i, v) if isinstance(v, UndefinedReturn) else v for i, v in enumerate(outs))
         for name, v in zip(site.names, outs):
             if isinstance(v, Undefined):
                 other = "the other branch" if n == 2 else "another branch"
@@ -196,6 +226,28 @@ def _casting(fn, target):
 
 # -- loops ---------------------------------------------------------------------------------
 
+def _fill_return_carries(init, one_step):
+    """Zeros for return values not yet set when a traced loop starts (shaped by one step)."""
+    missing = [k for k, v in enumerate(init) if isinstance(v, UndefinedReturn)]
+    if not missing:
+        return init
+    present = [k for k in range(len(init)) if k not in missing]
+
+    def step(arrays):
+        full = list(init)
+        for k, a in zip(present, arrays):
+            full[k] = a
+        outs = one_step(tuple(full))
+        return tuple(None if isinstance(outs[k], Undefined) else outs[k] for k in missing)
+
+    avals = jax.eval_shape(step, tuple(init[k] for k in present))
+    init = list(init)
+    for k, aval in zip(missing, avals):
+        if aval is not None:
+            init[k] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval)
+    return tuple(init)
+
+
 def _check_carries(init, site: Site, construct: str):
     for name, v in zip(site.names, init):
         if isinstance(v, Undefined):
@@ -258,6 +310,7 @@ def while_loop(cond_fn, body_fn, init, deps, site: Site):
 
 
 def _traced_while(cond_fn, body_fn, init, site: Site):
+    init = _fill_return_carries(init, lambda c: tuple(body_fn(*c)))
     _check_carries(init, site, "while")
 
     def cond(c):
@@ -313,8 +366,9 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
 
 
 def _traced_range(start, stop, step, body_fn, init, site: Site):
-    _check_carries(init, site, "for")
     start, stop, step = (jnp.asarray(b, jnp.int32) for b in (start, stop, step))
+    init = _fill_return_carries(init, lambda c: tuple(body_fn(start, *c)))
+    _check_carries(init, site, "for")
     trips = jnp.where(
         step > 0,
         (stop - start + step - 1) // jnp.where(step == 0, 1, step),
@@ -330,6 +384,8 @@ def _traced_range(start, stop, step, body_fn, init, site: Site):
 
 
 def _scan(body_fn, init, xs, site: Site):
+    first = jax.tree_util.tree_map(lambda a: a[0], xs)
+    init = _fill_return_carries(init, lambda c: tuple(body_fn(first, *c)))
     _check_carries(init, site, "for")
 
     def body(c, x):
@@ -354,3 +410,85 @@ def for_each(xs, body_fn, init, deps, site: Site):
     for item in xs:
         vals = tuple(body_fn(item, *vals))
     return vals
+
+
+# -- logical operators and conditional expressions -------------------------------------------
+
+def not_(x):
+    """``not x``: ``jnp.logical_not`` on a traced value, Python's ``not`` otherwise."""
+    if is_traced(x):
+        return jnp.logical_not(x)
+    return not x
+
+
+def and_(a, b_fn, lazy: bool = False):
+    """``a and b``: Python short-circuit for Python values; on a traced ``a``, ``logical_and``
+    (``b`` evaluated in a ``lax.cond`` branch when ``lazy``, that is when it may have effects)."""
+    if not is_traced(a):
+        return a and b_fn()
+    if lazy:
+        return lax.cond(a, lambda: jnp.asarray(b_fn(), bool), lambda: jnp.asarray(False))
+    return jnp.logical_and(a, b_fn())
+
+
+def or_(a, b_fn, lazy: bool = False):
+    """``a or b``: like :func:`and_`."""
+    if not is_traced(a):
+        return a or b_fn()
+    if lazy:
+        return lax.cond(a, lambda: jnp.asarray(True), lambda: jnp.asarray(b_fn(), bool))
+    return jnp.logical_or(a, b_fn())
+
+
+def ifexp(pred, true_fn, false_fn, lazy: bool = False):
+    """``a if pred else b``: Python for a Python ``pred``; ``select_n`` (``jnp.where``) for cheap
+    pure operands, ``lax.cond`` when evaluating an operand may have effects (``lazy``)."""
+    if not is_traced(pred):
+        return true_fn() if pred else false_fn()
+    if getattr(pred, "shape", ()) != ():
+        raise TypeError(
+            f"the condition of a conditional expression is an array of shape {pred.shape}; "
+            f"use jnp.where(cond, a, b) for an elementwise choice"
+        )
+    if lazy:
+        t_aval = jax.eval_shape(true_fn)
+        f_aval = jax.eval_shape(false_fn)
+        target = jax.tree_util.tree_map(lambda a, b: jnp.result_type(a, b), t_aval, f_aval)
+
+        def cast(fn):
+            return lambda: jax.tree_util.tree_map(lambda v, t: jnp.asarray(v, t), fn(), target)
+
+        return lax.cond(pred, cast(true_fn), cast(false_fn))
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), true_fn(), false_fn())
+
+
+# -- return values ---------------------------------------------------------------------------
+
+class UndefinedReturn(Undefined):
+    """The return value before any ``return`` ran; filled with zeros where a traced branch or
+    loop must carry it (the return flag makes sure it is never observed)."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        super().__init__("return value")
+
+
+def final_return(flag, value, def_line: int):
+    """The end of a function whose ``return``s were converted: return the value, or ``None``
+    when no ``return`` ran (falling off the end), exactly as Python does."""
+    if not is_traced(flag):
+        return value if flag else None
+    import sys
+
+    from laxify.ir.errors import ConversionError, Location
+    import linecache
+
+    filename = sys._getframe(1).f_code.co_filename
+    raise ConversionError(
+        "Some paths through this function return a value and others, decided by a traced "
+        "value, fall off its end (returning None); one XLA program cannot return both.",
+        Location(filename, def_line, 0, linecache.getline(filename, def_line).rstrip("\n")),
+        "Add a `return` at the end of the function (or in every branch) so that every path "
+        "returns a value of the same structure.",
+    )

@@ -11,6 +11,14 @@ import libcst as cst
 
 from laxify.ir import Function
 from laxify.transpiler.analysis.positions import statement_positions
+from laxify.transpiler.converters import (
+    break_statements,
+    conditional_expressions,
+    continue_statements,
+    logical_expressions,
+    loop_else,
+    return_statements,
+)
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.source import FunctionSource, get_source
 from laxify.transpiler.to_ir import Fallback, build_ir
@@ -18,7 +26,22 @@ from laxify.transpiler.to_ir import Fallback, build_ir
 __all__ = ["CONVERTERS", "Conversion", "convert_source", "canonicalize"]
 
 # Applied in this order. Each converter module has a ``transform(node, ctx)`` entry.
-CONVERTERS: list = []
+CONVERTERS: list = [
+    # and/or/not first: the jump converters below build conditions with `_lx.not_`/`_lx.and_`
+    # around user tests, which must already be converted themselves.
+    logical_expressions,
+    conditional_expressions,
+    # break before continue: both guard the rest of an iteration, and a `continue` flag is
+    # reset per iteration inside the body that `break` may have wrapped.
+    break_statements,
+    continue_statements,
+    # after break: a loop's `else` is either guarded by the break flag (done above) or simply
+    # follows the loop.
+    loop_else,
+    # return last: it guards what follows a `return`, including loops already rewritten above,
+    # and stops loops that contain a `return`.
+    return_statements,
+]
 
 
 @dataclass

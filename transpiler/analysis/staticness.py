@@ -18,6 +18,8 @@ ALWAYS_STATIC_CALLS = frozenset({"len", "isinstance", "type", "callable", "hasat
 PURE_BUILTINS = frozenset(
     {"int", "float", "bool", "abs", "min", "max", "round", "str", "range", "tuple", "divmod", "pow", "sum"}
 )
+# Converted `not`/`and`/`or`/`a if c else b`: static exactly when their operands are.
+RUNTIME_OPERATORS = frozenset({"not_", "and_", "or_", "ifexp"})
 _LITERAL_NAMES = {"True": True, "False": False, "None": None}
 
 StaticInfo = tuple[str, tuple[str, ...]]
@@ -56,8 +58,13 @@ def static_rule(node: cst.CSTNode) -> StaticInfo:
         if node.attr.value in STATIC_ATTRIBUTES:
             return "always", ()
         return static_rule(node.value)
+    if isinstance(node, cst.Lambda) and not node.params.params:
+        return static_rule(node.body)
     if isinstance(node, cst.Call):
         func = node.func
+        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and func.value.value == "_lx" and func.attr.value in RUNTIME_OPERATORS):
+            return _combine([static_rule(a.value) for a in node.args if a.keyword is None])
         if isinstance(func, cst.Name) and func.value in ALWAYS_STATIC_CALLS:
             return "always", ()
         if isinstance(func, cst.Name) and func.value in PURE_BUILTINS:

@@ -1,0 +1,39 @@
+"""``a if c else b`` → ``_lx.ifexp(c, lambda: a, lambda: b)``: Python for a Python ``c``;
+``select_n`` for cheap pure operands, ``lax.cond`` when an operand contains a call."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from laxify.transpiler.converters.base import Context, Converter
+from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
+from laxify.transpiler.converters.logical_expressions import may_have_effects
+
+__all__ = ["transform"]
+
+
+class ConditionalTransformer(Converter):
+    depth = 0
+
+    def visit_FunctionDef(self, node):
+        self.depth += 1
+        return self.depth == 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.depth -= 1
+        return updated_node
+
+    def leave_IfExp(self, original_node, updated_node):
+        if contains(updated_node, (cst.NamedExpr,)):
+            return updated_node
+        call = runtime_call("ifexp", updated_node.test, lazy_lambda(updated_node.body),
+                            lazy_lambda(updated_node.orelse))
+        if may_have_effects(updated_node.body) or may_have_effects(updated_node.orelse):
+            call = call.with_changes(args=[*call.args, cst.Arg(
+                cst.Name("True"), keyword=cst.Name("lazy"),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
+        return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+
+def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
+    return node.visit(ConditionalTransformer(ctx))

@@ -1,0 +1,96 @@
+"""Shared by the jump converters: replace a jump with flag assignments and guard the code
+that follows it, so that control reaches the end of each block (AutoGraph's approach)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+__all__ = ["assign", "contains", "guard_block", "lazy_lambda", "not_flag", "rewrite_blocks", "runtime_call"]
+
+
+def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
+    """Whether ``node`` contains a node of ``kinds``, not looking into nested defs or ``stop``."""
+    for child in node.children:
+        if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(child, kinds):
+            return True
+        if isinstance(child, stop):
+            continue
+        if contains(child, kinds, stop):
+            return True
+    return False
+
+
+def runtime_call(name: str, *args: cst.BaseExpression) -> cst.Call:
+    """``_lx.<name>(args...)``: a call of the runtime dispatcher."""
+    return cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name(name)), [cst.Arg(a) for a in args])
+
+
+def lazy_lambda(expr: cst.BaseExpression) -> cst.Lambda:
+    return cst.Lambda(cst.Parameters(), expr)
+
+
+def not_flag(flag: str) -> cst.Call:
+    return runtime_call("not_", cst.Name(flag))
+
+
+def assign(name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], value)])
+
+
+def _guard(flag: str, stmts: list) -> cst.If:
+    return cst.If(test=not_flag(flag), body=cst.IndentedBlock(stmts))
+
+
+Replace = Callable[[cst.BaseSmallStatement], list[cst.BaseStatement]]
+Rewrite = Callable[[cst.BaseCompoundStatement], cst.BaseCompoundStatement]
+
+
+def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrite, stop: tuple) -> list:
+    """Rewrite one statement list: each jump becomes ``replace(jump)``; after any statement
+    that may jump, the rest of the list runs under ``if not flag``. ``rewrite`` handles a
+    compound statement that contains a jump (recursing into its blocks)."""
+    out: list = []
+    for k, stmt in enumerate(stmts):
+        if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, jump) for s in stmt.body):
+            before: list = []
+            for small in stmt.body:
+                if isinstance(small, jump):
+                    break
+                before.append(small)
+            if before:
+                out.append(stmt.with_changes(body=before))
+            first_jump = next(s for s in stmt.body if isinstance(s, jump))
+            out.extend(replace(first_jump))
+            return out  # the rest of the block is unreachable
+        if isinstance(stmt, cst.BaseCompoundStatement) and contains(stmt, jump, stop):
+            out.append(rewrite(stmt))
+            rest = list(stmts[k + 1:])
+            if rest:
+                out.append(_guard(flag, guard_block(rest, flag, jump, replace, rewrite, stop)))
+            return out
+        out.append(stmt)
+    return out
+
+
+def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list]) -> cst.BaseCompoundStatement:
+    """Apply ``fn`` to every statement list directly inside ``stmt`` (if/elif/else, with, try)."""
+    def suite(s: cst.BaseSuite) -> cst.BaseSuite:
+        if isinstance(s, cst.SimpleStatementSuite):
+            return cst.IndentedBlock(fn([cst.SimpleStatementLine([x]) for x in s.body]))
+        return s.with_changes(body=fn(list(s.body)))
+
+    changes: dict = {"body": suite(stmt.body)}
+    orelse = getattr(stmt, "orelse", None)
+    if isinstance(orelse, cst.If):
+        changes["orelse"] = rewrite_blocks(orelse, fn)
+    elif isinstance(orelse, cst.Else):
+        changes["orelse"] = orelse.with_changes(body=suite(orelse.body))
+    if isinstance(stmt, cst.Try):
+        changes["handlers"] = [h.with_changes(body=suite(h.body)) for h in stmt.handlers]
+        if stmt.finalbody is not None:
+            changes["finalbody"] = stmt.finalbody.with_changes(body=suite(stmt.finalbody.body))
+    return stmt.with_changes(**changes)

@@ -1,0 +1,70 @@
+"""``and``/``or``/``not`` and chained comparisons → ``_lx.and_``/``_lx.or_``/``_lx.not_``:
+Python's short-circuit for Python values, ``jnp.logical_*`` for traced ones. The right-hand
+side is passed as a lambda, evaluated only when needed (lazily, in a ``lax.cond`` branch, when
+it contains a call that may have effects)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from laxify.transpiler.converters.base import Context, Converter
+from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
+
+__all__ = ["transform", "may_have_effects"]
+
+
+def may_have_effects(node: cst.CSTNode) -> bool:
+    """Calls are assumed to have effects or cost; attribute reads and arithmetic are not."""
+    return isinstance(node, cst.Call) or contains(node, (cst.Call,))
+
+
+def _lazy_arg(node: cst.BaseExpression) -> list[cst.Arg]:
+    if not may_have_effects(node):
+        return []
+    return [cst.Arg(cst.Name("True"), keyword=cst.Name("lazy"),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
+
+
+class LogicalTransformer(Converter):
+    depth = 0
+
+    def visit_FunctionDef(self, node):
+        # Nested functions stay as written (they are converted when called, if at all).
+        self.depth += 1
+        return self.depth == 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.depth -= 1
+        return updated_node
+
+    def leave_UnaryOperation(self, original_node, updated_node):
+        if not isinstance(updated_node.operator, cst.Not):
+            return updated_node
+        return runtime_call("not_", updated_node.expression).with_changes(
+            lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+    def leave_BooleanOperation(self, original_node, updated_node):
+        if contains(updated_node.right, (cst.NamedExpr,)) or isinstance(updated_node.right, cst.NamedExpr):
+            return updated_node
+        name = "and_" if isinstance(updated_node.operator, cst.And) else "or_"
+        call = runtime_call(name, updated_node.left, lazy_lambda(updated_node.right))
+        return call.with_changes(args=[*call.args, *_lazy_arg(updated_node.right)],
+                                 lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+    def leave_Comparison(self, original_node, updated_node):
+        if len(updated_node.comparisons) < 2:
+            return updated_node
+        # a < b < c  →  and_(a < b, lambda: b < c)
+        parts = []
+        left = updated_node.left
+        for target in updated_node.comparisons:
+            parts.append(cst.Comparison(left, [target.with_changes()]))
+            left = target.comparator
+        result: cst.BaseExpression = parts[-1]
+        for part in reversed(parts[:-1]):
+            result = runtime_call("and_", part, lazy_lambda(result))
+        return result.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+
+def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
+    return node.visit(LogicalTransformer(ctx))

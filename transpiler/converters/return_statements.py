@@ -1,0 +1,81 @@
+"""``return`` inside control flow → a flag and a value set where it stood; the code after it
+is guarded by the flag, loops stop on it, and the function returns the value at its end."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from laxify.transpiler.converters.base import Context
+from laxify.transpiler.converters.guards import (
+    assign, contains, guard_block, lazy_lambda, not_flag, rewrite_blocks, runtime_call,
+)
+
+__all__ = ["transform", "FLAG", "VALUE"]
+
+FLAG = "_lx_do_return"
+VALUE = "_lx_retval"
+
+
+def _nested_return(body: list) -> bool:
+    """Whether any ``return`` stands anywhere but as the last top-level statement."""
+    for k, stmt in enumerate(body):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if any(isinstance(s, cst.Return) for s in stmt.body) and k != len(body) - 1:
+                return True
+        elif contains(stmt, (cst.Return,)):
+            return True
+    return False
+
+
+def _always_returns(stmts: list) -> bool:
+    """Whether every path through ``stmts`` ends in a ``return`` (structurally)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, cst.Return) for s in last.body)
+    if isinstance(last, cst.If):
+        if last.orelse is None:
+            return False
+        other = [last.orelse] if isinstance(last.orelse, cst.If) else list(last.orelse.body.body)
+        return _always_returns(list(last.body.body)) and _always_returns(other)
+    return False
+
+
+class _Rewriter:
+    def replace(self, jump: cst.Return) -> list:
+        value = jump.value if jump.value is not None else cst.Name("None")
+        return [assign(VALUE, value), assign(FLAG, cst.Name("True"))]
+
+    def rewrite(self, stmt):
+        if isinstance(stmt, cst.While):
+            test = runtime_call("and_", not_flag(FLAG), lazy_lambda(stmt.test))
+            return stmt.with_changes(test=test, body=stmt.body.with_changes(body=self.block(list(stmt.body.body))))
+        if isinstance(stmt, cst.For):
+            body = self.block(list(stmt.body.body))
+            guarded = cst.If(test=not_flag(FLAG), body=cst.IndentedBlock(body))
+            return stmt.with_changes(body=stmt.body.with_changes(body=[guarded]))
+        return rewrite_blocks(stmt, self.block)
+
+    def block(self, stmts: list) -> list:
+        return guard_block(stmts, FLAG, (cst.Return,), self.replace, self.rewrite, ())
+
+
+def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
+    body = list(node.body.body)
+    if not _nested_return(body):
+        return node
+    pos = ctx.positions.get(node, (0, 0))
+    rewriter = _Rewriter()
+    new_body = [
+        assign(FLAG, cst.Name("False")),
+        assign(VALUE, runtime_call("UndefinedReturn")),
+        *rewriter.block(body),
+    ]
+    if _always_returns(body):
+        final = cst.Return(cst.Name(VALUE))
+    else:
+        final = cst.Return(runtime_call("final_return", cst.Name(FLAG), cst.Name(VALUE),
+                                        cst.Integer(str(pos[0]))))
+    new_body.append(cst.SimpleStatementLine([final]))
+    return node.with_changes(body=node.body.with_changes(body=new_body))
