@@ -188,7 +188,7 @@ class StaticFunction:
             return None
         conv = self._converted.conversion
         filename = conv.source.filename
-        lines = [fr.lineno for fr, _ in _frames(error) if fr.f_code.co_filename == filename]
+        lines = [line for fr, line in _frames(error) if fr.f_code.co_filename == filename]
         for fb in conv.fallbacks:
             if any(fb.span.line <= ln <= fb.end_line for ln in lines):
                 return fb.span, fb.construct, fb.reason

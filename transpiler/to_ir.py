@@ -176,8 +176,10 @@ class _Builder:
                 self.while_(stmt, span, live)
             elif isinstance(stmt, cst.For):
                 self.for_(stmt, span, live)
-            else:
+            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 self.keep(stmt, span, None)
+            else:
+                self.keep(stmt, span, f"`{_construct(stmt)}` statements are not converted")
             return None
         finally:
             self.here = saved
