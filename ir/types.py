@@ -214,6 +214,9 @@ def join(a: Type, b: Type, path: str = "") -> Type:
         ca = _as_array(a) if isinstance(a, Static) else a
         cb = _as_array(b) if isinstance(b, Static) else b
         if ca is None or cb is None:
+            static = a if isinstance(a, Static) else b
+            if not static.has_value and static.pytype is None:
+                return UNKNOWN  # some static value: whether it converts is decided while tracing
             raise TypeJoinError(a, b, path, "a Python value that is not a number cannot become an array")
         a, b = ca, cb
     if isinstance(a, Array) and isinstance(b, Array):

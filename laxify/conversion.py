@@ -11,6 +11,8 @@ import types
 from dataclasses import dataclass
 
 from laxify.ir import Function
+from laxify.ir.errors import ConversionError
+from laxify.ir.passes.infer_types import MergeTypeError
 from laxify.ir.passes import default_passes, run_passes
 from laxify.runtime.compile import compile_lowered, make_function
 from laxify.runtime.lowering import LoweredSource, lower_function
@@ -51,7 +53,7 @@ def convert_function(fn: types.FunctionType) -> Converted:
         return hit
     conversion = convert_source(fn)
     ir_fn = conversion.ir
-    run_passes(ir_fn, default_passes())
+    _run_passes(ir_fn, conversion, default_passes())
     lowered = lower_function(ir_fn, conversion.source.filename)
     compiled = compile_lowered(lowered, code.co_freevars, conversion.source.filename)
     converted = Converted(conversion, ir_fn, lowered, compiled)
@@ -61,9 +63,25 @@ def convert_function(fn: types.FunctionType) -> Converted:
 
 def fresh_ir(fn: types.FunctionType, param_types=None, evaluate=None) -> Function:
     """A new IR of ``fn`` typed for a signature (``param_types``) and folded accordingly."""
-    ir_fn = convert_source(fn).ir
-    run_passes(ir_fn, default_passes(param_types, evaluate))
-    return ir_fn
+    conversion = convert_source(fn)
+    _run_passes(conversion.ir, conversion, default_passes(param_types, evaluate))
+    return conversion.ir
+
+
+def _run_passes(ir_fn: Function, conversion: Conversion, passes: list) -> None:
+    """Run IR passes; a type that cannot be joined becomes a located ConversionError."""
+    try:
+        run_passes(ir_fn, passes)
+    except MergeTypeError as e:
+        span = e.op.span
+        where = conversion.source.location(span.line, span.col) if span else None
+        left, right = e.sides
+        raise ConversionError(
+            f"`{e.name}` has no common type on the two sides of this `{e.op.name}`: "
+            f"{left} gives {e.error.left}, {right} gives {e.error.right} ({e.error.reason}).",
+            where,
+            f"Revise the code so that `{e.name}` keeps one shape, dtype kind and structure on every path.",
+        ) from None
 
 
 def clear_cache() -> None:

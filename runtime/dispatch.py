@@ -58,7 +58,9 @@ class Undefined:
     __getattr__ = __getitem__ = _fail
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
     __rtruediv__ = __floordiv__ = __mod__ = __pow__ = __matmul__ = __neg__ = __abs__ = _fail
-    __lt__ = __le__ = __gt__ = __ge__ = __array__ = __jax_array__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __array__ = __jax_array__ = _fail
+    __str__ = __format__ = __contains__ = _fail
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"<undefined {self.name}>"
@@ -226,9 +228,12 @@ def _casting(fn, target):
 
 # -- loops ---------------------------------------------------------------------------------
 
-def _fill_return_carries(init, one_step):
-    """Zeros for return values not yet set when a traced loop starts (shaped by one step)."""
-    missing = [k for k, v in enumerate(init) if isinstance(v, UndefinedReturn)]
+def _fill_return_carries(init, one_step, runs: bool = False):
+    """Zeros for return values not yet set when a traced loop starts (shaped by one step).
+    When the loop surely ``runs`` at least once, names first assigned in it are filled too:
+    their zeros are overwritten by the first iteration, as in Python."""
+    kind = Undefined if runs else UndefinedReturn
+    missing = [k for k, v in enumerate(init) if isinstance(v, kind)]
     if not missing:
         return init
     present = [k for k in range(len(init)) if k not in missing]
@@ -385,14 +390,14 @@ def _traced_range(start, stop, step, body_fn, init, site: Site):
 
 def _scan(body_fn, init, xs, site: Site):
     first = jax.tree_util.tree_map(lambda a: a[0], xs)
-    init = _fill_return_carries(init, lambda c: tuple(body_fn(first, *c)))
+    init = _fill_return_carries(init, lambda c: tuple(body_fn(first, *c)), runs=True)
     _check_carries(init, site, "for")
 
     def body(c, x):
         return tuple(body_fn(x, *_fresh(c))), None
 
     def one_step(c):
-        return jax.eval_shape(lambda c, x: body(c, x)[0], c, xs[0])
+        return jax.eval_shape(lambda c, x: body(c, x)[0], c, first)
 
     return _loop(lambda c: lax.scan(body, c, xs)[0], init, one_step, site, "for")
 
@@ -400,6 +405,8 @@ def _scan(body_fn, init, xs, site: Site):
 def for_each(xs, body_fn, init, deps, site: Site):
     """``for x in xs``: ``lax.scan`` over the leading axis of an array, else a Python loop."""
     init = tuple(init)
+    if (seq := as_scan_input(xs)) is not None:  # enumerate/zip over arrays: a pytree to scan
+        return _scan(body_fn, init, seq, site)
     if _is_array(xs) or is_traced(xs):
         if xs.ndim == 0:
             raise TypeError("iteration over a 0-d array")
@@ -492,3 +499,6 @@ def final_return(flag, value, def_line: int):
         "Add a `return` at the end of the function (or in every branch) so that every path "
         "returns a value of the same structure.",
     )
+
+
+from laxify.runtime.iterables import as_scan_input, enumerate_, reversed_, zip_  # noqa: E402

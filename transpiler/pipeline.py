@@ -15,8 +15,10 @@ from laxify.transpiler.converters import (
     break_statements,
     conditional_expressions,
     continue_statements,
+    iterables,
     logical_expressions,
     loop_else,
+    match_statements,
     return_statements,
 )
 from laxify.transpiler.converters.base import Context
@@ -27,6 +29,12 @@ __all__ = ["CONVERTERS", "Conversion", "convert_source", "canonicalize"]
 
 # Applied in this order. Each converter module has a ``transform(node, ctx)`` entry.
 CONVERTERS: list = [
+    # match first: it produces `if` chains (and `_lx.and_`/`_lx.or_` conditions), so it runs
+    # before every converter that handles `if` or rewrites the statements inside cases.
+    match_statements,
+    # iterables before the jump converters: they may rewrite a `for`, and should see its
+    # iterable already directed to the runtime (`_lx.enumerate_`/`_lx.zip_`/`_lx.reversed_`).
+    iterables,
     # and/or/not first: the jump converters below build conditions with `_lx.not_`/`_lx.and_`
     # around user tests, which must already be converted themselves.
     logical_expressions,

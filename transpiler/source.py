@@ -27,11 +27,10 @@ class FunctionSource:
     indent: int                 # columns removed by dedenting
     lines: list[str]            # the file's lines (for error messages)
 
-    def location(self, line: int, col: int = 0) -> Location:
-        """A :class:`Location` for a line and column of the dedented module (1-based line)."""
-        file_line = self.first_line + line - 1
+    def location(self, file_line: int, col: int = 0) -> Location:
+        """A :class:`Location` for a line (1-based) and column of the user's file."""
         text = self.lines[file_line - 1] if 0 < file_line <= len(self.lines) else ""
-        return Location(self.filename, file_line, col + self.indent, text.rstrip("\n"))
+        return Location(self.filename, file_line, col, text.rstrip("\n"))
 
 
 def _no_source(fn, why: str) -> ConversionError:

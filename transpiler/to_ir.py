@@ -211,6 +211,12 @@ class _Builder:
         attrs: dict = {"code": self.code(stmt).rstrip("\n"), "kind": "stmt", "static": rule}
         access = stmt_access(stmt)
         self.set_deps(attrs, rule, deps, [self.scope.env[n] for n in access.reads if n in self.scope.env])
+        small = line_node.body[0] if len(line_node.body) == 1 else None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            try:
+                attrs["value"] = literal_value(small.value)
+            except (ValueError, SyntaxError):
+                pass
         self.emit_stmt(access, attrs, span)
 
     def set_deps(self, attrs: dict, rule: str, deps, operands: list[Value]) -> None:

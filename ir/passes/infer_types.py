@@ -108,7 +108,7 @@ class TypeInference:
         deps = op.attributes.get("deps")
         decisive = tys if deps is None else [v.type for v in op.operands if v.hint in deps]
         if rule == "always" or (rule == "operands" and all(is_static(t) for t in decisive)):
-            if "value" in op.attributes:
+            if "value" in op.attributes and len(op.results) == 1:
                 op.results[0].type = Static(op.attributes["value"])
             else:
                 for r in op.results:

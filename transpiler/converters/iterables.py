@@ -1,0 +1,76 @@
+"""``for`` over ``enumerate``/``zip``/``reversed`` → ``_lx.enumerate_``/``_lx.zip_``/``_lx.reversed_``,
+which give a sequence that ``lax.scan`` runs over when the inputs are arrays (and the builtin's
+result, iterated as Python, otherwise).
+
+    for i, (a, b) in enumerate(zip(xs, ys)):   →   for i, (a, b) in _lx.enumerate_(_lx.zip_(xs, ys)):
+
+Only the ``for`` statement's own iterable is rewritten (with the same calls nested in its
+arguments), and only where the name is the builtin: not a parameter or a local of the function.
+The runtime names end in ``_`` so that they do not shadow the builtins inside the runtime.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from laxify.transpiler.analysis.names import block_access
+from laxify.transpiler.converters.base import Context, Converter
+
+__all__ = ["transform", "RUNTIME_NAMES"]
+
+# builtin → the runtime function that stands for it
+RUNTIME_NAMES = {"enumerate": "enumerate_", "zip": "zip_", "reversed": "reversed_"}
+
+
+def _local_names(node: cst.FunctionDef) -> set[str]:
+    """Names the function binds itself: parameters and every name its body writes."""
+    p = node.params
+    names = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    return names | set(block_access(node.body).writes)
+
+
+class IterablesTransformer(Converter):
+    def __init__(self, ctx: Context, local_names: set[str]):
+        super().__init__(ctx)
+        self.builtins = {k: v for k, v in RUNTIME_NAMES.items() if k not in local_names}
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        # Nested functions stay as written (they are converted when called, if at all).
+        self.depth += 1
+        return self.depth == 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.depth -= 1
+        return updated_node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def rewrite(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """``expr`` with its call of a builtin iterable (and such calls in its arguments)
+        directed to the runtime."""
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
+            return expr
+        runtime = self.builtins.get(expr.func.value)
+        if runtime is None:
+            return expr
+        args = [a.with_changes(value=self.rewrite(a.value)) if a.keyword is None and not a.star else a
+                for a in expr.args]
+        func = cst.Attribute(cst.Name("_lx"), cst.Name(runtime), lpar=expr.func.lpar, rpar=expr.func.rpar)
+        return expr.with_changes(func=func, args=args)
+
+    def leave_For(self, original_node: cst.For, updated_node: cst.For):
+        if updated_node.asynchronous is not None:
+            return updated_node
+        new_iter = self.rewrite(updated_node.iter)
+        if new_iter is updated_node.iter:
+            return updated_node
+        return updated_node.with_changes(iter=new_iter)
+
+
+def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
+    return node.visit(IterablesTransformer(ctx, _local_names(node)))
