@@ -355,20 +355,27 @@ def test_for_range_traced_bounds_undefined_carry_is_a_located_error():
         "if the loop runs zero times it has no value.")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a loop target used after the loop starts as Undefined; with a static, non-zero trip "
-    "count and array carries the scan path rejects it as if the loop could run zero times, "
-    "so `for i in range(3): x = x + i` then `return x, i` fails under to_static"))
 def test_for_range_static_nonempty_loop_target_carried_after_the_loop():
+    # `for i in range(3): x = x + i` then `return x, i`: `i` enters the loop undefined.
     def f(x):
         return dispatch.for_range(0, 3, 1, lambda i, a, last: (a + i, i), (x, Undefined("i")), (x,),
                                   site("for", "x", "i"))
 
     x, i = jax.jit(f)(jnp.zeros(2))
     assert int(i) == 2
+    np.testing.assert_allclose(x, [3.0, 3.0])
 
 
 # -- for_each ---------------------------------------------------------------------------------
+
+def test_for_each_nonempty_array_loop_target_carried_after_the_loop():
+    def f(xs):
+        return dispatch.for_each(xs, lambda v, s, last: (s + v, v), (0.0, Undefined("v")), (0.0,),
+                                 site("for", "s", "v"))
+
+    s, last = jax.jit(f)(jnp.arange(3.0))
+    assert (float(s), float(last)) == (3.0, 2.0)
+
 
 def test_for_each_over_a_list_is_a_python_loop():
     seen = []
@@ -430,7 +437,11 @@ def test_for_each_carry_shape_change_is_a_located_error():
     lambda u: u(),
     lambda u: u < 2,
     lambda u: jnp.asarray(u),
-], ids=["add", "rsub", "bool", "index", "attribute", "iterate", "call", "compare", "asarray"])
+    lambda u: u == 1,
+    lambda u: u != 1,
+    lambda u: str(u),
+], ids=["add", "rsub", "bool", "index", "attribute", "iterate", "call", "compare", "asarray", "eq", "ne",
+        "str"])
 def test_undefined_raises_name_error_on_use(use):
     u = Undefined("z", site("if", "z"))
     with pytest.raises(NameError, match=rf"name 'z' is not defined on this path \(line {line_of('<if>')}\)"):

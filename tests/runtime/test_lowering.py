@@ -366,6 +366,20 @@ def test_undef_in_the_branch_that_does_not_assign():
     check(before, after)
 
 
+def test_loop_targets_after_loops_hold_the_last_element():
+    fn = define("""
+    def f(xs):
+        s = 0.0
+        for x in xs:
+            s = s + x
+        for i in range(3):
+            s = s + i
+        return s, x, i
+    """)
+    s, last, i = laxify.to_static(fn)(jnp.arange(3.0))
+    assert (float(s), float(last), int(i)) == (6.0, 2.0, 2)
+
+
 # -- verbatim text that must not be re-indented -------------------------------------------------
 
 MULTILINE = '''
@@ -456,6 +470,19 @@ def fails_while_tracing_a_branch(x):
     return y
 
 
+def multiline_signature(x,  # <ms-def>
+                        y):
+    z = x + y
+    raise ValueError(z)  # <ms-raise>
+
+
+def multiline_signature_and_statement(x,
+                                      y):
+    z = (x +
+         y)
+    return z
+
+
 def _user_frames(error: BaseException) -> list[tuple[int, str]]:
     return [(fr.lineno, fr.line) for fr in traceback.extract_tb(error.__traceback__)
             if fr.filename == __file__]
@@ -480,6 +507,25 @@ def test_exception_while_tracing_a_branch_points_at_the_users_line():
     with pytest.raises(IndexError) as info:
         laxify.to_static(fails_while_tracing_a_branch)(jnp.ones(2))
     assert _user_frames(info.value)[-1] == (_line_of("<index>"), "y = x[10, 10]  # <index>")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a multi-line parameter list makes the generated `def` line contain a newline, so the "
+    "generated lines after it map to the wrong user lines: tracebacks are off by one, and "
+    "compile() can fail with 'ValueError: AST node line range (.., ..) is not valid'"))
+def test_multiline_signature_keeps_line_numbers():
+    with pytest.raises(ValueError, match="^3$") as info:
+        laxify.convert(multiline_signature)(1, 2)
+    assert _user_frames(info.value)[-1][0] == _line_of("<ms-raise>")
+    assert convert_function(multiline_signature).code.co_firstlineno == _line_of("<ms-def>")
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
+    "with a multi-line parameter list, a multi-line statement gets an end line before its "
+    "start line: compile() raises 'ValueError: AST node line range (.., ..) is not valid' and "
+    "the function cannot be converted at all"))
+def test_multiline_signature_and_multiline_statement_convert():
+    assert laxify.convert(multiline_signature_and_statement)(1, 2) == 3
 
 
 def test_runtime_error_message_points_at_the_users_line():

@@ -357,6 +357,27 @@ def test_positions_of_a_nested_function_add_its_indentation():
     }
 
 
+def wide_signature(a,  # <wide-def>
+                   b):
+    return a + b  # <wide-ret>
+
+
+def test_body_positions_after_a_multiline_signature():
+    _, table = _positions(wide_signature)
+    assert {(type(n).__name__, pos) for n, pos in table.items() if not isinstance(n, cst.FunctionDef)} == {
+        ("SimpleStatementLine", (line_of("<wide-ret>"), 4)), ("Return", (line_of("<wide-ret>"), 4)),
+    }
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the def line is computed as 1 + lines(def) - lines(body), which is the last line of a "
+    "multi-line signature, not the line of `def`"))
+def test_def_position_with_a_multiline_signature():
+    _, table = _positions(wide_signature)
+    (pos,) = [pos for n, pos in table.items() if isinstance(n, cst.FunctionDef)]
+    assert pos == (line_of("<wide-def>"), 0)
+
+
 # -- staticness -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("code, rule", [

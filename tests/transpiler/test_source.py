@@ -11,7 +11,6 @@ import textwrap
 import pytest
 
 import laxify
-from laxify.ir.errors import Location
 from laxify.transpiler.source import get_source
 
 with open(__file__) as _fh:
@@ -93,7 +92,7 @@ def test_function_in_a_file():
         "    return x + n\n"
     )
     assert src.lines == FILE_LINES
-    assert src.location(3, 4) == Location(__file__, first + 2, 4, "    return x + n")
+    assert src.lines[src.first_line - 1] == "def plain(x, n):  # <plain>\n"
 
 
 def test_nested_function_is_dedented_and_mapped_back():
@@ -101,7 +100,7 @@ def test_nested_function_is_dedented_and_mapped_back():
     first = line_of("<nested>")
     assert (src.first_line, src.indent) == (first, 4)
     assert src.module.code.startswith("def nested(x):  # <nested>\n    return x * scale\n")
-    assert src.location(2, 4) == Location(__file__, first + 1, 8, "        return x * scale")
+    assert src.lines[src.first_line] == "        return x * scale\n"
 
 
 @pytest.mark.parametrize("fn", [Model.method, Model().method], ids=["function", "bound"])
@@ -144,7 +143,7 @@ def test_exec_source_registered_in_linecache():
     assert src.filename == filename
     assert (src.first_line, src.indent) == (3, 0)
     assert src.module.code == "def g(x):\n    # scaled\n    return x * math.pi\n"
-    assert src.location(3, 4) == Location(filename, 5, 4, "    return x * math.pi")
+    assert src.lines[src.first_line - 1:] == ["def g(x):\n", "    # scaled\n", "    return x * math.pi\n"]
 
 
 def test_lambda_without_parameters():

@@ -137,18 +137,18 @@ def test_elif_chain_is_a_nested_cond():
       %0 = py(%x.0) {code = 'x > 0', kind = 'expr', static = 'operands'} loc(2:4)
       %y.4 = cond(%0, %x.0) {
       ^(%x.1):
-        %y.0 = py() {code = 'y = 1', kind = 'stmt', static = 'always'} loc(3:8)
+        %y.0 = py() {code = 'y = 1', kind = 'stmt', static = 'always', value = 1} loc(3:8)
         yield(%y.0)
       } {
       ^(%x.2):
         %1 = py(%x.2) {code = 'x < 0', kind = 'expr', static = 'operands'} loc(4:4)
         %y.3 = cond(%1) {
         ^():
-          %y.1 = py() {code = 'y = -1', kind = 'stmt', static = 'always'} loc(5:8)
+          %y.1 = py() {code = 'y = -1', kind = 'stmt', static = 'always', value = -1} loc(5:8)
           yield(%y.1)
         } {
         ^():
-          %y.2 = py() {code = 'y = 0', kind = 'stmt', static = 'always'} loc(7:8)
+          %y.2 = py() {code = 'y = 0', kind = 'stmt', static = 'always', value = 0} loc(7:8)
           yield(%y.2)
         } loc(4:4)
         yield(%y.3)
@@ -171,7 +171,7 @@ def test_while():
     """
     after = r"""
     func @f(%x.0) {params_code = 'x'} {
-      %i.0 = py() {code = 'i = 0', kind = 'stmt', static = 'always'} loc(2:4)
+      %i.0 = py() {code = 'i = 0', kind = 'stmt', static = 'always', value = 0} loc(2:4)
       %x.4, %i.4 = while(%x.0, %i.0) {num_carries = 2} {
       ^(%x.1, %i.1):
         %0 = py(%x.1) {code = 'x.sum() < 10', kind = 'expr', static = 'never'} loc(3:4)
@@ -322,7 +322,7 @@ def test_loop_target_used_after_the_loop_is_carried():
     """
     after = r"""
     func @f(%xs.0) {params_code = 'xs'} {
-      %s.0 = py() {code = 's = 0.0', kind = 'stmt', static = 'always'} loc(2:4)
+      %s.0 = py() {code = 's = 0.0', kind = 'stmt', static = 'always', value = 0.0} loc(2:4)
       %0 = py(%xs.0) {code = 'xs', kind = 'expr', static = 'operands'} loc(3:4)
       %x.1 = undef()
       %s.3, %x.2 = scan(%0, %s.0, %x.1) {num_carries = 2} {
