@@ -1,0 +1,447 @@
+"""`for` end to end: static ranges and arrays become `scan`, traced bounds become `while`.
+
+Loops run with zero, one and many trips; a static loop that touches no traced value, or
+iterates over a Python list, stays Python. Static trip counts must not unroll.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import laxify
+
+from harness import CASE_FIELDS, case, check, eqn_count, jaxpr_of
+
+SCAN = {"scan"}
+WHILE = {"while"}
+STATIC = ()
+
+
+def f32(*values):
+    return jnp.array(values, jnp.float32)
+
+
+def i32(value):
+    return jnp.int32(value)
+
+
+X12 = jnp.arange(1.0, 13.0, dtype=jnp.float32)
+ROWS = jnp.array([[1.0, -2.0, 3.0], [-4.0, 5.0, 6.0], [7.0, 8.0, -9.0]], jnp.float32)
+
+
+# -- static ranges: scan ---------------------------------------------------------------
+
+def for_range_accumulates_from_int_zero(x):
+    acc = 0
+    for i in range(5):
+        acc = acc + x[i]
+    return acc
+
+
+def for_range_start_stop_step(x):
+    acc = x[0] * 0
+    for i in range(2, 11, 4):
+        acc = acc + x[i] * i
+    return acc
+
+
+def for_range_negative_step(x):
+    acc = x[0] * 0
+    for i in range(10, 0, -3):
+        acc = acc * 2 + x[i]
+    return acc
+
+
+def for_range_down_to_zero(x):
+    out = x * 0
+    for i in range(5, -1, -1):
+        out = out.at[i].set(x[5 - i])
+    return out
+
+
+def for_range_one_trip(x):
+    for i in range(3, 4):
+        x = x + i
+    return x
+
+
+def for_range_static_argument(x, n):
+    for i in range(n):
+        x = x * 0.5 + i
+    return x
+
+
+def for_range_len_of_array(x):
+    total = 0.0
+    for i in range(len(x)):
+        total = total + x[i] * x[i]
+    return total
+
+
+def for_range_target_used_after(x):
+    for i in range(4):
+        x = x + i
+    return x, i
+
+
+def for_range_target_preassigned_used_after(x):
+    i = 0
+    for i in range(3):
+        x = x * 2
+    return x, i
+
+
+def for_range_index_times_value(x):
+    acc = jnp.zeros((), jnp.float32)
+    for i in range(x.shape[0]):
+        acc = acc + i * x[i]
+    return acc
+
+
+def for_range_tuple_carry(x):
+    a, b = 0.0, 1.0
+    for i in range(5):
+        a, b = b, a + b * x[i]
+    return a, b
+
+
+def for_range_counts_with_bool(x):
+    count = 0
+    for i in range(x.shape[0]):
+        count = count + (x[i] > 0)
+    return count
+
+
+def for_range_nested(x):
+    acc = 0.0
+    for i in range(3):
+        for j in range(4):
+            acc = acc + x[i, j] * (i + j)
+    return acc
+
+
+def for_range_with_if_else(x):
+    acc = 0.0
+    for i in range(6):
+        if x[i] > 0:
+            acc = acc + x[i]
+        else:
+            acc = acc - 1
+    return acc
+
+
+def for_range_with_while_inside(x):
+    for i in range(3):
+        while x[i] < 10:
+            x = x.at[i].set(x[i] * 2)
+    return x
+
+
+def for_range_body_local_temporary(x):
+    for i in range(4):
+        t = jnp.sin(x) * i
+        x = x + t
+    return x
+
+
+def for_range_updates_array_in_place(x):
+    for i in range(1, x.shape[0]):
+        x = x.at[i].add(x[i - 1])
+    return x
+
+
+def for_range_carries_dict(x):
+    state = {"sum": 0.0, "max": -jnp.inf}
+    for i in range(4):
+        state = {"sum": state["sum"] + x[i], "max": jnp.maximum(state["max"], x[i])}
+    return state
+
+
+def while_with_for_inside(x):
+    while x.sum() < 30:
+        for i in range(3):
+            x = x.at[i].add(1.0)
+    return x
+
+
+SCAN_CASES = [
+    case(for_range_accumulates_from_int_zero, (X12,), prims=SCAN),
+    case(for_range_start_stop_step, (X12,), prims=SCAN),
+    case(for_range_negative_step, (X12,), prims=SCAN),
+    case(for_range_down_to_zero, (f32(1, 2, 3, 4, 5, 6),), prims=SCAN),
+    case(for_range_one_trip, (f32(1.0, 2.0),), prims=SCAN),
+    case(for_range_static_argument, (f32(1.0, 2.0), 1), (f32(1.0, 2.0), 7), prims=SCAN),
+    case(for_range_len_of_array, (f32(1.0, -2.0, 3.0),), (f32(4.0),), prims=SCAN),
+    case(for_range_target_used_after, (f32(1.0, 2.0),), prims=SCAN),
+    case(for_range_target_preassigned_used_after, (f32(1.0, 2.0),), prims=SCAN),
+    case(for_range_index_times_value, (f32(1.0, 2.0, 3.0, 4.0),), prims=SCAN),
+    case(for_range_tuple_carry, (f32(1.0, 0.5, -1.0, 2.0, 0.25),), prims=SCAN),
+    case(for_range_counts_with_bool, (f32(1.0, -2.0, 3.0, 0.0),), prims=SCAN),
+    case(for_range_nested, (jnp.arange(12.0, dtype=jnp.float32).reshape(3, 4),), prims=SCAN),
+    case(for_range_with_if_else, (f32(1.0, -2.0, 3.0, -4.0, 5.0, 0.0),), prims={"scan", "cond"}),
+    case(for_range_with_while_inside, (f32(1.0, 20.0, 3.0),), prims={"scan", "while"}),
+    case(for_range_body_local_temporary, (f32(0.1, 0.2),), prims=SCAN),
+    case(for_range_updates_array_in_place, (f32(1.0, 2.0, 3.0, 4.0),), prims=SCAN),
+    case(for_range_carries_dict, (f32(3.0, -1.0, 7.0, 2.0),), prims=SCAN),
+    case(while_with_for_inside, (f32(10.0, 10.0, 11.0),), (f32(9.0, 10.0, 10.0),),
+         (f32(1.0, 2.0, 3.0),), prims={"while", "scan"}),
+]
+
+
+# -- zero-trip static ranges: values only (an empty scan or no loop are both fine) -----
+
+def for_range_zero(x):
+    for i in range(0):
+        x = x + 1
+    return x
+
+
+def for_range_empty_start_after_stop(x):
+    acc = x * 0
+    for i in range(5, 2):
+        acc = acc + x * i
+    return acc
+
+
+def for_range_empty_wrong_sign_step(x):
+    for i in range(0, 10, -1):
+        x = x - i
+    return x
+
+
+ZERO_TRIP_CASES = [
+    case(for_range_zero, (f32(1.0, 2.0),)),
+    case(for_range_empty_start_after_stop, (f32(1.0, 2.0),)),
+    case(for_range_empty_wrong_sign_step, (f32(1.0, 2.0),)),
+    case(for_range_static_argument, (f32(1.0, 2.0), 0)),
+]
+
+
+# -- traced bounds: while --------------------------------------------------------------
+
+def for_range_traced_stop(x, n):
+    for i in range(n):
+        x = x + i
+    return x
+
+
+def for_range_traced_start_and_stop(x, a, b):
+    acc = x * 0
+    for i in range(a, b):
+        acc = acc + x * i
+    return acc
+
+
+def for_range_traced_stop_step_two(x, n):
+    acc = 0.0
+    for i in range(0, n, 2):
+        acc = acc + x[i]
+    return acc
+
+
+def for_range_traced_start_negative_step(x, n):
+    acc = x[0] * 0
+    for i in range(n, 0, -1):
+        acc = acc * 10 + x[i]
+    return acc
+
+
+def for_range_traced_target_after(x, n):
+    for i in range(n):
+        x = x * 2
+    return x, i
+
+
+def for_range_traced_target_preassigned(x, n):
+    i = 0
+    for i in range(n):
+        x = x * 2
+    return x, i
+
+
+def for_range_traced_with_if(x, n):
+    acc = 0.0
+    for i in range(n):
+        if x[i] > 0:
+            acc = acc + x[i]
+    return acc
+
+
+WHILE_CASES = [
+    case(for_range_traced_stop, (f32(1.0, 2.0), i32(0)), (f32(1.0, 2.0), i32(1)),
+         (f32(1.0, 2.0), i32(6)), prims=WHILE),
+    case(for_range_traced_start_and_stop, (f32(1.0), i32(3), i32(3)), (f32(1.0), i32(3), i32(4)),
+         (f32(1.0), i32(-2), i32(5)), (f32(1.0), i32(5), i32(2)), prims=WHILE),
+    case(for_range_traced_stop_step_two, (X12, i32(0)), (X12, i32(1)), (X12, i32(9)), prims=WHILE),
+    case(for_range_traced_start_negative_step, (X12, i32(0)), (X12, i32(1)), (X12, i32(5)),
+         prims=WHILE),
+    case(for_range_traced_target_preassigned, (f32(1.0), i32(0)), (f32(1.0), i32(1)),
+         (f32(1.0), i32(4)), prims=WHILE),
+    case(for_range_traced_with_if, (f32(1.0, -2.0, 3.0, -4.0), i32(0)),
+         (f32(1.0, -2.0, 3.0, -4.0), i32(1)), (f32(1.0, -2.0, 3.0, -4.0), i32(4)),
+         prims={"while", "cond"}),
+]
+
+
+# -- iterating over an array: scan over the leading axis -------------------------------
+
+def for_over_rows(x):
+    acc = jnp.zeros(x.shape[1], x.dtype)
+    for row in x:
+        acc = acc + row * row
+    return acc
+
+
+def for_over_vector_elements(x):
+    total = 0.0
+    biggest = -jnp.inf
+    for v in x:
+        total = total + v
+        biggest = jnp.maximum(biggest, v)
+    return total, biggest
+
+
+def for_over_rows_with_if(x):
+    acc = jnp.zeros(x.shape[1], x.dtype)
+    for row in x:
+        if row.sum() > 0:
+            acc = acc + row
+        else:
+            acc = acc - 1
+    return acc
+
+
+def for_over_rows_target_after(x):
+    acc = 0.0
+    for row in x:
+        acc = acc + row.max()
+    return acc, row
+
+
+def for_over_rows_target_preassigned(x):
+    row = x[0] * 0
+    for row in x:
+        x = x + 1
+    return row
+
+
+ARRAY_CASES = [
+    case(for_over_rows, (ROWS,), (ROWS[:1],), prims=SCAN),
+    case(for_over_vector_elements, (f32(3.0, -1.0, 7.0),), (f32(2.0),), prims=SCAN),
+    case(for_over_rows_with_if, (ROWS,), prims={"scan", "cond"}),
+    case(for_over_rows_target_after, (ROWS,), (ROWS[:1],), prims=SCAN),
+    case(for_over_rows_target_preassigned, (ROWS,), (ROWS[:1],), prims=SCAN),
+]
+
+
+def for_over_empty_array(x):
+    acc = jnp.zeros(x.shape[1:], x.dtype)
+    for row in x:
+        acc = acc + row
+    return acc
+
+
+ZERO_TRIP_CASES.append(case(for_over_empty_array, (jnp.zeros((0, 3), jnp.float32),)))
+
+
+# -- static loops that stay Python -----------------------------------------------------
+
+def for_static_touches_no_traced_value(x):
+    s = 0
+    for i in range(4):
+        s = s + i
+    return x * s
+
+
+def for_over_python_list(x):
+    for w in [1.0, 2.0, 3.0]:
+        x = x * w
+    return x
+
+
+def for_builds_python_list(x):
+    scales = []
+    for k in range(3):
+        scales.append(k * 2)
+    return x * scales[-1], len(scales)
+
+
+STATIC_CASES = [
+    case(for_static_touches_no_traced_value, (f32(1.0, 2.0),), prims=STATIC),
+    case(for_over_python_list, (f32(1.0, 2.0),), prims=STATIC),
+    case(for_builds_python_list, (f32(1.0, 2.0),), prims=STATIC),
+]
+
+
+@pytest.mark.parametrize(CASE_FIELDS, SCAN_CASES)
+def test_static_range_becomes_scan(fn, inputs, prims, static_argnums):
+    check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+@pytest.mark.parametrize(CASE_FIELDS, ZERO_TRIP_CASES)
+def test_zero_trip_loop(fn, inputs, prims, static_argnums):
+    check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+@pytest.mark.parametrize(CASE_FIELDS, WHILE_CASES)
+def test_traced_range_becomes_while(fn, inputs, prims, static_argnums):
+    check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+@pytest.mark.parametrize(CASE_FIELDS, ARRAY_CASES)
+def test_loop_over_array_becomes_scan(fn, inputs, prims, static_argnums):
+    check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+@pytest.mark.parametrize(CASE_FIELDS, STATIC_CASES)
+def test_static_loop_stays_python(fn, inputs, prims, static_argnums):
+    check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+def test_traced_range_target_used_after_is_a_located_error():
+    """Python leaves `i` unbound when a traced-length loop runs zero times: an error, with a fix."""
+    with pytest.raises(laxify.ConversionError) as info:
+        laxify.to_static(for_range_traced_target_after)(f32(1.0), i32(3))
+    message = str(info.value)
+    assert "`i`" in message and "for i in range(n):" in message and "test_for.py" in message
+    assert "before the loop" in message
+
+
+def test_float_accumulator_from_int_zero_is_float32():
+    x = f32(0.5, 1.5, 2.5, 3.5, 4.5)
+    out = jaxpr_of(for_range_accumulates_from_int_zero, x).out_avals[0]
+    assert out.dtype == jnp.float32 and out.shape == ()
+
+
+# -- no unrolling: program size independent of the trip count --------------------------
+
+def for_range_many_trips(x, n):
+    acc = jnp.zeros_like(x)
+    for i in range(n):
+        acc = acc + jnp.sin(x + i) * 0.5
+    return acc
+
+
+def for_array_many_rows(xs):
+    acc = jnp.zeros(xs.shape[1], xs.dtype)
+    for row in xs:
+        acc = jnp.tanh(acc + row)
+    return acc
+
+
+def test_static_range_does_not_unroll():
+    x = f32(0.1, 0.2)
+    small, large = (jaxpr_of(for_range_many_trips, x, n) for n in (10, 1000))
+    assert eqn_count(small) == eqn_count(large)
+    check(for_range_many_trips, (x, 1000), expect_prims=SCAN, rtol=1e-4, atol=1e-4)
+
+
+def test_array_loop_does_not_unroll():
+    small = jnp.ones((10, 2), jnp.float32)
+    large = jnp.ones((1000, 2), jnp.float32)
+    assert eqn_count(jaxpr_of(for_array_many_rows, small)) == eqn_count(
+        jaxpr_of(for_array_many_rows, large))
+    rows = jnp.asarray(np.linspace(-1.0, 1.0, 2000, dtype=np.float32).reshape(1000, 2))
+    check(for_array_many_rows, (rows,), expect_prims=SCAN, rtol=1e-4, atol=1e-5)
