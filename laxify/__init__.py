@@ -9,6 +9,10 @@
 
 from laxify.api import StaticFunction, convert, do_not_convert, to_static
 from laxify.ir.errors import ConversionError, FallbackWarning
+from laxify.runtime.options import loop_options
 
-__all__ = ["ConversionError", "FallbackWarning", "StaticFunction", "convert", "do_not_convert", "to_static"]
+__all__ = [
+    "ConversionError", "FallbackWarning", "StaticFunction", "convert", "do_not_convert", "loop_options",
+    "to_static",
+]
 __version__ = "0.1.0"

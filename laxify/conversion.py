@@ -16,6 +16,7 @@ from laxify.ir.passes.infer_types import MergeTypeError
 from laxify.ir.passes import default_passes, run_passes
 from laxify.runtime.compile import compile_lowered, make_function
 from laxify.runtime.lowering import LoweredSource, lower_function
+from laxify.runtime.options import with_options
 from laxify.transpiler.pipeline import Conversion, convert_source
 
 __all__ = ["Converted", "convert_function", "fresh_ir", "clear_cache"]
@@ -38,8 +39,11 @@ class Converted:
     def filename(self) -> str:
         return self.conversion.source.filename
 
-    def bind(self, fn: types.FunctionType) -> types.FunctionType:
-        return make_function(self.code, self.lowered, fn)
+    def bind(self, fn: types.FunctionType):
+        """The converted function for ``fn`` (its closure cells, its loop options)."""
+        converted = make_function(self.code, self.lowered, fn)
+        opts = getattr(fn, "__laxify_loop_options__", None)
+        return converted if opts is None else with_options(converted, opts)
 
 
 _CACHE: dict[types.CodeType, Converted] = {}

@@ -9,6 +9,7 @@ what cannot be joined is a located :class:`ConversionError` that shows both side
 from __future__ import annotations
 
 import operator
+from dataclasses import replace
 
 import jax
 import jax.numpy as jnp
@@ -16,11 +17,16 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError
+from laxify.runtime import lists as lists_mod
+from laxify.runtime import options
+from laxify.runtime.lists import append
+from laxify.runtime.options import pop as pop_options
+from laxify.runtime.options import push_options
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import describe, site_error, tree_lines
 
 __all__ = [
-    "Undefined", "UndefinedReturn", "and_", "cond", "final_return", "for_each", "for_range", "ifexp",
+    "Undefined", "UndefinedReturn", "and_", "append", "pop_options", "push_options", "cond", "final_return", "for_each", "for_range", "ifexp",
     "is_traced", "not_", "or_", "while_loop",
 ]
 
@@ -253,8 +259,8 @@ def _fill_return_carries(init, one_step, runs: bool = False):
     return tuple(init)
 
 
-def _check_carries(init, site: Site, construct: str):
-    for name, v in zip(site.names, init):
+def _check_carries(init, names, site: Site, construct: str):
+    for name, v in zip(names, init):
         if isinstance(v, Undefined):
             raise site_error(
                 site,
@@ -272,10 +278,10 @@ def _check_carries(init, site: Site, construct: str):
                 )
 
 
-def _diagnose_carries(init, after, site: Site, construct: str) -> None:
+def _diagnose_carries(names, init, after, site: Site, construct: str) -> None:
     """Raise the located error for a carry whose type one iteration changes."""
     sides = ("before the loop", "after one iteration")
-    for name, before, out in zip(site.names, init, after):
+    for name, before, out in zip(names, init, after):
         before = jax.eval_shape(lambda v: v, before)
         _join_tree(before, out, name, site, sides, f"this `{construct}` loop")
         for a, b in zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(out)):
@@ -290,12 +296,12 @@ def _diagnose_carries(init, after, site: Site, construct: str) -> None:
                 )
 
 
-def _loop(run, init, one_step, site: Site, construct: str):
+def _loop(run, init, one_step, names, site: Site, construct: str):
     """Run a lax loop; if JAX rejects the carry types, explain which name changed and how."""
     try:
         return run(init)
     except TypeError:
-        _diagnose_carries(init, one_step(init), site, construct)
+        _diagnose_carries(names, init, one_step(init), site, construct)
         raise
 
 
@@ -314,18 +320,60 @@ def while_loop(cond_fn, body_fn, init, deps, site: Site):
     return _traced_while(cond_fn, body_fn, init, site)
 
 
-def _traced_while(cond_fn, body_fn, init, site: Site):
+def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while"):
     init = _fill_return_carries(init, lambda c: tuple(body_fn(*c)))
-    _check_carries(init, site, "while")
+    opts = options.current()
+    if opts.max_iters is not None:
+        return _bounded_while(cond_fn, body_fn, init, site, opts.max_iters)
+    lists = lists_mod.list_carries(init)
+    if lists:
+        raise lists_mod.traced_length_error(site.names[lists[0]], site)
+    _check_carries(init, site.names, site, construct)
 
     def cond(c):
-        return _scalar_predicate(cond_fn(*_fresh(c)), site, "while")
+        return _scalar_predicate(cond_fn(*_fresh(c)), site, construct)
 
     def body(c):
         return tuple(body_fn(*_fresh(c)))
 
     return _loop(lambda c: lax.while_loop(cond, body, c), init,
-                 lambda c: jax.eval_shape(body, c), site, "while")
+                 lambda c: jax.eval_shape(body, c), site.names, site, construct)
+
+
+def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
+    """A traced loop run at most ``max_iters`` times, as a scan (reverse differentiable):
+    each step runs the body under ``lax.cond`` while the loop is still active."""
+
+    def step(_, active, *vals):
+        go = jnp.logical_and(active, _scalar_predicate(cond_fn(*vals), site, "while"))
+        accs = [k for k, v in enumerate(vals) if isinstance(v, lists_mod.Accumulator)]
+        plain = [k for k in range(len(vals)) if k not in accs]
+
+        def run():
+            fresh = list(_fresh(vals))
+            for k in accs:
+                fresh[k] = lists_mod.Accumulator(vals[k].name)
+            outs = tuple(body_fn(*fresh))
+            appended = tuple(lists_mod.appended_once(outs[k], vals[k].name, site) for k in accs)
+            return tuple(outs[k] for k in plain), appended
+
+        shapes = jax.eval_shape(run)
+
+        def skip():
+            zeros = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), shapes[1])
+            return tuple(vals[k] for k in plain), zeros
+
+        new, appended = lax.cond(go, run, skip)
+        out = list(vals)
+        for k, v in zip(plain, new):
+            out[k] = v
+        for k, v in zip(accs, appended):
+            out[k].append(v)
+        return (go, *out)
+
+    flagged = replace(site, names=("(loop active)", *site.names))
+    out = _scan(step, (jnp.asarray(True), *init), lax.iota(jnp.int32, max_iters), flagged)
+    return out[1:]
 
 
 def _static_int(x):
@@ -371,35 +419,59 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
 
 
 def _traced_range(start, stop, step, body_fn, init, site: Site):
+    """A range with traced bounds: a while loop over the trip count (any sign of step)."""
     start, stop, step = (jnp.asarray(b, jnp.int32) for b in (start, stop, step))
-    init = _fill_return_carries(init, lambda c: tuple(body_fn(start, *c)))
-    _check_carries(init, site, "for")
     trips = jnp.where(
         step > 0,
         (stop - start + step - 1) // jnp.where(step == 0, 1, step),
         (start - stop - step - 1) // jnp.where(step == 0, 1, -step),
     )
     trips = jnp.maximum(trips, 0)
-
-    def body(k, c):
-        return tuple(body_fn(start + k * step, *_fresh(c)))
-
-    return _loop(lambda c: lax.fori_loop(0, trips, body, c), init,
-                 lambda c: jax.eval_shape(lambda c: body(0, c), c), site, "for")
+    counted = replace(site, names=("(iteration)", *site.names))
+    out = _traced_while(
+        lambda k, *c: k < trips,
+        lambda k, *c: (k + 1, *body_fn(start + k * step, *c)),
+        (jnp.asarray(0, jnp.int32), *init), counted, "for",
+    )
+    return out[1:]
 
 
 def _scan(body_fn, init, xs, site: Site):
+    """``lax.scan`` of ``body_fn(x, *carries)`` over ``xs``; list carries become stacked outputs."""
+    opts = options.current()
     first = jax.tree_util.tree_map(lambda a: a[0], xs)
     init = _fill_return_carries(init, lambda c: tuple(body_fn(first, *c)), runs=True)
-    _check_carries(init, site, "for")
+    lists = lists_mod.list_carries(init)
+    plain = [k for k in range(len(init)) if k not in lists]
+    names = [site.names[k] for k in plain]
+    carries = tuple(init[k] for k in plain)
+    _check_carries(carries, names, site, "for")
 
     def body(c, x):
-        return tuple(body_fn(x, *_fresh(c))), None
+        full = list(init)
+        for k in lists:
+            full[k] = lists_mod.Accumulator(site.names[k])
+        for k, v in zip(plain, _fresh(c)):
+            full[k] = v
+        outs = tuple(body_fn(x, *full))
+        ys = tuple(lists_mod.appended_once(outs[k], site.names[k], site) for k in lists)
+        return tuple(outs[k] for k in plain), ys
+
+    step = jax.checkpoint(body) if opts.checkpoint else body
+
+    def run(c):
+        return lax.scan(step, c, xs, unroll=opts.unroll if opts.unroll is not None else 1)
 
     def one_step(c):
-        return jax.eval_shape(lambda c, x: body(c, x)[0], c, first)
+        return jax.eval_shape(lambda c: body(c, first)[0], c)
 
-    return _loop(lambda c: lax.scan(body, c, xs)[0], init, one_step, site, "for")
+    out, ys = _loop(run, carries, one_step, names, site, "for")
+    result = list(init)
+    for k, v in zip(plain, out):
+        result[k] = v
+    for k, stacked in zip(lists, ys):
+        result[k] = lists_mod.stacked_result(init[k], stacked)
+    return tuple(result)
 
 
 def for_each(xs, body_fn, init, deps, site: Site):

@@ -16,8 +16,10 @@ from laxify.transpiler.converters import (
     conditional_expressions,
     continue_statements,
     iterables,
+    list_appends,
     logical_expressions,
     loop_else,
+    loop_options_blocks,
     match_statements,
     return_statements,
 )
@@ -29,6 +31,9 @@ __all__ = ["CONVERTERS", "Conversion", "convert_source", "canonicalize"]
 
 # Applied in this order. Each converter module has a ``transform(node, ctx)`` entry.
 CONVERTERS: list = [
+    # `with loop_options(...)` first: it unwraps a block that every later converter must see
+    # as ordinary statements (a `with` statement is otherwise kept as Python).
+    loop_options_blocks,
     # match first: it produces `if` chains (and `_lx.and_`/`_lx.or_` conditions), so it runs
     # before every converter that handles `if` or rewrites the statements inside cases.
     match_statements,
@@ -49,6 +54,9 @@ CONVERTERS: list = [
     # return last: it guards what follows a `return`, including loops already rewritten above,
     # and stops loops that contain a `return`.
     return_statements,
+    # list appends are plain statements; they may stand anywhere the converters above moved
+    # them, so they are rewritten last.
+    list_appends,
 ]
 
 

@@ -78,35 +78,46 @@ def get_source(fn) -> FunctionSource:
 
 
 def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
-    """A lambda: parse its whole line(s) and pick the lambda whose body starts where the code does."""
-    text = "".join(block)
-    candidates = [text.strip(), "(" + text.strip() + ")"]
-    # The lambda may sit inside a statement that is cut mid-way; take its line(s) as an expression.
-    for attempt in candidates + [textwrap.dedent(text)]:
+    """A lambda: parse its line(s) and pick the lambda whose code starts at the right column.
+
+    The lambda becomes ``def _lambda_(params): return body``, built from its own nodes."""
+    text = textwrap.dedent("".join(block))
+    for attempt in (text, text.strip(), "(" + text.strip() + ")"):
         try:
-            tree = ast.parse(attempt)
+            module = cst.parse_module(attempt)
             break
-        except SyntaxError:
+        except cst.ParserSyntaxError:
             continue
     else:
         raise _no_source(fn, "the line that defines the lambda does not parse on its own")
-    lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
-    want_args = list(fn.__code__.co_varnames[: fn.__code__.co_argcount])
-    lambdas = [n for n in lambdas if [a.arg for a in n.args.args] == want_args] or lambdas
-    if not lambdas:
+    lambdas = [n for n in _walk(module) if isinstance(n, cst.Lambda)]
+    want = list(fn.__code__.co_varnames[: fn.__code__.co_argcount])
+    matching = [n for n in lambdas if [p.name.value for p in n.params.params] == want] or lambdas
+    if not matching:
         raise _no_source(fn, "no lambda was found on its line")
-    chosen = lambdas[0]
-    if len(lambdas) > 1:
-        positions = [p for p in fn.__code__.co_positions() if p[2] is not None]
-        col = min((p[2] for p in positions if p[0] == first_line), default=None)
-        for n in lambdas:
-            if col is not None and n.body.col_offset <= col <= (n.body.end_col_offset or col):
-                chosen = n
+    chosen = matching[0]
+    if len(matching) > 1:
+        # Pick by column: the body's code starts where the lambda's first real instruction does.
+        tree = ast.parse(attempt)
+        nodes = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Lambda)),
+                       key=lambda n: (n.lineno, n.col_offset))
+        cols = [p[2] for p in fn.__code__.co_positions()
+                if p[0] is not None and p[2] is not None and p[3] is not None and p[3] > p[2]]
+        col = min(cols, default=None)
+        ordered = [n for n in lambdas]  # libcst order is source order, as `nodes` is
+        for k, node in enumerate(nodes):
+            if col is not None and node.body.col_offset <= col < (node.body.end_col_offset or 0):
+                if ordered[k] in matching:
+                    chosen = ordered[k]
                 break
-    body = ast.get_source_segment(attempt, chosen.body)
-    params = ast.get_source_segment(attempt, chosen.args) if chosen.args.args or chosen.args.vararg else ""
-    source = f"def _lambda_({params}):\n    return ({body})\n"
-    module = cst.parse_module(source)
-    # Line 2 of the synthesized text (the return) is the lambda's own line.
-    lambda_line = first_line + chosen.lineno - 1
-    return FunctionSource(filename, module, module.body[0], lambda_line - 1, 0, lines)
+    body = cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(chosen.body)])])
+    fndef = cst.FunctionDef(cst.Name("_lambda_"), chosen.params, body)
+    module = cst.Module(body=[fndef])
+    # Line 2 of the synthesized def (its return) stands for the lambda's first line.
+    return FunctionSource(filename, module, fndef, first_line - 1, 0, lines)
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)

@@ -111,7 +111,7 @@ class _Builder:
     def lookup(self, name: str) -> Value:
         found = self.scope.env.get(name)
         if found is None:
-            found = self.emit(UndefOp(results=[self.value(name)])).results[0]
+            found = self.emit(UndefOp(results=[self.value(name)], span=self.here)).results[0]
         return found
 
     @contextmanager

@@ -90,8 +90,13 @@ class TypeInference:
         elif isinstance(op, ForRangeOp):
             bounds = [v.type for v in op.operands[:3]]
             static_bounds = all(is_static(t) for t in bounds)
-            index = Static(pytype=int) if static_bounds else Array((), "int32")
-            self._loop(op, lambda: [index], lambda carries: static_bounds and all(map(is_static, carries)))
+            # The index is a Python int only in a loop that surely runs as Python: static
+            # bounds and either an index that must be static or carries that all are.
+            python = static_bounds and (
+                op.attributes.get("python_index") is not None or self._carries_stay_static(op)
+            )
+            index = Static(pytype=int) if python else Array((), "int32")
+            self._loop(op, lambda: [index], lambda carries: python)
         elif isinstance(op, ScanOp):
             xs = op.operands[0].type
             if isinstance(xs, Array):
@@ -101,6 +106,24 @@ class TypeInference:
             else:
                 elem = UNKNOWN
             self._loop(op, lambda: [elem], lambda carries: isinstance(xs, Static))
+
+    def _carries_stay_static(self, op: ForRangeOp) -> bool:
+        """Whether every carry stays static when the index is a Python int (a trial run)."""
+        saved = [v.type for v in op.results]
+        carries = [v.type for v in op.inits]
+        consts = [v.type for v in op.consts]
+        for _ in range(MAX_FIXPOINT_STEPS):
+            yields = self._run_loop_regions(op, [Static(pytype=int)], carries, consts)
+            try:
+                new = [join(c, y) for c, y in zip(carries, yields)]
+            except TypeJoinError:
+                return False
+            if new == carries:
+                break
+            carries = new
+        for v, t in zip(op.results, saved):
+            v.type = t
+        return all(is_static(t) for t in carries)
 
     def _py(self, op: PyOp) -> None:
         tys = [v.type for v in op.operands]

@@ -59,7 +59,31 @@ class _Walker:
             self.cursor = line + self.lines(stmt.target) + self.lines(stmt.iter)
             self.suite(stmt.body)
             self.orelse(stmt.orelse)
+        elif isinstance(stmt, cst.With):
+            self.cursor = start
+            self.clause(stmt)
+        elif isinstance(stmt, cst.Try):
+            self.cursor = line
+            self.suite(stmt.body)
+            for part in (*stmt.handlers, stmt.orelse, stmt.finalbody):
+                if part is not None:
+                    self.clause(part)
+        elif isinstance(stmt, cst.Match):
+            self.cursor = line + self.lines(stmt.subject) + 1
+            saved = self.col
+            self.col += len(stmt.indent if stmt.indent is not None else self.module.default_indent)
+            for case in stmt.cases:
+                self.clause(case)
+            self.col = saved
         self.cursor = end
+
+    def clause(self, node) -> None:
+        """A header line (after its leading lines) and its body: except, else, finally, case."""
+        leading = len(getattr(node, "leading_lines", ()))
+        start = self.cursor + leading
+        self.mark(node, start)
+        self.cursor = start + self.lines(node) - leading - self.lines(node.body)
+        self.suite(node.body)
 
     def orelse(self, node) -> None:
         if isinstance(node, cst.If):

@@ -32,10 +32,10 @@ class BreakTransformer(Converter):
             return [assign(flag, cst.Name("True"))]
 
         def rewrite(stmt):
-            return rewrite_blocks(stmt, block)
+            return rewrite_blocks(stmt, block, self.ctx.positions)
 
         def block(stmts):
-            return guard_block(stmts, flag, (cst.Break,), replace, rewrite, _LOOPS)
+            return guard_block(stmts, flag, (cst.Break,), replace, rewrite, _LOOPS, self.ctx.positions)
 
         body = block(list(loop.body.body))
         if isinstance(loop, cst.While):

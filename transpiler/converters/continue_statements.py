@@ -28,10 +28,10 @@ class ContinueTransformer(Converter):
             return [assign(flag, cst.Name("True"))]
 
         def rewrite(stmt):
-            return rewrite_blocks(stmt, block)
+            return rewrite_blocks(stmt, block, self.ctx.positions)
 
         def block(stmts):
-            return guard_block(stmts, flag, (cst.Continue,), replace, rewrite, _LOOPS)
+            return guard_block(stmts, flag, (cst.Continue,), replace, rewrite, _LOOPS, self.ctx.positions)
 
         body = [assign(flag, cst.Name("False")), *block(list(loop.body.body))]
         return loop.with_changes(body=loop.body.with_changes(body=body))

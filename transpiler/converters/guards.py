@@ -11,7 +11,10 @@ __all__ = ["assign", "contains", "guard_block", "lazy_lambda", "not_flag", "rewr
 
 
 def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
-    """Whether ``node`` contains a node of ``kinds``, not looking into nested defs or ``stop``."""
+    """Whether ``node`` contains a node of ``kinds``, not looking into nested defs or ``stop``
+    (a nested ``def``, ``class`` or ``lambda`` contains nothing of the enclosing function's)."""
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
     for child in node.children:
         if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
@@ -49,7 +52,8 @@ Replace = Callable[[cst.BaseSmallStatement], list[cst.BaseStatement]]
 Rewrite = Callable[[cst.BaseCompoundStatement], cst.BaseCompoundStatement]
 
 
-def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrite, stop: tuple) -> list:
+def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrite, stop: tuple,
+                positions: dict | None = None) -> list:
     """Rewrite one statement list: each jump becomes ``replace(jump)``; after any statement
     that may jump, the rest of the list runs under ``if not flag``. ``rewrite`` handles a
     compound statement that contains a jump (recursing into its blocks)."""
@@ -67,16 +71,20 @@ def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrit
             out.extend(replace(first_jump))
             return out  # the rest of the block is unreachable
         if isinstance(stmt, cst.BaseCompoundStatement) and contains(stmt, jump, stop):
-            out.append(rewrite(stmt))
+            new = rewrite(stmt)
+            if positions is not None and stmt in positions:
+                positions.setdefault(new, positions[stmt])
+            out.append(new)
             rest = list(stmts[k + 1:])
             if rest:
-                out.append(_guard(flag, guard_block(rest, flag, jump, replace, rewrite, stop)))
+                out.append(_guard(flag, guard_block(rest, flag, jump, replace, rewrite, stop, positions)))
             return out
         out.append(stmt)
     return out
 
 
-def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list]) -> cst.BaseCompoundStatement:
+def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list],
+                   positions: dict | None = None) -> cst.BaseCompoundStatement:
     """Apply ``fn`` to every statement list directly inside ``stmt`` (if/elif/else, with, try)."""
     def suite(s: cst.BaseSuite) -> cst.BaseSuite:
         if isinstance(s, cst.SimpleStatementSuite):
@@ -86,7 +94,9 @@ def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list]) 
     changes: dict = {"body": suite(stmt.body)}
     orelse = getattr(stmt, "orelse", None)
     if isinstance(orelse, cst.If):
-        changes["orelse"] = rewrite_blocks(orelse, fn)
+        changes["orelse"] = rewrite_blocks(orelse, fn, positions)
+        if positions is not None and orelse in positions:
+            positions.setdefault(changes["orelse"], positions[orelse])
     elif isinstance(orelse, cst.Else):
         changes["orelse"] = orelse.with_changes(body=suite(orelse.body))
     if isinstance(stmt, cst.Try):

@@ -43,6 +43,9 @@ def _always_returns(stmts: list) -> bool:
 
 
 class _Rewriter:
+    def __init__(self, positions: dict):
+        self.positions = positions
+
     def replace(self, jump: cst.Return) -> list:
         value = jump.value if jump.value is not None else cst.Name("None")
         return [assign(VALUE, value), assign(FLAG, cst.Name("True"))]
@@ -55,10 +58,10 @@ class _Rewriter:
             body = self.block(list(stmt.body.body))
             guarded = cst.If(test=not_flag(FLAG), body=cst.IndentedBlock(body))
             return stmt.with_changes(body=stmt.body.with_changes(body=[guarded]))
-        return rewrite_blocks(stmt, self.block)
+        return rewrite_blocks(stmt, self.block, self.positions)
 
     def block(self, stmts: list) -> list:
-        return guard_block(stmts, FLAG, (cst.Return,), self.replace, self.rewrite, ())
+        return guard_block(stmts, FLAG, (cst.Return,), self.replace, self.rewrite, (), self.positions)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
@@ -66,7 +69,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     if not _nested_return(body):
         return node
     pos = ctx.positions.get(node, (0, 0))
-    rewriter = _Rewriter()
+    rewriter = _Rewriter(ctx.positions)
     new_body = [
         assign(FLAG, cst.Name("False")),
         assign(VALUE, runtime_call("UndefinedReturn")),

@@ -1,0 +1,76 @@
+"""Lists appended to inside loops: a Python list in a Python loop, a stacked per-iteration
+output in a traced loop (the name then holds the stacked array: ``len``, ``[-1]``, iteration
+and ``jnp.stack`` behave as on the list of its rows)."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from laxify.ir.errors import ConversionError
+from laxify.runtime.lowering import Site
+from laxify.runtime.messages import site_error
+
+__all__ = ["Accumulator", "append", "list_carries", "stacked_result", "appended_once"]
+
+
+class Accumulator:
+    """Stands for a list inside a traced loop body: records the one value appended per iteration."""
+
+    __slots__ = ("name", "values")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.values: list = []
+
+    def append(self, value) -> None:
+        self.values.append(value)
+
+    def __repr__(self) -> str:
+        return f"<list {self.name} being accumulated>"
+
+
+def append(lst, value):
+    """``lst.append(value)``, returning ``lst`` (what converted code assigns back to the name)."""
+    lst.append(value)
+    return lst
+
+
+def list_carries(init) -> list[int]:
+    """Indexes of loop carries that are Python lists (candidates for stacked outputs)."""
+    return [k for k, v in enumerate(init) if isinstance(v, list)]
+
+
+def appended_once(out, name: str, site: Site):
+    """The value appended in one iteration, or a located error if it was not exactly one."""
+    if not isinstance(out, Accumulator):
+        raise site_error(
+            site,
+            f"The list `{name}` is rebound inside this traced loop; only `{name}.append(...)` "
+            f"can build a list in a loop that becomes one XLA program.",
+            f"Build `{name}` with `{name}.append(value)` once per iteration.",
+        )
+    if len(out.values) != 1:
+        raise site_error(
+            site,
+            f"The list `{name}` gets {len(out.values)} appends in one iteration of this traced "
+            f"loop; a traced loop stacks exactly one value per iteration.",
+            f"Append exactly once per iteration (append a tuple to collect several values).",
+        )
+    return out.values[0]
+
+
+def stacked_result(prefix: list, stacked):
+    """The list after the loop: its earlier items followed by the stacked per-iteration values."""
+    if not prefix:
+        return stacked
+    return jnp.concatenate([jnp.stack(prefix), stacked])
+
+
+def traced_length_error(name: str, site: Site) -> ConversionError:
+    return site_error(
+        site,
+        f"The list `{name}` is appended to in this loop, whose number of iterations is traced: "
+        f"one XLA program cannot hold a list of traced length.",
+        f"Give the loop a bound with `with laxify.loop_options(max_iters=N):` (the list becomes an "
+        f"(N, ...) array, zero after the last iteration), or make the trip count static.",
+    )

@@ -1,0 +1,101 @@
+"""Loop options (``laxify.loop_options``): a stack read by the dispatcher while tracing."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+__all__ = ["LoopOptions", "loop_options", "current", "push", "pop", "push_options", "with_options"]
+
+
+@dataclass(frozen=True)
+class LoopOptions:
+    """``max_iters``: bound for traced loops (they then lower to a differentiable scan);
+    ``unroll``: passed to ``lax.scan``/``fori_loop``; ``checkpoint``: rematerialise the body."""
+
+    max_iters: int | None = None
+    unroll: int | bool | None = None
+    checkpoint: bool = False
+
+
+_DEFAULT = LoopOptions()
+_state = threading.local()
+
+
+def _stack() -> list[LoopOptions]:
+    stack = getattr(_state, "stack", None)
+    if stack is None:
+        stack = _state.stack = []
+    return stack
+
+
+def current() -> LoopOptions:
+    stack = _stack()
+    return stack[-1] if stack else _DEFAULT
+
+
+def push(options: LoopOptions) -> int:
+    stack = _stack()
+    stack.append(options)
+    return len(stack) - 1
+
+
+def pop(depth: int) -> None:
+    del _stack()[depth:]
+
+
+class loop_options:
+    """Options for the loops of a function (as a decorator) or of one block (``with``).
+
+    ``max_iters``: a traced ``while`` (or a ``for`` over a traced range) runs at most this
+    many iterations and lowers to a ``lax.scan`` with a ``lax.cond`` per step, which
+    reverse-mode differentiates and lets a list be appended to (it becomes a
+    ``(max_iters, ...)`` array, zero after the last iteration); ``unroll`` is passed to
+    ``lax.scan``; ``checkpoint=True`` rematerialises each iteration in the backward pass.
+    """
+
+    def __init__(self, max_iters: int | None = None, unroll: int | bool | None = None,
+                 checkpoint: bool = False):
+        if max_iters is not None and (isinstance(max_iters, bool) or not isinstance(max_iters, int)
+                                      or max_iters < 0):
+            raise ValueError(f"loop_options(max_iters=...) takes a non-negative int, got {max_iters!r}")
+        if unroll is not None and not isinstance(unroll, (bool, int)):
+            raise ValueError(f"loop_options(unroll=...) takes an int or a bool, got {unroll!r}")
+        self.options = LoopOptions(max_iters, unroll, bool(checkpoint))
+        self._depth: list[int] = []
+
+    def __enter__(self) -> "loop_options":
+        self._depth.append(push(self.options))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pop(self._depth.pop())
+
+    def __call__(self, fn):
+        target = getattr(fn, "python_function", fn)
+        target.__laxify_loop_options__ = self.options
+        return fn
+
+    def __repr__(self) -> str:
+        o = self.options
+        return f"loop_options(max_iters={o.max_iters}, unroll={o.unroll}, checkpoint={o.checkpoint})"
+
+
+def push_options(block: loop_options) -> int:
+    """``with loop_options(...):`` in converted code: the block's loops see these options."""
+    return push(block.options)
+
+
+def with_options(fn, opts: LoopOptions):
+    """``fn`` running with ``opts`` as the current loop options."""
+    import functools
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        depth = push(opts)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            pop(depth)
+
+    return run
