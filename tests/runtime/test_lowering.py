@@ -470,6 +470,12 @@ def fails_while_tracing_a_branch(x):
     return y
 
 
+def fails_in_a_rewritten_return(x):
+    if x.sum() > 100:
+        return x
+    return x[10, 10]  # <ret-index>
+
+
 def multiline_signature(x,  # <ms-def>
                         y):
     z = x + y
@@ -507,6 +513,15 @@ def test_exception_while_tracing_a_branch_points_at_the_users_line():
     with pytest.raises(IndexError) as info:
         laxify.to_static(fails_while_tracing_a_branch)(jnp.ones(2))
     assert _user_frames(info.value)[-1] == (_line_of("<index>"), "y = x[10, 10]  # <index>")
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "a `return` after an early return becomes `_lx_retval = ...` without the return's "
+    "position: the traceback of an error in the returned expression points at the def line"))
+def test_exception_in_a_rewritten_return_points_at_the_users_line():
+    with pytest.raises(IndexError) as info:
+        laxify.to_static(fails_in_a_rewritten_return)(jnp.ones(2))
+    assert _user_frames(info.value)[-1][0] == _line_of("<ret-index>")
 
 
 @pytest.mark.xfail(strict=True, reason=(

@@ -275,9 +275,15 @@ def tricky(x, n):  # <def>
     else:  # <forelse>
         pass  # <pass2>
     try:  # <try>
-        pass
-    except Exception:
-        pass
+        pass  # <try-pass>
+    except Exception:  # <except>
+        pass  # <except-pass>
+    finally:  # <finally>
+        # comment
+        t = t + 1  # <finally-t>
+    with open(__file__) as fh:  # <with>
+
+        t = t + 2  # <with-t>
     return b + c + s + t  # <ret>
 
 
@@ -324,6 +330,13 @@ def test_positions_of_every_statement():
         ("Else", L("<forelse>"), 4),
         ("SimpleStatementLine", L("<pass2>"), 8), ("Pass", L("<pass2>"), 8),
         ("Try", L("<try>"), 4),
+        ("SimpleStatementLine", L("<try-pass>"), 8), ("Pass", L("<try-pass>"), 8),
+        ("ExceptHandler", L("<except>"), 4),
+        ("SimpleStatementLine", L("<except-pass>"), 8), ("Pass", L("<except-pass>"), 8),
+        ("Finally", L("<finally>"), 4),
+        ("SimpleStatementLine", L("<finally-t>"), 8), ("Assign", L("<finally-t>"), 8),
+        ("With", L("<with>"), 4),
+        ("SimpleStatementLine", L("<with-t>"), 8), ("Assign", L("<with-t>"), 8),
         ("SimpleStatementLine", L("<ret>"), 4), ("Return", L("<ret>"), 4),
     }
     assert _by_type(table) == expected
@@ -333,7 +346,8 @@ def test_positions_match_the_file_text():
     """Each compound or line statement starts at its position in the real file."""
     src, table = _positions(tricky)
     for node, (line, col) in table.items():
-        if not isinstance(node, (cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.Else)):
+        if not isinstance(node, (cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.Else,
+                                 cst.ExceptHandler, cst.Finally)):
             continue
         bare = node.with_changes(leading_lines=())
         if isinstance(node, cst.FunctionDef):

@@ -150,26 +150,37 @@ def test_lambda_without_parameters():
     src = get_source(lambda: 41 + 1)  # <lambda0>
     assert src.filename == __file__
     assert src.node.name.value == "_lambda_"
-    assert src.module.code == "def _lambda_():\n    return (41 + 1)\n"
+    assert src.module.code == "def _lambda_():\n    return 41 + 1\n"
     # Line 2 of the synthesised def (the return) is the lambda's own line.
     assert src.first_line + 1 == line_of("<lambda0>")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "_lambda_source uses ast.get_source_segment(text, lambda.args), but ast.arguments has no "
-    "position on Python 3.11, so parameters become 'None' and libcst's ParserSyntaxError escapes"))
 def test_lambda_with_parameters():
     src = get_source(lambda a, b: a * b)
-    assert src.module.code == "def _lambda_(a, b):\n    return (a * b)\n"
+    assert src.module.code == "def _lambda_(a, b):\n    return a * b\n"
+
+
+FIRST, SECOND = (lambda: 1), (lambda: 2)
+
+
+def test_two_lambdas_on_one_line_pick_the_right_one():
+    assert get_source(FIRST).module.code == "def _lambda_():\n    return 1\n"
+    assert get_source(SECOND).module.code == "def _lambda_():\n    return 2\n"
+
+
+def test_two_lambdas_with_different_parameters_pick_by_parameters():
+    first, second = (lambda a: a + 1), (lambda b: b * 2)
+    assert get_source(first).module.code == "def _lambda_(a):\n    return a + 1\n"
+    assert get_source(second).module.code == "def _lambda_(b):\n    return b * 2\n"
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "the column used to choose among lambdas is the min over co_positions, which is the "
-    "RESUME instruction's column 0, so the first lambda on the line is always picked"))
-def test_two_lambdas_on_one_line_pick_the_right_one():
+    "the lambda is chosen by comparing the code's column in the file with columns in the "
+    "dedented line: on an indented line (inside a function) the first lambda is picked"))
+def test_two_lambdas_on_an_indented_line_pick_the_right_one():
     first, second = (lambda: 1), (lambda: 2)
-    assert get_source(first).module.code == "def _lambda_():\n    return (1)\n"
-    assert get_source(second).module.code == "def _lambda_():\n    return (2)\n"
+    assert get_source(first).module.code == "def _lambda_():\n    return 1\n"
+    assert get_source(second).module.code == "def _lambda_():\n    return 2\n"
 
 
 # -- no source ----------------------------------------------------------------------------

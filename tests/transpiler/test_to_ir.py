@@ -324,7 +324,7 @@ def test_loop_target_used_after_the_loop_is_carried():
     func @f(%xs.0) {params_code = 'xs'} {
       %s.0 = py() {code = 's = 0.0', kind = 'stmt', static = 'always', value = 0.0} loc(2:4)
       %0 = py(%xs.0) {code = 'xs', kind = 'expr', static = 'operands'} loc(3:4)
-      %x.1 = undef()
+      %x.1 = undef() loc(3:4)
       %s.3, %x.2 = scan(%0, %s.0, %x.1) {num_carries = 2} {
       ^(%x.0, %s.1, %1):
         %s.2 = py(%s.1, %x.0) {code = 's = s + x', kind = 'stmt', static = 'operands'} loc(4:8)
@@ -349,7 +349,7 @@ def test_range_index_used_after_the_loop_is_carried():
       %0 = py(%n.0) {code = 'n', kind = 'expr', static = 'operands'} loc(2:4)
       %1 = py() {code = '0', kind = 'expr', static = 'always', value = 0} loc(2:4)
       %2 = py() {code = '1', kind = 'expr', static = 'always', value = 1} loc(2:4)
-      %i.1 = undef()
+      %i.1 = undef() loc(2:4)
       %x.3, %i.2 = for_range(%1, %0, %2, %x.0, %i.1) {num_carries = 2} {
       ^(%i.0, %x.1, %3):
         %x.2 = py(%x.1, %i.0) {code = 'x = x + i', kind = 'stmt', static = 'operands'} loc(3:8)
@@ -445,9 +445,6 @@ def test_if_containing_return_is_a_fallback_in_build_ir():
     assert fallbacks == [Fallback(Span(3, 4), "if", "it contains a `return` statement", 5)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the return converter rewrites `return` inside a nested def as if it were the outer "
-    "function's: `g` then returns None and f(x) fails (TypeError: NoneType * int)"))
 def test_nested_def_keeps_its_own_return():
     before = """
     def f(x):
@@ -455,13 +452,16 @@ def test_nested_def_keeps_its_own_return():
             return v + 1
         return g(x) * 2
     """
-    text = ir_text(before)
-    assert "code = 'def g(v):\\n    return v + 1'" in text
+    after = r"""
+    func @f(%x.0) {params_code = 'x'} {
+      %g.0 = py() {code = 'def g(v):\n    return v + 1', kind = 'stmt', static = 'never'} loc(2:4)
+      %0 = py(%g.0, %x.0) {code = 'g(x) * 2', kind = 'expr', static = 'never'} loc(4:4)
+      return(%0) loc(4:4)
+    }
+    """
+    check(before, after)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the return converter rebuilds the `if` that contains a `return` without carrying its "
-    "position: its cond gets the def line (1:0), so errors at that `if` point at the def"))
 def test_if_containing_return_keeps_its_line():
     before = """
     def f(x):
@@ -475,8 +475,21 @@ def test_if_containing_return_keeps_its_line():
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "the `undef` made for a name with no value yet has no span; its runtime site gets line 0, "
-    "so NameError says '(line 0)'"))
+    "a `return` after an early return is rewritten to `_lx_retval = ...` without its "
+    "position: the assignment gets the def line (1:0), so a traceback from the returned "
+    "expression points at the def"))
+def test_rewritten_return_keeps_its_line():
+    before = """
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+    """
+    ir_fn = convert_source(define(before)).ir
+    (op,) = [op for op in ir_fn.walk() if op.attributes.get("code") == "_lx_retval = -x"]
+    assert op.span == Span(4, 4)
+
+
 def test_undef_has_a_span():
     before = """
     def f(xs):
@@ -486,4 +499,4 @@ def test_undef_has_a_span():
     """
     ir_fn = convert_source(define(before)).ir
     (undef,) = [op for op in ir_fn.walk() if isinstance(op, UndefOp)]
-    assert undef.span is not None
+    assert undef.span == Span(2, 4)
