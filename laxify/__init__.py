@@ -7,12 +7,12 @@
         return x
 """
 
-from laxify.api import StaticFunction, convert, do_not_convert, to_static
+from laxify.api import StaticFunction, convert, do_not_convert, load, to_static
 from laxify.ir.errors import ConversionError, FallbackWarning
 from laxify.runtime.options import loop_options
 
 __all__ = [
-    "ConversionError", "FallbackWarning", "StaticFunction", "convert", "do_not_convert", "loop_options",
+    "ConversionError", "FallbackWarning", "StaticFunction", "convert", "do_not_convert", "load", "loop_options",
     "to_static",
 ]
 __version__ = "0.1.0"

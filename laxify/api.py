@@ -13,11 +13,13 @@ import numpy as np
 
 from laxify.conversion import Converted, convert_function, fresh_ir
 from laxify.diff import Diff
+from laxify.explain import Explanation, explain
 from laxify.ir.errors import ConversionError, FallbackWarning, Location
 from laxify.ir.printer import print_function
+from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.signature import param_types_for
 
-__all__ = ["to_static", "StaticFunction", "convert", "do_not_convert"]
+__all__ = ["to_static", "StaticFunction", "convert", "do_not_convert", "load"]
 
 FALLBACK_MODES = ("warn", "error", "silent")
 RETRACE_WARNING_AFTER = 8
@@ -216,8 +218,38 @@ class StaticFunction:
         """The typed SSA IR as text, specialised to the arguments when they are given."""
         if not args and not kwargs:
             return print_function(self._converted.ir)
-        types_ = param_types_for(self.python_function, args, kwargs)
-        return print_function(fresh_ir(self.python_function, types_))
+        return print_function(self._specialised_ir(args, kwargs))
+
+    def explain(self, *args, **kwargs) -> Explanation:
+        """Every control-flow construct: converted, kept static, or kept as Python, and why
+        (specialised to the arguments when they are given)."""
+        if not args and not kwargs:
+            return explain(self._converted.ir)
+        return explain(self._specialised_ir(args, kwargs), specialised=True)
+
+    def _specialised_ir(self, args, kwargs):
+        fn = self.python_function
+        types_ = param_types_for(fn, args, kwargs)
+        return fresh_ir(fn, types_, make_evaluator(fn.__globals__))
+
+    def export(self, *args, path=None, **kwargs) -> bytes:
+        """Serialized ``jax.export`` bytes for these arguments (written to ``path`` if given);
+        ``laxify.load`` runs them without the source."""
+        key = self._key(args, kwargs)
+        if key[0] or key[1]:
+            raise ValueError(
+                "export takes array arguments only; bind static arguments first "
+                "(for example with functools.partial) so that the exported program has no Python inputs"
+            )
+        exported = jax.export.export(self._jit_for(key))(*args, **kwargs)
+        try:
+            data = bytes(exported.serialize())
+        except ImportError as e:
+            raise ImportError(f"{e}: install it with `pip install 'laxify[export]'`") from None
+        if path is not None:
+            with open(path, "wb") as f:
+                f.write(data)
+        return data
 
     def lower(self, *args, **kwargs):
         """``jax.stages.Lowered`` for these arguments (``.as_text()`` gives StableHLO)."""
@@ -281,3 +313,13 @@ def to_static(fn: Callable | None = None, **options) -> Any:
     if fn is None:
         return lambda f: StaticFunction(f, **options)
     return StaticFunction(fn, **options)
+
+
+def load(path_or_bytes):
+    """Run a program saved by ``StaticFunction.export``: returns a callable on arrays."""
+    data = path_or_bytes
+    if not isinstance(data, (bytes, bytearray)):
+        with open(data, "rb") as f:
+            data = f.read()
+    exported = jax.export.deserialize(bytearray(data))
+    return exported.call
