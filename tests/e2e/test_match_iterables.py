@@ -202,11 +202,7 @@ TRACED_CASES = [
          (f32(0.0, 1.0, 5.0),), prims=COND),
     case(match_returns, *[(X, i32(k)) for k in (0, 1, 2, 3)], prims=COND),
     case(nested_match, *[(X, i32(j), i32(k)) for j in (0, 1) for k in (0, 2)], prims=COND),
-    case(match_in_scanned_loop, (f32(3.0, 2.0, 0.5, 1.0, 4.0, -1.0, 2.0),), prims={"scan", "cond"},
-         marks=pytest.mark.xfail(strict=True, reason=(
-             "bug: the index of a static-bound `range` loop that becomes a scan is typed static, "
-             "so `if i % 3 == 0:` in its body is lowered as a Python `if` on a tracer "
-             "(TracerBoolConversionError); the same without `match`"))),
+    case(match_in_scanned_loop, (f32(3.0, 2.0, 0.5, 1.0, 4.0, -1.0, 2.0),), prims={"scan", "cond"}),
 ]
 
 
