@@ -278,12 +278,19 @@ def _check_carries(init, names, site: Site, construct: str):
                 )
 
 
+class CarryChange(ConversionError):
+    """One iteration changes a carried value's shape, structure or dtype."""
+
+
 def _diagnose_carries(names, init, after, site: Site, construct: str) -> None:
     """Raise the located error for a carry whose type one iteration changes."""
     sides = ("before the loop", "after one iteration")
     for name, before, out in zip(names, init, after):
         before = jax.eval_shape(lambda v: v, before)
-        _join_tree(before, out, name, site, sides, f"this `{construct}` loop")
+        try:
+            _join_tree(before, out, name, site, sides, f"this `{construct}` loop")
+        except ConversionError as e:
+            raise CarryChange(e.message, e.location, e.fix) from None
         for a, b in zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(out)):
             if a.dtype != b.dtype and not getattr(a, "weak_type", False):
                 raise site_error(
@@ -293,6 +300,7 @@ def _diagnose_carries(names, init, after, site: Site, construct: str) -> None:
                     f"with (only Python numbers are widened).",
                     f"Give `{name}` its final dtype before the loop (for example "
                     f"`{name} = jnp.asarray({name}, jnp.{b.dtype})`), or cast inside the loop.",
+                    CarryChange,
                 )
 
 
@@ -394,11 +402,14 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
         traced = python_index is None and (
             _any_traced(deps) or any(_is_array(leaf) for leaf in jax.tree_util.tree_leaves(init))
         )
-        if not traced:
+        def python_loop():
             vals = init
             for i in r:
                 vals = tuple(body_fn(i, *vals))
             return vals
+
+        if not traced or _python_values(init):
+            return python_loop()
         if len(r) == 0:
             return init
         xs = lax.iota(jnp.int32, len(r))
@@ -406,7 +417,7 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
             xs = xs * r.step
         if r.start != 0:
             xs = xs + r.start
-        return _scan(body_fn, init, xs, site)
+        return _scan_or_python(lambda: _scan(body_fn, init, xs, site), python_loop)
     if python_index is not None:
         raise site_error(
             site,
@@ -416,6 +427,38 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
             "or use `lax.dynamic_slice` instead of slicing with the index.",
         )
     return _traced_range(start, stop, step, body_fn, init, site)
+
+
+_NEEDS_PYTHON = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+    CarryChange,
+)
+
+
+def _python_values(init) -> bool:
+    """Whether a carry holds a Python value that no array can stand for (a str, an object)."""
+    for leaf in jax.tree_util.tree_leaves(init, is_leaf=lambda v: isinstance(v, Undefined)):
+        if isinstance(leaf, Undefined):
+            continue
+        if not _is_array(leaf) and not isinstance(leaf, (bool, int, float, complex)):
+            return True
+    return False
+
+
+def _scan_or_python(scan, python_loop):
+    """A loop with a static trip count: one ``lax.scan`` unless its body needs Python
+    semantics (the index where a Python int is required, a carry whose shape changes, a
+    traced key into a Python dict); then the unrolled Python loop, as DESIGN §5 says."""
+    try:
+        return scan()
+    except _NEEDS_PYTHON:
+        return python_loop()
+    except TypeError as e:
+        if "unhashable" not in str(e):
+            raise
+        return python_loop()
 
 
 def _traced_range(start, stop, step, body_fn, init, site: Site):
@@ -484,7 +527,16 @@ def for_each(xs, body_fn, init, deps, site: Site):
             raise TypeError("iteration over a 0-d array")
         if xs.shape[0] == 0:
             return init
-        return _scan(body_fn, init, jnp.asarray(xs), site)
+
+        def python_rows():
+            vals = init
+            for item in xs:
+                vals = tuple(body_fn(item, *vals))
+            return vals
+
+        if _python_values(init):
+            return python_rows()
+        return _scan_or_python(lambda: _scan(body_fn, init, jnp.asarray(xs), site), python_rows)
     vals = init
     for item in xs:
         vals = tuple(body_fn(item, *vals))

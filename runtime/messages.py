@@ -17,8 +17,8 @@ def location(site: Site) -> Location:
     return Location(site.filename, site.line, site.col, text)
 
 
-def site_error(site: Site, message: str, fix: str) -> ConversionError:
-    return ConversionError(message, location(site), fix)
+def site_error(site: Site, message: str, fix: str, cls: type = ConversionError) -> ConversionError:
+    return cls(message, location(site), fix)
 
 
 def describe(x) -> str:
