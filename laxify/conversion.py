@@ -14,6 +14,7 @@ from laxify.ir import Function
 from laxify.ir.errors import ConversionError
 from laxify.ir.passes.infer_types import MergeTypeError
 from laxify.ir.passes import default_passes, run_passes
+from laxify.runtime.calls import set_converter
 from laxify.runtime.compile import compile_lowered, make_function
 from laxify.runtime.lowering import LoweredSource, lower_function
 from laxify.runtime.options import with_options
@@ -90,3 +91,11 @@ def _run_passes(ir_fn: Function, conversion: Conversion, passes: list) -> None:
 
 def clear_cache() -> None:
     _CACHE.clear()
+
+
+def _convert_called(fn: types.FunctionType):
+    """How converted code converts the user functions it calls."""
+    return convert_function(fn).bind(fn)
+
+
+set_converter(_convert_called)

@@ -19,6 +19,7 @@ from jax import lax
 from laxify.ir.errors import ConversionError
 from laxify.runtime import lists as lists_mod
 from laxify.runtime import options
+from laxify.runtime.calls import call
 from laxify.runtime.lists import append
 from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
@@ -26,7 +27,7 @@ from laxify.runtime.lowering import Site
 from laxify.runtime.messages import describe, site_error, tree_lines
 
 __all__ = [
-    "Undefined", "UndefinedReturn", "and_", "append", "pop_options", "push_options", "cond", "final_return", "for_each", "for_range", "ifexp",
+    "Undefined", "UndefinedReturn", "and_", "append", "call", "pop_options", "push_options", "cond", "final_return", "for_each", "for_range", "ifexp",
     "is_traced", "not_", "or_", "while_loop",
 ]
 

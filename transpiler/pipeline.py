@@ -13,6 +13,7 @@ from laxify.ir import Function
 from laxify.transpiler.analysis.positions import statement_positions
 from laxify.transpiler.converters import (
     break_statements,
+    calls,
     conditional_expressions,
     continue_statements,
     iterables,
@@ -57,6 +58,9 @@ CONVERTERS: list = [
     # list appends are plain statements; they may stand anywhere the converters above moved
     # them, so they are rewritten last.
     list_appends,
+    # calls last: every call the converters above wrote is of the runtime (`_lx.*`) and
+    # stays as it is; the user's own calls are routed through `_lx.call`.
+    calls,
 ]
 
 
