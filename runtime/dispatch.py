@@ -101,6 +101,8 @@ def cond(pred, branches, operands, site: Site):
         index = (0 if pred else 1) if len(branches) == 2 else operator.index(pred)
         return branches[index](*operands)
     pred = _scalar_predicate(pred, site, "if")
+    if any(isinstance(v, lists_mod.Accumulator) for v in operands):
+        return _cond_appending(pred, branches, operands, site)
     fill: dict[int, object] = {}
     fns = [_checked_branch(b, k, len(branches), site, fill) for k, b in enumerate(branches)]
     try:
@@ -112,6 +114,34 @@ def cond(pred, branches, operands, site: Site):
     avals = [jax.eval_shape(lambda f=f: f(operands)) for f in fns]
     target = _join_outputs(avals, site.names, site, len(branches))
     return _lax_cond(pred, [_casting(f, target) for f in fns], operands)
+
+
+def _cond_appending(pred, branches, operands, site: Site):
+    """A traced ``if`` inside a scanned loop whose branches append to a list being stacked:
+    each branch must append one value; the selected value is appended after the ``if``."""
+    accs = {k: v for k, v in enumerate(operands) if isinstance(v, lists_mod.Accumulator)}
+    by_name = {acc.name: acc for acc in accs.values()}
+
+    def wrap(branch):
+        def run(*ops):
+            ops = list(ops)
+            for k, acc in accs.items():
+                ops[k] = lists_mod.Accumulator(acc.name)
+            outs = list(branch(*ops))
+            for i, out in enumerate(outs):
+                if isinstance(out, lists_mod.Accumulator):
+                    outs[i] = lists_mod.appended_once(out, out.name, site)
+            return tuple(outs)
+
+        return run
+
+    plain = tuple(None if k in accs else v for k, v in enumerate(operands))
+    outs = list(cond(pred, [wrap(b) for b in branches], plain, site))
+    for i, name in enumerate(site.names):
+        if name in by_name:
+            by_name[name].append(outs[i])
+            outs[i] = by_name[name]
+    return tuple(outs)
 
 
 class _NeedsPlaceholder(Exception):
