@@ -1,0 +1,509 @@
+"""`list.append` in loops and `laxify.loop_options` end to end.
+
+In a loop with a static trip count, appends become the stacked output of one `scan` and the
+name behaves as the Python list would (`jnp.stack`, `[-1]`, `len`, iteration), without
+unrolling. In a loop with a traced trip count they need `loop_options(max_iters=N)`: the list
+is then an `(N, ...)` array whose rows past the last iteration are zero (docs: runtime
+`loop_options`, the `traced_length_error` fix text).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import laxify
+from harness import CASE_FIELDS, assert_trees_close, case, check, eqn_count, jaxpr_of, primitive_counts
+
+SCAN = {"scan"}
+STATIC = ()
+
+
+def f32(*values):
+    return jnp.array(values, jnp.float32)
+
+
+X = f32(0.5, -1.0, 2.0)
+
+
+# -- appends in loops with a static trip count: one scan ------------------------------------
+
+def lists_append_then_stack(x):
+    outs = []
+    h = x
+    for i in range(6):
+        h = jnp.tanh(h) + i
+        outs.append(h)
+    return jnp.stack(outs)
+
+
+def lists_append_then_last_and_len(x):
+    outs = []
+    h = x
+    for i in range(5):
+        h = h * 0.5 + 1.0
+        outs.append(h * i)
+    return outs[-1], len(outs), outs[0]
+
+
+def lists_append_then_iterate(x):
+    outs = []
+    h = x
+    for i in range(4):
+        h = h + i
+        outs.append(h.sum())
+    total = jnp.float32(0)
+    for o in outs:
+        total = total * 2 + o
+    return total
+
+
+def lists_with_earlier_items(x):
+    outs = [x, x * 2]
+    h = x
+    for i in range(3):
+        h = h - 1
+        outs.append(h)
+    return jnp.stack(outs), len(outs)
+
+
+def lists_append_over_array_rows(m):
+    outs = []
+    for row in m:
+        outs.append(row * row.sum())
+    return jnp.stack(outs)
+
+
+def lists_append_over_enumerate(x):
+    outs = []
+    for i, v in enumerate(x):
+        outs.append(v * i)
+    return jnp.stack(outs)
+
+
+def lists_two_lists_one_loop(x):
+    evens, odds = [], []
+    h = x
+    for i in range(4):
+        h = h * 1.5
+        evens.append(h)
+        odds.append(-h)
+    return jnp.stack(evens) + jnp.stack(odds) * 2
+
+
+def lists_append_under_traced_if(x):
+    outs = []
+    h = x
+    for i in range(5):
+        if h.sum() > 2:
+            h = h - 1
+        else:
+            h = h + 2
+        outs.append(h)
+    return jnp.stack(outs)
+
+
+def lists_append_in_negative_step_range(x):
+    outs = []
+    for i in range(6, 0, -2):
+        outs.append(x * i)
+    return jnp.stack(outs)
+
+
+def lists_append_static_count_arg(x, n):
+    outs = []
+    h = x
+    for i in range(n):
+        h = jnp.sin(h) + 0.1
+        outs.append(h)
+    return jnp.stack(outs)
+
+
+CASES = [
+    case(lists_append_then_stack, (X,), prims=SCAN),
+    case(lists_append_then_last_and_len, (X,), prims=SCAN),
+    case(lists_append_then_iterate, (X,), prims=SCAN),
+    case(lists_with_earlier_items, (X,), prims=SCAN),
+    case(lists_append_over_array_rows, (jnp.arange(12, dtype=jnp.float32).reshape(4, 3),), prims=SCAN),
+    case(lists_append_over_enumerate, (X,), prims=SCAN),
+    case(lists_two_lists_one_loop, (X,), prims=SCAN),
+    case(lists_append_under_traced_if, (X,), (f32(5.0, 5.0),), prims={"scan", "cond"}),
+    case(lists_append_in_negative_step_range, (X,), prims=SCAN),
+    case(lists_append_static_count_arg, (X, 1), (X, 7), prims=SCAN),
+]
+
+
+@pytest.mark.parametrize(CASE_FIELDS, CASES)
+def test_append_in_static_loop_matches_python(fn, inputs, prims, static_argnums):
+    check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+def test_append_loop_is_one_scan():
+    counts = primitive_counts(jaxpr_of(lists_append_then_stack, X))
+    assert counts["scan"] == 1, counts
+    assert counts["tanh"] == 1, counts  # the body is traced once, not unrolled
+
+
+def test_append_program_size_does_not_grow_with_trip_count():
+    small = jaxpr_of(lists_append_static_count_arg, X, 10)
+    large = jaxpr_of(lists_append_static_count_arg, X, 1000)
+    assert eqn_count(small) == eqn_count(large), (small, large)
+    assert jax.jit(laxify.convert(lists_append_static_count_arg), static_argnums=1)(X, 1000).shape == (1000, 3)
+
+
+def lists_append_tuple_then_stack_parts(x):
+    outs = []
+    h = x
+    for i in range(4):
+        h = h * 2
+        outs.append((h, h.sum()))
+    hs = jnp.stack([o[0] for o in outs])
+    ss = jnp.stack([o[1] for o in outs])
+    return hs, ss
+
+
+def lists_append_tuple_then_last(x):
+    outs = []
+    h = x
+    for i in range(4):
+        h = h * 2
+        outs.append((h, h.sum()))
+    return outs[-1], len(outs)
+
+
+def lists_append_tuple_then_unpack_loop(x):
+    outs = []
+    h = x
+    for i in range(4):
+        h = h * 2
+        outs.append((h, h.sum()))
+    t = jnp.float32(0)
+    for a, s in outs:
+        t = t + a[0] * s
+    return t
+
+
+TUPLE_BUG = pytest.mark.xfail(strict=True, reason=(
+    "bug (DESIGN §5: after the loop the name behaves as the Python list would): appending a "
+    "tuple stacks each component, and the name then holds the tuple of stacked arrays, so "
+    "`outs[-1]` is the stacked second component, `len(outs)` is 2, and `for a, s in outs` or "
+    "`[o[0] for o in outs]` iterate over the components instead of the appended tuples"))
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lists_append_tuple_then_stack_parts, marks=TUPLE_BUG),
+    pytest.param(lists_append_tuple_then_last, marks=TUPLE_BUG),
+    pytest.param(lists_append_tuple_then_unpack_loop, marks=TUPLE_BUG),
+], ids=lambda f: f.__name__)
+def test_append_tuple_in_static_loop(fn):
+    check(fn, (X,))
+
+
+# -- a static loop that only appends Python values stays Python -------------------------------
+
+def lists_python_values_only(x, n):
+    squares = []
+    for i in range(n):
+        squares.append(i * i)
+    return squares
+
+
+def lists_python_values_then_used(x, n):
+    weights = []
+    for i in range(n):
+        weights.append(1.0 / (i + 1))
+    return x * sum(weights), len(weights)
+
+
+def test_python_only_append_returns_python_list():
+    out = laxify.convert(lists_python_values_only)(X, 4)
+    assert out == [0, 1, 4, 9]
+    assert type(out) is list and all(type(v) is int for v in out)
+    counts = primitive_counts(jaxpr_of(lists_python_values_only, X, 4))
+    assert not counts, counts
+
+
+def test_python_only_append_values():
+    check(lists_python_values_then_used, (X, 0), (X, 3), expect_prims=STATIC)
+
+
+# -- traced trip count: an error without loop_options -----------------------------------------
+
+def lists_append_in_traced_while(x):
+    outs = []
+    while x.sum() < 100:
+        x = x * 2
+        outs.append(x)
+    return jnp.stack(outs)
+
+
+def lists_append_in_traced_range(x, n):
+    outs = []
+    for i in range(n):
+        outs.append(x * i)
+    return outs
+
+
+def test_append_in_traced_length_while_is_an_error():
+    with pytest.raises(laxify.ConversionError) as info:
+        laxify.to_static(lists_append_in_traced_while)(f32(1.0, 2.0))
+    msg = str(info.value)
+    assert "`outs`" in msg
+    assert "traced" in msg and "number of iterations" in msg
+    assert "loop_options(max_iters=" in msg
+    assert __file__ in msg and "while x.sum() < 100:" in msg
+
+
+def test_append_in_traced_range_is_an_error():
+    with pytest.raises(laxify.ConversionError, match=r"(?s)`outs`.*loop_options\(max_iters="):
+        jax.jit(laxify.convert(lists_append_in_traced_range))(X, jnp.int32(3))
+
+
+# -- loop_options(max_iters=N) -----------------------------------------------------------------
+
+MAX_ITERS = 8
+
+
+def lists_bounded_while_with_block(x):
+    outs = []
+    with laxify.loop_options(max_iters=MAX_ITERS):
+        while x.sum() < 100:
+            x = x * 2
+            outs.append(x)
+    return x, outs
+
+
+@laxify.loop_options(max_iters=MAX_ITERS)
+def lists_bounded_while_decorated(x):
+    outs = []
+    while x.sum() < 100:
+        x = x * 2
+        outs.append(x)
+    return x, outs
+
+
+@laxify.loop_options(max_iters=MAX_ITERS)
+@laxify.to_static
+def lists_bounded_while_options_over_to_static(x):
+    outs = []
+    while x.sum() < 100:
+        x = x * 2
+        outs.append(x)
+    return x, outs
+
+
+@laxify.to_static
+@laxify.loop_options(max_iters=MAX_ITERS)
+def lists_bounded_while_to_static_over_options(x):
+    outs = []
+    while x.sum() < 100:
+        x = x * 2
+        outs.append(x)
+    return x, outs
+
+
+def lists_bounded_traced_range(x, n):
+    outs = []
+    with laxify.loop_options(max_iters=MAX_ITERS):
+        for i in range(n):
+            x = x + i
+            outs.append(x)
+    return x, outs
+
+
+def _padded(outs, n, like):
+    """The documented value of a bounded loop's list: its rows, then zeros up to n rows."""
+    rows = [np.asarray(o) for o in outs]
+    rows += [np.zeros(like.shape, like.dtype)] * (n - len(rows))
+    return np.stack(rows)
+
+
+@pytest.mark.parametrize("fn", [lists_bounded_while_with_block, lists_bounded_while_decorated],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("start", [f32(200.0, 1.0), f32(30.0, 40.0), f32(1.0, 2.0)],
+                         ids=["zero_trips", "one_trip", "six_trips"])
+def test_bounded_while_pads_list_with_zeros(fn, start):
+    eager_x, eager_outs = fn(start)
+    expected = (eager_x, _padded(eager_outs, MAX_ITERS, start))
+    assert_trees_close(expected, laxify.to_static(fn, fallback="error")(start), what="to_static")
+    assert_trees_close(expected, jax.jit(laxify.convert(fn))(start), what="jit(convert)")
+    counts = primitive_counts(jaxpr_of(fn, start))
+    assert counts["scan"] == 1 and counts["while"] == 0, counts
+
+
+@pytest.mark.parametrize("fn", [lists_bounded_while_options_over_to_static,
+                                lists_bounded_while_to_static_over_options], ids=lambda f: f.__name__)
+def test_bounded_while_decorator_stacked_with_to_static(fn):
+    start = f32(1.0, 2.0)
+    eager_x, eager_outs = fn.python_function(start)
+    expected = (eager_x, _padded(eager_outs, MAX_ITERS, start))
+    assert_trees_close(expected, fn(start), what="decorated to_static")
+    assert_trees_close(expected, jax.jit(laxify.convert(fn))(start), what="jit(convert)")
+
+
+@pytest.mark.parametrize("n", [0, 3, MAX_ITERS])
+def test_bounded_traced_range_pads_list_with_zeros(n):
+    eager_x, eager_outs = lists_bounded_traced_range(X, n)
+    expected = (eager_x, _padded(eager_outs, MAX_ITERS, X))
+    actual = jax.jit(laxify.convert(lists_bounded_traced_range))(X, jnp.int32(n))
+    assert_trees_close(expected, actual, what=f"n={n}")
+
+
+def lists_bounded_while_without_list(x):
+    with laxify.loop_options(max_iters=20):
+        while x.sum() < 100:
+            x = x * 2
+    return x
+
+
+def test_bounded_while_without_list_matches_python():
+    check(lists_bounded_while_without_list, (f32(200.0),), (f32(60.0),), (f32(1.0, 2.0),),
+          expect_prims={"scan", "cond"})
+
+
+def test_bounded_while_stops_at_max_iters():
+    # More iterations needed than allowed: the loop stops after max_iters steps.
+    out = laxify.to_static(lists_bounded_while_without_list)(f32(1e-6))
+    np.testing.assert_allclose(out, f32(1e-6 * 2 ** 20), rtol=1e-6)
+
+
+def lists_bounded_smooth_while(x):
+    with laxify.loop_options(max_iters=10):
+        while x < 10.0:
+            x = x * 1.5 + jnp.sin(x)
+    return x
+
+
+def test_grad_through_bounded_while_matches_eager_and_finite_differences():
+    for x0 in (0.5, 2.0, 20.0):
+        x = jnp.float32(x0)
+        eager = jax.grad(lists_bounded_smooth_while)(x)
+        converted = jax.grad(laxify.convert(lists_bounded_smooth_while))(x)
+        static = jax.grad(laxify.to_static(lists_bounded_smooth_while))(x)
+        np.testing.assert_allclose(converted, eager, rtol=1e-5)
+        np.testing.assert_allclose(static, eager, rtol=1e-5)
+        eps = 1e-3
+        xd = np.float64(x0)
+        fd = (float(lists_bounded_smooth_while(jnp.float32(xd + eps)))
+              - float(lists_bounded_smooth_while(jnp.float32(xd - eps)))) / (2 * eps)
+        np.testing.assert_allclose(converted, fd, rtol=2e-2)
+
+
+def lists_unbounded_while_for_grad(x):
+    while x < 10.0:
+        x = x * 1.5
+    return x
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "bug (DESIGN §5: without max_iters, `jax.grad` fails with a message that says to add "
+    "max_iters): the error is JAX's raw ValueError 'Reverse-mode differentiation does not work "
+    "for lax.while_loop', which does not mention laxify.loop_options(max_iters=...)"))
+def test_grad_through_unbounded_while_says_add_max_iters():
+    with pytest.raises(Exception, match=r"max_iters"):
+        jax.grad(laxify.convert(lists_unbounded_while_for_grad))(jnp.float32(1.0))
+
+
+def lists_bounded_while_with_traced_counter(x, n):
+    i = 0
+    with laxify.loop_options(max_iters=6):
+        while i < n:
+            x = x * 2.0
+            i += 1
+    return x, i
+
+
+def test_bounded_while_python_counter_traced_bound():
+    check(lists_bounded_while_with_traced_counter, (X, jnp.int32(0)), (X, jnp.int32(4)),
+          (X, jnp.int32(6)), expect_prims={"scan", "cond"})
+
+
+# -- unroll and checkpoint ----------------------------------------------------------------------
+
+def lists_scan_rolled(x):
+    acc = x
+    for i in range(10):
+        acc = jnp.sin(acc) + i
+    return acc
+
+
+def lists_scan_unrolled(x):
+    acc = x
+    with laxify.loop_options(unroll=2):
+        for i in range(10):
+            acc = jnp.sin(acc) + i
+    return acc
+
+
+@laxify.loop_options(unroll=5)
+def lists_scan_unrolled_decorated(x):
+    outs = []
+    acc = x
+    for i in range(10):
+        acc = jnp.sin(acc) + i
+        outs.append(acc)
+    return jnp.stack(outs)
+
+
+def lists_scan_checkpointed(x):
+    acc = x
+    with laxify.loop_options(checkpoint=True):
+        for i in range(10):
+            acc = jnp.sin(acc) * 1.1
+    return acc
+
+
+def _scan_params(fn, *args):
+    jaxpr = jaxpr_of(fn, *args)
+    return [e.params for e in jaxpr.jaxpr.eqns if e.primitive.name == "scan"]
+
+
+def test_unroll_gives_same_numbers_and_sets_scan_unroll():
+    check(lists_scan_unrolled, (X,), expect_prims=SCAN)
+    np.testing.assert_allclose(laxify.to_static(lists_scan_unrolled)(X),
+                               laxify.to_static(lists_scan_rolled)(X), rtol=1e-6)
+    assert [p["unroll"] for p in _scan_params(lists_scan_unrolled, X)] == [2]
+    assert [p["unroll"] for p in _scan_params(lists_scan_rolled, X)] == [1]
+
+
+def test_unroll_decorator_with_appends():
+    check(lists_scan_unrolled_decorated, (X,), expect_prims=SCAN)
+    assert [p["unroll"] for p in _scan_params(lists_scan_unrolled_decorated, X)] == [5]
+
+
+def test_checkpoint_gives_same_values_and_gradients():
+    check(lists_scan_checkpointed, (X,), expect_prims=SCAN)
+    g = jax.grad(lambda v: laxify.convert(lists_scan_checkpointed)(v).sum())(X)
+    g_eager = jax.grad(lambda v: lists_scan_checkpointed(v).sum())(X)
+    np.testing.assert_allclose(g, g_eager, rtol=1e-5)
+    counts = primitive_counts(jax.make_jaxpr(jax.grad(
+        lambda v: laxify.convert(lists_scan_checkpointed)(v).sum()))(X))
+    assert any("remat" in name or "checkpoint" in name for name in counts), counts
+
+
+# -- invalid options ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, text", [
+    ({"max_iters": -1}, "max_iters"),
+    ({"max_iters": 1.5}, "max_iters"),
+    ({"max_iters": "10"}, "max_iters"),
+    ({"max_iters": True}, "max_iters"),
+    ({"unroll": 1.5}, "unroll"),
+    ({"unroll": "2"}, "unroll"),
+])
+def test_invalid_loop_options_raise_value_error(kwargs, text):
+    with pytest.raises(ValueError) as info:
+        laxify.loop_options(**kwargs)
+    msg = str(info.value)
+    assert text in msg
+    assert repr(next(iter(kwargs.values()))) in msg  # shows the value given
+
+
+def test_loop_options_do_not_leak_out_of_the_block():
+    # After a bounded block, a later traced while with appends is again an error.
+    fn = laxify.to_static(lists_bounded_while_with_block)
+    fn(f32(1.0, 2.0))
+    with pytest.raises(laxify.ConversionError, match="max_iters"):
+        laxify.to_static(lists_append_in_traced_while)(f32(1.0, 2.0))
