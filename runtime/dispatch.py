@@ -101,7 +101,7 @@ def cond(pred, branches, operands, site: Site):
         index = (0 if pred else 1) if len(branches) == 2 else operator.index(pred)
         return branches[index](*operands)
     pred = _scalar_predicate(pred, site, "if")
-    if any(isinstance(v, lists_mod.Accumulator) for v in operands):
+    if any(_appendable(v) for v in operands):
         return _cond_appending(pred, branches, operands, site)
     fill: dict[int, object] = {}
     fns = [_checked_branch(b, k, len(branches), site, fill) for k, b in enumerate(branches)]
@@ -116,31 +116,37 @@ def cond(pred, branches, operands, site: Site):
     return _lax_cond(pred, [_casting(f, target) for f in fns], operands)
 
 
+def _appendable(v) -> bool:
+    return isinstance(v, (lists_mod.Accumulator, lists_mod.AppendProbe))
+
+
 def _cond_appending(pred, branches, operands, site: Site):
     """A traced ``if`` inside a scanned loop whose branches append to a list being stacked:
     each branch must append one value; the selected value is appended after the ``if``."""
-    accs = {k: v for k, v in enumerate(operands) if isinstance(v, lists_mod.Accumulator)}
-    by_name = {acc.name: acc for acc in accs.values()}
+    lists = [k for k, v in enumerate(operands) if _appendable(v)]
+    out_of: dict[int, int] = {}  # output index -> operand index of the list it returns
 
     def wrap(branch):
         def run(*ops):
             ops = list(ops)
-            for k, acc in accs.items():
-                ops[k] = lists_mod.Accumulator(acc.name)
+            fresh = {k: lists_mod.Accumulator(site.names[k] if k < len(site.names) else "list") for k in lists}
+            for k, acc in fresh.items():
+                ops[k] = acc
             outs = list(branch(*ops))
             for i, out in enumerate(outs):
-                if isinstance(out, lists_mod.Accumulator):
-                    outs[i] = lists_mod.appended_once(out, out.name, site)
+                for k, acc in fresh.items():
+                    if out is acc:
+                        out_of[i] = k
+                        outs[i] = lists_mod.appended_once(acc, site.names[i], site)
             return tuple(outs)
 
         return run
 
-    plain = tuple(None if k in accs else v for k, v in enumerate(operands))
+    plain = tuple(None if k in lists else v for k, v in enumerate(operands))
     outs = list(cond(pred, [wrap(b) for b in branches], plain, site))
-    for i, name in enumerate(site.names):
-        if name in by_name:
-            by_name[name].append(outs[i])
-            outs[i] = by_name[name]
+    for i, k in out_of.items():
+        operands[k].append(outs[i])
+        outs[i] = operands[k]
     return tuple(outs)
 
 
@@ -364,7 +370,7 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while"):
     opts = options.current()
     if opts.max_iters is not None:
         return _bounded_while(cond_fn, body_fn, init, site, opts.max_iters)
-    lists = lists_mod.list_carries(init)
+    lists = lists_mod.appended_carries(init, site.names, lambda c: tuple(body_fn(*c)))
     if lists:
         raise lists_mod.traced_length_error(site.names[lists[0]], site)
     _check_carries(init, site.names, site, construct)
@@ -385,15 +391,15 @@ def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
 
     def step(_, active, *vals):
         go = jnp.logical_and(active, _scalar_predicate(cond_fn(*vals), site, "while"))
-        accs = [k for k, v in enumerate(vals) if isinstance(v, lists_mod.Accumulator)]
+        accs = [k for k, v in enumerate(vals) if _appendable(v)]
         plain = [k for k in range(len(vals)) if k not in accs]
 
         def run():
             fresh = list(_fresh(vals))
             for k in accs:
-                fresh[k] = lists_mod.Accumulator(vals[k].name)
+                fresh[k] = lists_mod.Accumulator(site.names[k])
             outs = tuple(body_fn(*fresh))
-            appended = tuple(lists_mod.appended_once(outs[k], vals[k].name, site) for k in accs)
+            appended = tuple(lists_mod.appended_once(outs[k], site.names[k], site) for k in accs)
             return tuple(outs[k] for k in plain), appended
 
         shapes = jax.eval_shape(run)
@@ -515,7 +521,7 @@ def _scan(body_fn, init, xs, site: Site):
     opts = options.current()
     first = jax.tree_util.tree_map(lambda a: a[0], xs)
     init = _fill_return_carries(init, lambda c: tuple(body_fn(first, *c)), runs=True)
-    lists = lists_mod.list_carries(init)
+    lists = lists_mod.appended_carries(init, site.names, lambda c: tuple(body_fn(first, *c)))
     plain = [k for k in range(len(init)) if k not in lists]
     names = [site.names[k] for k in plain]
     carries = tuple(init[k] for k in plain)

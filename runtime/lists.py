@@ -4,13 +4,14 @@ and ``jnp.stack`` behave as on the list of its rows)."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from laxify.ir.errors import ConversionError
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import site_error
 
-__all__ = ["Accumulator", "append", "list_carries", "stacked_result", "appended_once"]
+__all__ = ["Accumulator", "append", "appended_carries", "appended_once", "list_carries", "stacked_result"]
 
 
 class Accumulator:
@@ -38,6 +39,45 @@ def append(lst, value):
 def list_carries(init) -> list[int]:
     """Indexes of loop carries that are Python lists (candidates for stacked outputs)."""
     return [k for k, v in enumerate(init) if isinstance(v, list)]
+
+
+def appended_carries(init, names, step) -> list[int]:
+    """Indexes of the list carries that one iteration appends to (found by tracing ``step``
+    once abstractly); other lists are fixed-length pytrees carried as they are."""
+    lists = list_carries(init)
+    if not lists:
+        return []
+    probes = {k: AppendProbe(init[k]) for k in lists}
+    args = [k for k, v in enumerate(init) if k not in probes and _abstractable(v)]
+
+    def run(*values):
+        full = list(init)
+        for k, probe in probes.items():
+            full[k] = probe
+        for k, v in zip(args, values):
+            full[k] = v
+        step(tuple(full))
+
+    jax.eval_shape(run, *[init[k] for k in args])
+    return [k for k in lists if probes[k].appended]
+
+
+class AppendProbe(list):
+    """A copy of a list that notes whether the loop body appends to it."""
+
+    appended = False
+
+    def append(self, value) -> None:
+        self.appended = True
+        super().append(value)
+
+
+def _abstractable(value) -> bool:
+    try:
+        leaves = jax.tree_util.tree_leaves(value)
+    except Exception:
+        return False
+    return all(hasattr(leaf, "dtype") or isinstance(leaf, (bool, int, float, complex)) for leaf in leaves)
 
 
 def appended_once(out, name: str, site: Site):
