@@ -159,6 +159,61 @@ def for_range_carries_dict(x):
     return state
 
 
+def for_range_if_on_index(x):
+    acc = 0.0
+    for i in range(6):
+        if i % 3 == 0:
+            acc = acc + x[i]
+        else:
+            acc = acc - x[i]
+    return acc
+
+
+def for_range_if_on_index_and_value(x):
+    acc = 0.0
+    for i in range(6):
+        if i % 2 == 0 and x[i] > 0:
+            acc = acc + x[i]
+    return acc
+
+
+def for_range_if_on_static_flag(x, flag):
+    for i in range(3):
+        if flag:
+            x = x + i
+        else:
+            x = x - i
+    return x
+
+
+def for_range_reverse_from_shape(x):
+    acc = jnp.zeros((), x.dtype)
+    for i in range(x.shape[0] - 1, -1, -1):
+        acc = acc * 2 + x[i]
+    return acc
+
+
+def for_range_inner_bound_is_outer_index(x):
+    acc = 0.0
+    for i in range(4):
+        for j in range(i):
+            acc = acc + x[i] * x[j]
+    return acc
+
+
+def for_range_if_while_three_levels(x):
+    total = 0.0
+    for i in range(3):
+        if x[i] > 0:
+            j = 0
+            while j < 2:
+                total = total + x[i] * j
+                j += 1
+        else:
+            total = total - 1
+    return total
+
+
 def while_with_for_inside(x):
     while x.sum() < 30:
         for i in range(3):
@@ -185,6 +240,17 @@ SCAN_CASES = [
     case(for_range_body_local_temporary, (f32(0.1, 0.2),), prims=SCAN),
     case(for_range_updates_array_in_place, (f32(1.0, 2.0, 3.0, 4.0),), prims=SCAN),
     case(for_range_carries_dict, (f32(3.0, -1.0, 7.0, 2.0),), prims=SCAN),
+    case(for_range_if_on_index, (jnp.arange(6.0, dtype=jnp.float32),), prims={"scan", "cond"}),
+    case(for_range_if_on_index_and_value, (jnp.arange(6.0, dtype=jnp.float32) - 2,),
+         prims={"scan", "cond"}),
+    case(for_range_if_on_static_flag, (f32(1.0, 2.0), True), (f32(1.0, 2.0), False), prims=SCAN),
+    case(for_range_reverse_from_shape, (f32(1.0, 0.0, 1.0, 1.0),), (f32(3.0),), prims=SCAN),
+    # docs/semantics.md: an index used as a `range` bound keeps the outer loop Python
+    # (unrolled); each inner loop then has static bounds and is a scan.
+    case(for_range_inner_bound_is_outer_index, (f32(1.0, 2.0, 3.0, 4.0),), prims=SCAN),
+    # The inner `while j < 2` counts with a Python int to a static limit: Python (unrolled).
+    case(for_range_if_while_three_levels, (f32(1.0, -2.0, 3.0),), (f32(-1.0, -1.0, -1.0),),
+         prims={"scan", "cond"}),
     case(while_with_for_inside, (f32(10.0, 10.0, 11.0),), (f32(9.0, 10.0, 10.0),),
          (f32(1.0, 2.0, 3.0),), prims={"while", "scan"}),
 ]
@@ -327,7 +393,63 @@ def for_over_rows_target_preassigned(x):
     return row
 
 
+def for_range_appends_then_stacks(x):
+    outs = []
+    for i in range(4):
+        outs.append(x[i] * 2)
+    return jnp.stack(outs), outs[-1], len(outs)
+
+
+def for_over_rows_appends_in_both_branches(x):
+    outs = []
+    for row in x:
+        if row.sum() > 0:
+            outs.append(row)
+        else:
+            outs.append(-row)
+    return jnp.stack(outs)
+
+
+def for_over_rows_unpacks_each_row(x):
+    acc = 0.0
+    for a, b in x:
+        acc = acc + a * b
+    return acc
+
+
+def for_over_rows_python_counter(x):
+    n = 0
+    for row in x:
+        n += 1
+    return n, x
+
+
+def for_over_rows_counts_positive(x):
+    n = 0
+    for row in x:
+        if row.sum() > 0:
+            n += 1
+    return n
+
+
+def for_over_rows_static_len_test(x):
+    acc = 0.0
+    for row in x:
+        if len(row) > 2:
+            acc = acc + row.sum()
+        else:
+            acc = acc - row.sum()
+    return acc
+
+
 ARRAY_CASES = [
+    case(for_over_rows_unpacks_each_row, (jnp.ones((1, 2), jnp.float32),),
+         (jnp.arange(6.0, dtype=jnp.float32).reshape(3, 2),), prims=SCAN),
+    case(for_over_rows_python_counter, (ROWS,), prims=SCAN),
+    case(for_over_rows_counts_positive, (ROWS,), (-ROWS[:1],), prims={"scan", "cond"}),
+    case(for_over_rows_static_len_test, (ROWS,), (ROWS[:, :2],), prims=SCAN),
+    case(for_range_appends_then_stacks, (f32(1.0, -2.0, 3.0, 4.0),), prims=SCAN),
+    case(for_over_rows_appends_in_both_branches, (ROWS,), prims={"scan", "cond"}),
     case(for_over_rows, (ROWS,), (ROWS[:1],), prims=SCAN),
     case(for_over_vector_elements, (f32(3.0, -1.0, 7.0),), (f32(2.0),), prims=SCAN),
     case(for_over_rows_with_if, (ROWS,), prims={"scan", "cond"}),
@@ -368,10 +490,61 @@ def for_builds_python_list(x):
     return x * scales[-1], len(scales)
 
 
+# DESIGN §5: a static loop whose body needs Python semantics stays Python (unrolled).
+
+def for_index_as_slice_bound(x):
+    acc = 0.0
+    for i in range(1, 4):
+        acc = acc + x[:i].sum()
+    return acc
+
+
+def for_index_as_shape(x):
+    acc = 0.0
+    for i in range(3):
+        acc = acc + jnp.ones((i + 1,), x.dtype).sum() * x[i]
+    return acc
+
+
+def for_index_into_python_list(x):
+    weights = [1.0, 2.0, 3.0]
+    acc = 0.0
+    for i in range(3):
+        acc = acc + x[i] * weights[i]
+    return acc
+
+
+def for_shape_grows_each_iteration(x):
+    for i in range(3):
+        x = jnp.concatenate([x, x[:1]])
+    return x
+
+
+def for_carries_python_string(x):
+    tag = ""
+    for i in range(3):
+        tag = tag + "a"
+        x = x * 2
+    return x, len(tag)
+
+
+def for_stores_into_python_dict(x):
+    d = {}
+    for i in range(3):
+        d[i] = x[i] * 2
+    return d[0] + d[2]
+
+
 STATIC_CASES = [
     case(for_static_touches_no_traced_value, (f32(1.0, 2.0),), prims=STATIC),
     case(for_over_python_list, (f32(1.0, 2.0),), prims=STATIC),
     case(for_builds_python_list, (f32(1.0, 2.0),), prims=STATIC),
+    case(for_index_as_slice_bound, (f32(1.0, 2.0, 3.0, 4.0),), prims=STATIC),
+    case(for_index_as_shape, (f32(1.0, 2.0, 3.0),), prims=STATIC),
+    case(for_index_into_python_list, (f32(1.0, 2.0, 3.0),), prims=STATIC),
+    case(for_shape_grows_each_iteration, (f32(1.0, 2.0),), prims=STATIC),
+    case(for_carries_python_string, (f32(1.0, 2.0),), prims=STATIC),
+    case(for_stores_into_python_dict, (f32(1.0, 2.0, 3.0),), prims=STATIC),
 ]
 
 

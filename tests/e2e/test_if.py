@@ -6,6 +6,7 @@ Every function runs on inputs that take each of its branches; eager Python is th
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from harness import CASE_FIELDS, case, check
@@ -241,6 +242,54 @@ def static_mode_then_traced_if(x, mode):
     return s
 
 
+def static_if_then_traced_elif(x, n):
+    if n > 3:
+        y = x * n
+    elif x.sum() > 0:
+        y = x + 1
+    else:
+        y = x - 1
+    return y
+
+
+def traced_if_then_static_elif(x, n):
+    if x.sum() > 0:
+        y = x + 1
+    elif n > 3:
+        y = x * n
+    else:
+        y = x - 1
+    return y
+
+
+def if_on_zero_dim_array(x):
+    if x:
+        y = 1.0
+    else:
+        y = 2.0
+    return y
+
+
+def if_then_returns_python_constant(x):
+    if x.sum() > 0:
+        x = x + 1
+    return x, 3
+
+
+def if_changes_one_of_three_names(x, y, z):
+    if x[0] > 0:
+        y = y + 1
+    else:
+        z = z * 2
+    return x, y, z
+
+
+def if_against_static_float(x, t):
+    if x.sum() > t:
+        x = x - t
+    return x
+
+
 TRACED_CASES = [
     case(if_else_on_sum, (POS,), (NEG,), prims=COND),
     case(if_without_else, (POS,), (NEG,), prims=COND),
@@ -266,6 +315,16 @@ TRACED_CASES = [
     case(if_on_integer_scalar, (jnp.int32(6),), (jnp.int32(7),), prims=COND),
     case(if_with_static_if_inside_traced_branch, (POS, 3), (POS, 1), (NEG, 3), prims=COND),
     case(static_mode_then_traced_if, (POS, "sum"), (POS, "max"), (f32(0.5, 0.5), "max"),
+         prims=COND),
+    # The static test comes first: when it holds, no `cond` is left at all.
+    case(static_if_then_traced_elif, (POS, 5), prims=STATIC),
+    case(static_if_then_traced_elif, (POS, 1), (NEG, 1), prims=COND),
+    case(traced_if_then_static_elif, (POS, 5), (NEG, 5), (NEG, 1), prims=COND),
+    case(if_on_zero_dim_array, (jnp.bool_(True),), (jnp.float32(0.0),), (jnp.int32(-2),), prims=COND),
+    case(if_then_returns_python_constant, (POS,), (NEG,), prims=COND),
+    case(if_changes_one_of_three_names, (POS, NEG, MIXED), (NEG, POS, MIXED), prims=COND),
+    case(if_against_static_float, (POS, 2.5), (POS, 20.0), prims=COND),
+    case(if_else_on_sum, (np.array([1.0, -4.0], np.float32),), (np.array([2.0], np.float32),),
          prims=COND),
 ]
 

@@ -153,6 +153,32 @@ def while_traced_counter_static_limit(x):
     return x, i
 
 
+def while_python_flag_set_by_traced_value(x):
+    done = False
+    while not done:
+        x = x * 2
+        done = x.sum() > 100
+    return x
+
+
+def while_int_accumulator_widened_to_float(x, n):
+    acc = 0
+    i = 0
+    while i < n:
+        acc = acc + x[i]
+        i += 1
+    return acc
+
+
+def while_traced_index_until_threshold(x):
+    i = 0
+    s = 0.0
+    while s < 5:
+        s = s + x[i]
+        i = i + 1
+    return i, s
+
+
 TRACED_CASES = [
     case(while_doubles_until_large, (f32(60.0, 50.0),), (f32(30.0, 30.0),), (f32(1.0, 2.0),),
          prims=WHILE),
@@ -180,6 +206,12 @@ TRACED_CASES = [
          (f32(1.0, 3.0), i32(4)), prims=WHILE),
     case(while_accumulates_float_from_zero, (f32(1.5, 2.5, 3.5), i32(0)),
          (f32(1.5, 2.5, 3.5), i32(1)), (f32(1.5, 2.5, 3.5), i32(3)), prims=WHILE),
+    case(while_python_flag_set_by_traced_value, (f32(60.0),), (f32(1.0, 2.0),), prims=WHILE),
+    # Zero trips differ by design: eager keeps the int 0, the loop carry is widened to float32.
+    case(while_int_accumulator_widened_to_float, (f32(1.5, 2.5, 3.5), i32(1)),
+         (f32(1.5, 2.5, 3.5), i32(3)), prims=WHILE),
+    case(while_traced_index_until_threshold, (f32(6.0, 1.0, 1.0),), (f32(1.0, 2.0, 6.0),),
+         prims=WHILE),
     # The counter is an array made inside the function: concrete while tracing, so either a
     # `while` or an unrolled loop is a fair program. Only the values are checked.
     case(while_traced_counter_static_limit, (f32(1.0, 2.0),), prims=None),
