@@ -14,7 +14,14 @@ import numpy as np
 from laxify.conversion import Converted, convert_function, fresh_ir
 from laxify.diff import Diff
 from laxify.explain import Explanation, explain
-from laxify.ir.errors import ConversionError, FallbackWarning, Location
+from laxify.fallback import (
+    CONCRETE_ERRORS,
+    fallback_at,
+    fallback_error,
+    located_concrete_error,
+    warn_fallback,
+)
+from laxify.ir.errors import ConversionError, FallbackWarning
 from laxify.ir.printer import print_function
 from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.signature import param_types_for
@@ -23,13 +30,6 @@ __all__ = ["to_static", "StaticFunction", "convert", "do_not_convert", "load"]
 
 FALLBACK_MODES = ("warn", "error", "silent")
 RETRACE_WARNING_AFTER = 8
-
-_CONCRETE_ERRORS = (
-    jax.errors.TracerBoolConversionError,
-    jax.errors.ConcretizationTypeError,
-    jax.errors.TracerIntegerConversionError,
-    jax.errors.TracerArrayConversionError,
-)
 
 _SCALARS = (int, float, bool, complex, str, bytes, type(None))
 
@@ -107,7 +107,7 @@ class StaticFunction:
                 fn = self.python_function
             else:
                 try:
-                    fn = self._converted.bind(self.python_function)
+                    fn = self._converted.bind(self.python_function, locate_fallbacks=False)
                 except ConversionError as e:
                     if self.fallback == "error":
                         raise
@@ -157,44 +157,21 @@ class StaticFunction:
             self._note_static(key, args, kwargs)
         try:
             return jitted(*args, **kwargs)
-        except _CONCRETE_ERRORS as e:
+        except CONCRETE_ERRORS as e:
             return self._concrete_error(e, key, args, kwargs)
 
     def _concrete_error(self, error: Exception, key, args, kwargs):
         """A traced value reached Python code that needs a concrete one: fall back or explain."""
-        fallback = self._fallback_at(error)
-        if fallback is None:
-            raise _located_concrete_error(error, self.python_function) from error
-        span, construct, reason = fallback
-        filename = self.python_function.__code__.co_filename
+        found = None if self._no_source is not None else fallback_at(self._converted.conversion, error)
+        if found is None:
+            raise located_concrete_error(error, self.python_function) from error
         outer = any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
-        message = (
-            f"laxify kept this `{construct}` as plain Python because {reason}, and it depends on a "
-            f"traced value, so {self.__qualname__} cannot be one XLA program."
-        )
-        fix = ("Rewrite the construct without that feature, or mark the argument it depends on "
-               "static (static_argnums/static_argnames).")
         if self.fallback == "error" or outer:
-            where = " Inside an outer jax transformation it cannot run eagerly either." if outer else ""
-            raise ConversionError(message + where, _location(filename, span), fix) from error
+            raise fallback_error(found, self.python_function, outer) from error
         if self.fallback == "warn":
-            warnings.warn_explicit(
-                f"{message} It runs eagerly, op by op, which is much slower. {fix}",
-                FallbackWarning, filename, span.line,
-            )
+            warn_fallback(found, self.python_function)
         self._eager.add(key)
         return self.python_function(*args, **kwargs)
-
-    def _fallback_at(self, error: Exception):
-        if self._no_source is not None:
-            return None
-        conv = self._converted.conversion
-        filename = conv.source.filename
-        lines = [line for fr, line in _frames(error) if fr.f_code.co_filename == filename]
-        for fb in conv.fallbacks:
-            if any(fb.span.line <= ln <= fb.end_line for ln in lines):
-                return fb.span, fb.construct, fb.reason
-        return None
 
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -257,44 +234,6 @@ class StaticFunction:
 
     def __repr__(self) -> str:
         return f"<laxify.to_static {self.__qualname__}>"
-
-
-def _frames(error: BaseException):
-    tb = error.__traceback__
-    while tb is not None:
-        yield tb.tb_frame, tb.tb_lineno
-        tb = tb.tb_next
-
-
-def _location(filename: str, span) -> Location:
-    import linecache
-
-    return Location(filename, span.line, span.col, linecache.getline(filename, span.line).rstrip("\n"))
-
-
-def _located_concrete_error(error: Exception, fn) -> ConversionError:
-    """DESIGN §6: a traced value used where Python needs a concrete one, at the user's line."""
-    import linecache
-
-    filename = fn.__code__.co_filename
-    tb = error.__traceback__
-    line = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == filename:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    message = (
-        f"A traced value is used where Python needs a concrete one "
-        f"({type(error).__name__}: {first})."
-    )
-    fix = ("Keep that value static (pass it as a Python value or list it in static_argnums), or use "
-           "a jax.numpy / jax.lax operation that accepts traced values (jnp.where, lax.dynamic_slice, ...).")
-    loc = None
-    if line is not None:
-        text = linecache.getline(filename, line).rstrip("\n")
-        loc = Location(filename, line, len(text) - len(text.lstrip()), text)
-    return ConversionError(message, loc, fix)
 
 
 def _strip_decorators(code: str) -> str:

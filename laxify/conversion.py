@@ -7,6 +7,7 @@ object gets its own closure cells.
 
 from __future__ import annotations
 
+import functools
 import types
 from dataclasses import dataclass
 
@@ -40,14 +41,35 @@ class Converted:
     def filename(self) -> str:
         return self.conversion.source.filename
 
-    def bind(self, fn: types.FunctionType):
-        """The converted function for ``fn`` (its closure cells, its loop options)."""
+    def bind(self, fn: types.FunctionType, locate_fallbacks: bool = True):
+        """The converted function for ``fn`` (its closure cells, its loop options).
+        ``to_static`` handles constructs kept as Python itself (``locate_fallbacks=False``)."""
         converted = make_function(self.code, self.lowered, fn)
+        if locate_fallbacks and self.conversion.fallbacks:
+            converted = _locating_fallbacks(converted, self.conversion, fn)
         opts = getattr(fn, "__laxify_loop_options__", None)
         return converted if opts is None else with_options(converted, opts)
 
 
 _CACHE: dict[types.CodeType, Converted] = {}
+
+
+def _locating_fallbacks(converted, conversion: Conversion, original):
+    """Under ``jax.jit(laxify.convert(f))`` a construct kept as Python that meets a traced
+    value cannot fall back to eager execution: say so at its line."""
+    from laxify.fallback import CONCRETE_ERRORS, fallback_at, fallback_error
+
+    @functools.wraps(converted)
+    def run(*args, **kwargs):
+        try:
+            return converted(*args, **kwargs)
+        except CONCRETE_ERRORS as e:
+            found = fallback_at(conversion, e)
+            if found is None:
+                raise
+            raise fallback_error(found, original, outer=True) from e
+
+    return run
 
 
 def convert_function(fn: types.FunctionType) -> Converted:

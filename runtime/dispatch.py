@@ -27,7 +27,7 @@ from laxify.runtime.lowering import Site
 from laxify.runtime.messages import describe, site_error, tree_lines
 
 __all__ = [
-    "Undefined", "UndefinedReturn", "and_", "append", "call", "pop_options", "push_options", "cond", "final_return", "for_each", "for_range", "ifexp",
+    "Undefined", "UndefinedReturn", "and_", "append", "call", "check_defined", "compare", "pop_options", "push_options", "cond", "final_return", "for_each", "for_range", "ifexp",
     "is_traced", "not_", "or_", "while_loop",
 ]
 
@@ -248,6 +248,9 @@ def _mismatch(site, name, sides, a, b, construct, what) -> ConversionError:
         l, r = left.get(path, "(absent)"), right.get(path, "(absent)")
         mark = "  <- differs" if l != r else ""
         rows.append(f"    {path}: {l}  vs  {r}{mark}")
+    if what == "structure":
+        ta, tb = jax.tree_util.tree_structure(a), jax.tree_util.tree_structure(b)
+        rows.append(f"    structure: {ta}  vs  {tb}")
     width = max(len(s) for s in sides)
     header = f"  {sides[0]:<{width}}  vs  {sides[1]}"
     return site_error(
@@ -608,15 +611,57 @@ def or_(a, b_fn, lazy: bool = False):
     return jnp.logical_or(a, b_fn())
 
 
+_COMPARE = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+    "!=": operator.ne, "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
+    "is": operator.is_, "is not": operator.is_not,
+}
+
+
+def compare(first, *pairs):
+    """A chained comparison ``a < b < c``: each operand evaluated once, Python's short-circuit
+    on Python values, ``logical_and`` of the parts on traced ones."""
+    left, result = first, None
+    for op, thunk in pairs:
+        right = thunk()
+        part = _COMPARE[op](left, right)
+        if result is None:
+            result = part
+        elif is_traced(result) or is_traced(part):
+            result = jnp.logical_and(result, part)
+        else:
+            result = result and part
+        if not is_traced(result) and not result:
+            return result
+        left = right
+    return result
+
+
+def _caller_location():
+    """The user's line that called into the runtime (generated code keeps user line numbers)."""
+    import linecache
+    import sys
+
+    from laxify.ir.errors import Location
+
+    frame = sys._getframe(2)
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    text = linecache.getline(filename, line).rstrip("\n")
+    return Location(filename, line, len(text) - len(text.lstrip()), text)
+
+
 def ifexp(pred, true_fn, false_fn, lazy: bool = False):
     """``a if pred else b``: Python for a Python ``pred``; ``select_n`` (``jnp.where``) for cheap
     pure operands, ``lax.cond`` when evaluating an operand may have effects (``lazy``)."""
     if not is_traced(pred):
         return true_fn() if pred else false_fn()
     if getattr(pred, "shape", ()) != ():
-        raise TypeError(
-            f"the condition of a conditional expression is an array of shape {pred.shape}; "
-            f"use jnp.where(cond, a, b) for an elementwise choice"
+        raise ConversionError(
+            f"The condition of this conditional expression (`a if c else b`) is an array of "
+            f"shape {tuple(pred.shape)}, not a scalar.",
+            _caller_location(),
+            "Use `jnp.where(c, a, b)` for an elementwise choice, or reduce the condition with "
+            "`.any()`/`.all()`.",
         )
     if lazy:
         t_aval = jax.eval_shape(true_fn)
@@ -663,3 +708,10 @@ def final_return(flag, value, def_line: int):
 
 
 from laxify.runtime.iterables import as_scan_input, enumerate_, reversed_, zip_  # noqa: E402
+
+
+def check_defined(value):
+    """``return value`` where ``value`` may be a name with no value on this path."""
+    if isinstance(value, Undefined):
+        value._fail()
+    return value

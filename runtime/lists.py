@@ -11,7 +11,7 @@ from laxify.ir.errors import ConversionError
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import site_error
 
-__all__ = ["Accumulator", "append", "appended_carries", "appended_once", "list_carries", "stacked_result"]
+__all__ = ["Accumulator", "StackedList", "append", "appended_carries", "appended_once", "list_carries", "stacked_result"]
 
 
 class Accumulator:
@@ -99,11 +99,45 @@ def appended_once(out, name: str, site: Site):
     return out.values[0]
 
 
+@jax.tree_util.register_pytree_node_class
+class StackedList:
+    """The list built by appending tuples (or other pytrees) in a traced loop: one stacked
+    array per leaf, seen as a list of rows (``len``, indexing, slicing, iteration)."""
+
+    def __init__(self, stacked):
+        self.stacked = stacked
+
+    def __len__(self) -> int:
+        return jax.tree_util.tree_leaves(self.stacked)[0].shape[0]
+
+    def __getitem__(self, index):
+        rows = jax.tree_util.tree_map(lambda a: a[index], self.stacked)
+        return StackedList(rows) if isinstance(index, slice) else rows
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def tree_flatten(self):
+        return (self.stacked,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(children[0])
+
+    def __repr__(self) -> str:
+        return f"StackedList({self.stacked!r})"
+
+
 def stacked_result(prefix: list, stacked):
-    """The list after the loop: its earlier items followed by the stacked per-iteration values."""
-    if not prefix:
+    """The list after the loop: its earlier items followed by the stacked per-iteration values
+    (an array when one array was appended per iteration, else a :class:`StackedList`)."""
+    if prefix:
+        stacked = jax.tree_util.tree_map(
+            lambda s, *items: jnp.concatenate([jnp.stack(items), s]), stacked, *prefix)
+    if isinstance(stacked, jax.Array) or hasattr(stacked, "shape"):
         return stacked
-    return jnp.concatenate([jnp.stack(prefix), stacked])
+    return StackedList(stacked)
 
 
 def traced_length_error(name: str, site: Site) -> ConversionError:

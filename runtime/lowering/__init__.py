@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from laxify.ir import Function, Op, Region, Value
+from laxify.ir import Function, Op, Region, UndefOp, Value
 from laxify.runtime.lowering.emitter import Emitter
 
 __all__ = ["lowers", "lower_function", "LoweredSource", "Site", "RULES"]
@@ -62,6 +62,7 @@ class Lowerer:
     uses: Counter = field(default_factory=Counter)
     inline: dict[int, str] = field(default_factory=dict)
     counter: int = 0
+    may_be_undefined: bool = False  # some name may be unbound: returns check their value
 
     def name(self, v: Value) -> str:
         return v.hint if v.hint else f"_lx_t{v.version}"
@@ -106,6 +107,7 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
     from laxify.runtime.lowering import rules  # noqa: F401  (registers the rules)
 
     low = Lowerer(fn, filename)
+    low.may_be_undefined = any(isinstance(op, UndefOp) for op in fn.walk())
     for op in fn.walk():
         for v in op.operands:
             low.uses[id(v)] += 1

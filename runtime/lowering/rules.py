@@ -43,7 +43,12 @@ def lower_undef(low: Lowerer, op: UndefOp) -> None:
 
 @lowers(ReturnOp)
 def lower_return(low: Lowerer, op: ReturnOp) -> None:
-    low.line(f"return {low.ref(op.operands[0])}" if op.operands else "return", op)
+    if not op.operands:
+        low.line("return", op)
+    elif low.may_be_undefined:
+        low.line(f"return {RUNTIME}.check_defined({low.ref(op.operands[0])})", op)
+    else:
+        low.line(f"return {low.ref(op.operands[0])}", op)
 
 
 @lowers(YieldOp)

@@ -7,15 +7,34 @@ from __future__ import annotations
 
 import libcst as cst
 
+from laxify.transpiler.analysis.staticness import RUNTIME_OPERATORS
 from laxify.transpiler.converters.base import Context, Converter
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
 
 __all__ = ["transform", "may_have_effects"]
 
 
+_OPERATORS = {
+    cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
+    cst.Equal: "==", cst.NotEqual: "!=", cst.In: "in", cst.NotIn: "not in", cst.Is: "is",
+    cst.IsNot: "is not",
+}
+
+
+def _is_runtime_operator(node: cst.CSTNode) -> bool:
+    func = getattr(node, "func", None)
+    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == "_lx" and func.attr.value in RUNTIME_OPERATORS)
+
+
 def may_have_effects(node: cst.CSTNode) -> bool:
-    """Calls are assumed to have effects or cost; attribute reads and arithmetic are not."""
-    return isinstance(node, cst.Call) or contains(node, (cst.Call,))
+    """Calls are assumed to have effects or cost; attribute reads and arithmetic are not.
+    The converters' own operator calls (``_lx.and_`` ...) count by their operands."""
+    if isinstance(node, cst.Call) and not _is_runtime_operator(node):
+        return True
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return False
+    return any(may_have_effects(child) for child in node.children)
 
 
 def _lazy_arg(node: cst.BaseExpression) -> list[cst.Arg]:
@@ -54,16 +73,15 @@ class LogicalTransformer(Converter):
     def leave_Comparison(self, original_node, updated_node):
         if len(updated_node.comparisons) < 2:
             return updated_node
-        # a < b < c  →  and_(a < b, lambda: b < c)
-        parts = []
-        left = updated_node.left
-        for target in updated_node.comparisons:
-            parts.append(cst.Comparison(left, [target.with_changes()]))
-            left = target.comparator
-        result: cst.BaseExpression = parts[-1]
-        for part in reversed(parts[:-1]):
-            result = runtime_call("and_", part, lazy_lambda(result))
-        return result.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        # a < f(b) < c  →  _lx.compare(a, ("<", lambda: f(b)), ("<", lambda: c)): each operand
+        # is evaluated once, and only as far as Python's short-circuit goes.
+        pairs = [
+            cst.Tuple([cst.Element(cst.SimpleString(repr(_OPERATORS[type(t.operator)]))),
+                       cst.Element(lazy_lambda(t.comparator))])
+            for t in updated_node.comparisons
+        ]
+        call = runtime_call("compare", updated_node.left, *pairs)
+        return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
