@@ -29,6 +29,18 @@ def median(fn: Callable[[], object], repeats: int, number: int = 1, setup: Calla
     return statistics.median(times)
 
 
+def median_cpu(fn: Callable[[], object], repeats: int, setup: Callable[[], object] | None = None) -> float:
+    """Median process CPU time (``time.process_time``) of one call, for pure-Python work."""
+    times = []
+    for _ in range(repeats):
+        if setup is not None:
+            setup()
+        t0 = time.process_time()
+        fn()
+        times.append(time.process_time() - t0)
+    return statistics.median(times)
+
+
 def interleaved(fns: dict[str, Callable[[], object]], repeats: int, number: int = 1) -> dict[str, float]:
     """Medians of the ``fns`` measured in alternation (the order rotates each round), so that
     drift in machine load affects all of them alike."""
