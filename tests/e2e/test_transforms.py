@@ -78,7 +78,31 @@ def grad_scan_over_rows(x):
     return h.sum()
 
 
+def grad_scan_over_elements_with_if(x):
+    acc = 0.0
+    for v in x:
+        if v > 0:
+            acc = acc + v ** 2
+        else:
+            acc = acc + jnp.sin(v)
+    return acc
+
+
+def grad_stacked_appends(x):
+    outs = []
+    for i in range(3):
+        if x[i] > 0:
+            outs.append(x[i] ** 2)
+        else:
+            outs.append(-x[i])
+    return jnp.stack(outs).sum()
+
+
 GRAD_CASES = [
+    pytest.param(grad_scan_over_elements_with_if, [(POS,), (NEG,)], {"scan", "cond"},
+                 id="grad_scan_over_elements_with_if"),
+    pytest.param(grad_stacked_appends, [(POS,), (NEG,)], {"scan", "cond"},
+                 id="grad_stacked_appends"),
     pytest.param(grad_static_range, [(POS,), (NEG,)], {"scan"}, id="grad_static_range"),
     pytest.param(grad_static_range_carried_array, [(POS,), (NEG,)], {"scan"},
                  id="grad_static_range_carried_array"),
@@ -138,6 +162,12 @@ def vmap_while(x):
     return x
 
 
+def vmap_traced_range_bound(x, n):
+    for i in range(n):
+        x = x + i
+    return x
+
+
 BATCH = jnp.array([[1.0, 2.0], [-3.0, 1.0], [0.5, -0.25], [-1.0, -1.0]], jnp.float32)
 THRESHOLDS = f32(0.0, 0.5, 1.0, -2.0)
 
@@ -146,6 +176,8 @@ VMAP_CASES = [
     pytest.param(vmap_if_elif_two_args, (BATCH, THRESHOLDS), id="vmap_if_elif_two_args"),
     pytest.param(vmap_if_in_static_range, (BATCH,), id="vmap_if_in_static_range"),
     pytest.param(vmap_while, (jnp.abs(BATCH) + 0.1,), id="vmap_while"),
+    pytest.param(vmap_traced_range_bound, (BATCH, jnp.array([0, 1, 4, 2], jnp.int32)),
+                 id="vmap_traced_range_bound"),
 ]
 
 
@@ -158,6 +190,16 @@ def test_vmap_matches_per_example_eager(fn, batched):
     assert_trees_close(expected, jax.jit(jax.vmap(laxify.convert(fn)))(*batched),
                        what="jit(vmap(convert))")
     assert_trees_close(expected, jax.vmap(laxify.to_static(fn))(*batched), what="vmap(to_static)")
+
+
+def test_grad_and_vmap_of_to_static_with_static_arg():
+    static_fn = laxify.to_static(inner_loop_with_static_count)
+    for x in (POS, NEG):
+        expected = jax.grad(lambda x: inner_loop_with_static_count(x, 3).sum())(x)
+        assert_trees_close(expected, jax.grad(lambda x: static_fn(x, 3).sum())(x), what="grad")
+    batch = jnp.stack([POS, NEG])
+    expected = jnp.stack([inner_loop_with_static_count(x, 2) for x in batch])
+    assert_trees_close(expected, jax.vmap(lambda x: static_fn(x, 2))(batch), what="vmap")
 
 
 # -- inside an outer jax.jit -----------------------------------------------------------
