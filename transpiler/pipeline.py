@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from laxify.ir import Function
+from laxify.transpiler.analysis.features import features
 from laxify.transpiler.analysis.positions import statement_positions
 from laxify.transpiler.converters import (
     break_statements,
@@ -75,8 +76,14 @@ class Conversion:
 
 
 def canonicalize(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
+    """Apply the converters in order, skipping those whose constructs the function lacks."""
+    present = features(node)
     for converter in CONVERTERS:
-        node = converter.transform(node, ctx)
+        if present.isdisjoint(converter.TRIGGERS):
+            continue
+        new = converter.transform(node, ctx)
+        if new is not node:
+            node, present = new, features(new)
     return node
 
 

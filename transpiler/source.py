@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from laxify.transpiler.analysis.walk import walk
+
 from laxify.ir.errors import ConversionError, Location
 
 __all__ = ["FunctionSource", "get_source"]
@@ -90,7 +92,7 @@ def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
             continue
     else:
         raise _no_source(fn, "the line that defines the lambda does not parse on its own")
-    lambdas = [n for n in _walk(module) if isinstance(n, cst.Lambda)]
+    lambdas = [n for n in walk(module) if isinstance(n, cst.Lambda)]
     want = list(fn.__code__.co_varnames[: fn.__code__.co_argcount])
     matching = [n for n in lambdas if [p.name.value for p in n.params.params] == want] or lambdas
     if not matching:
@@ -117,7 +119,3 @@ def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
     return FunctionSource(filename, module, fndef, first_line - 1, 0, lines)
 
 
-def _walk(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        yield from _walk(child)

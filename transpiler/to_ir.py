@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from laxify.transpiler.analysis.walk import children, walk
+
 from laxify.ir import (
     CondOp,
     ForRangeOp,
@@ -58,7 +60,7 @@ class _Scope:
 
 def _jump_reason(node: cst.CSTNode, in_loop: bool) -> str | None:
     """Why a compound statement must stay Python, looking inside it (not into nested defs)."""
-    for child in node.children:
+    for child in children(node):
         if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         if isinstance(child, cst.Return):
@@ -378,7 +380,7 @@ _SHAPE_CALLS = frozenset({"reshape", "zeros", "ones", "full", "empty", "arange",
 
 def _index_needs_python(body: cst.CSTNode, index: str) -> str | None:
     """Why a loop index must stay a Python int (slice bounds, shapes, ``range(i)``), or None."""
-    for node in _walk(body):
+    for node in walk(body):
         if isinstance(node, cst.Slice):
             for part in (node.lower, node.upper, node.step):
                 if part is not None and index in expr_reads(part):
@@ -391,10 +393,6 @@ def _index_needs_python(body: cst.CSTNode, index: str) -> str | None:
     return None
 
 
-def _walk(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        yield from _walk(child)
 
 
 def _construct(stmt: cst.CSTNode) -> str:

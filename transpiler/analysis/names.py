@@ -8,9 +8,12 @@ names are.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import libcst as cst
+
+from laxify.transpiler.analysis.walk import children
 
 __all__ = ["Access", "expr_reads", "stmt_access", "target_names", "block_access"]
 
@@ -86,7 +89,7 @@ def _reads(node: cst.CSTNode, out: dict[str, None]) -> None:
     elif isinstance(node, cst.NamedExpr):
         _reads(node.value, out)
     else:
-        for child in node.children:
+        for child in children(node):
             _reads(child, out)
 
 
@@ -186,7 +189,7 @@ def _walrus_writes(node: cst.CSTNode, acc: Access) -> None:
         acc.write(target_names(node.target))
     if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
         return
-    for child in node.children:
+    for child in children(node):
         _walrus_writes(child, acc)
 
 
@@ -208,8 +211,10 @@ def _function_access(node: cst.FunctionDef | cst.ClassDef, acc: Access) -> None:
     acc.write([node.name.value])
 
 
+@functools.lru_cache(maxsize=4096)
 def stmt_access(stmt: cst.CSTNode) -> Access:
-    """Reads and writes of one statement, compound statements included."""
+    """Reads and writes of one statement, compound statements included (memoised per node:
+    the result is shared, so callers must not change it)."""
     acc = Access()
     if isinstance(stmt, cst.SimpleStatementLine):
         for small in stmt.body:
@@ -245,7 +250,7 @@ def stmt_access(stmt: cst.CSTNode) -> Access:
 
 def _generic_access(node: cst.CSTNode, acc: Access) -> None:
     """With, Try, Match and other compound statements: every child, conservatively."""
-    for child in node.children:
+    for child in children(node):
         if isinstance(child, (cst.BaseStatement, cst.BaseSmallStatement, cst.BaseSuite)):
             acc.merge(block_access(child) if isinstance(child, cst.BaseSuite) else stmt_access(child))
         elif isinstance(child, cst.WithItem):

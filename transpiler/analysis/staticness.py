@@ -11,6 +11,8 @@ import ast
 
 import libcst as cst
 
+from laxify.transpiler.analysis.walk import children
+
 __all__ = ["StaticInfo", "static_rule", "literal_value", "stmt_static_rule"]
 
 STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size"})
@@ -74,7 +76,7 @@ def static_rule(node: cst.CSTNode) -> StaticInfo:
                          cst.BooleanOperation, cst.IfExp, cst.Tuple, cst.List, cst.SubscriptElement,
                          cst.Index, cst.Slice, cst.Element, cst.StarredElement, cst.Arg,
                          cst.ComparisonTarget)):
-        parts = [static_rule(c) for c in node.children if isinstance(c, _ANALYSED)]
+        parts = [static_rule(c) for c in children(node) if isinstance(c, _ANALYSED)]
         return _combine(parts) if parts else ("always", ())
     if isinstance(node, (cst.LeftParen, cst.RightParen)):
         return "always", ()

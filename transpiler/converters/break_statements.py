@@ -53,5 +53,9 @@ class BreakTransformer(Converter):
         return cst.FlattenSentinel(out)
 
 
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (cst.Break,)
+
+
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     return node.visit(BreakTransformer(ctx))

@@ -3,24 +3,13 @@ code (not jax, numpy, the standard library or an installed package)."""
 
 from __future__ import annotations
 
-import builtins
-
 import libcst as cst
+
+from laxify.transpiler.analysis.features import USER_CALL, user_callee
 
 from laxify.transpiler.converters.base import Context, Converter
 
 __all__ = ["transform"]
-
-_BUILTINS = frozenset(dir(builtins))
-
-
-def _converts(func: cst.BaseExpression) -> bool:
-    if isinstance(func, cst.Name):
-        return func.value not in _BUILTINS and not func.value.startswith("_lx")
-    # Methods of the object itself: `self.step(x)`; other attribute calls are library calls.
-    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-            and func.value.value in ("self", "cls"))
-
 
 class CallTransformer(Converter):
     depth = 0
@@ -34,10 +23,14 @@ class CallTransformer(Converter):
         return updated_node
 
     def leave_Call(self, original_node, updated_node):
-        if not _converts(updated_node.func):
+        if not user_callee(updated_node.func):
             return updated_node
         callee = cst.Attribute(cst.Name("_lx"), cst.Name("call"))
         return updated_node.with_changes(func=callee, args=[cst.Arg(updated_node.func), *updated_node.args])
+
+
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (USER_CALL,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:

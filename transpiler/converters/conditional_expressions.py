@@ -35,5 +35,9 @@ class ConditionalTransformer(Converter):
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
 
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (cst.IfExp,)
+
+
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     return node.visit(ConditionalTransformer(ctx))

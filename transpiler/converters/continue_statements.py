@@ -37,5 +37,9 @@ class ContinueTransformer(Converter):
         return loop.with_changes(body=loop.body.with_changes(body=body))
 
 
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (cst.Continue,)
+
+
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     return node.visit(ContinueTransformer(ctx))

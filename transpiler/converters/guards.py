@@ -7,6 +7,8 @@ from typing import Callable
 
 import libcst as cst
 
+from laxify.transpiler.analysis.walk import children
+
 __all__ = ["assign", "contains", "guard_block", "lazy_lambda", "not_flag", "rewrite_blocks", "runtime_call"]
 
 
@@ -15,7 +17,7 @@ def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
     (a nested ``def``, ``class`` or ``lambda`` contains nothing of the enclosing function's)."""
     if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         return False
-    for child in node.children:
+    for child in children(node):
         if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         if isinstance(child, kinds):

@@ -72,5 +72,9 @@ class IterablesTransformer(Converter):
         return updated_node.with_changes(iter=new_iter)
 
 
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (cst.For,)
+
+
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     return node.visit(IterablesTransformer(ctx, _local_names(node)))

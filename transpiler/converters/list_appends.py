@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from laxify.transpiler.analysis.features import APPEND_CALL
+
 from laxify.transpiler.converters.base import Context, Converter
 from laxify.transpiler.converters.guards import runtime_call
 
@@ -58,6 +60,10 @@ class ListAppendTransformer(Converter):
             return updated_node
         name, value = found
         return cst.Assign([cst.AssignTarget(cst.Name(name.value))], runtime_call("append", name, value))
+
+
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (APPEND_CALL,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:

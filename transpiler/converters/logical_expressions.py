@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from laxify.transpiler.analysis.features import CHAINED_COMPARISON
+
+from laxify.transpiler.analysis.walk import children
+
 from laxify.transpiler.analysis.staticness import RUNTIME_OPERATORS
 from laxify.transpiler.converters.base import Context, Converter
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
@@ -34,7 +38,7 @@ def may_have_effects(node: cst.CSTNode) -> bool:
         return True
     if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         return False
-    return any(may_have_effects(child) for child in node.children)
+    return any(may_have_effects(child) for child in children(node))
 
 
 def _lazy_arg(node: cst.BaseExpression) -> list[cst.Arg]:
@@ -82,6 +86,10 @@ class LogicalTransformer(Converter):
         ]
         call = runtime_call("compare", updated_node.left, *pairs)
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (cst.BooleanOperation, cst.Not, CHAINED_COMPARISON)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from laxify.transpiler.analysis.features import LOOP_ELSE
+
 from laxify.transpiler.converters.base import Context, Converter
 
 __all__ = ["transform"]
@@ -26,6 +28,10 @@ class LoopElseTransformer(Converter):
         else:
             after = list(block.body)
         return cst.FlattenSentinel([loop.with_changes(orelse=None), *after])
+
+
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (LOOP_ELSE,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:

@@ -33,5 +33,9 @@ class LoopOptionsTransformer(Converter):
         return cst.FlattenSentinel([push, *updated_node.body.body, pop])
 
 
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (cst.With,)
+
+
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     return node.visit(LoopOptionsTransformer(ctx))

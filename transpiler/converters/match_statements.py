@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from laxify.transpiler.analysis.walk import children
+
 from laxify.transpiler.analysis.names import expr_reads
 from laxify.transpiler.converters.base import Context, Converter
 
@@ -46,7 +48,7 @@ def _lazy_flag() -> cst.Arg:
 def _has(node: cst.CSTNode, kinds: tuple) -> bool:
     if isinstance(node, kinds):
         return True
-    return any(_has(child, kinds) for child in node.children)
+    return any(_has(child, kinds) for child in children(node))
 
 
 def _combine(op: str, conds: list[cst.BaseExpression], lazy: bool = False) -> cst.BaseExpression:
@@ -184,6 +186,10 @@ class MatchTransformer(Converter):
             stmts[0] = stmts[0].with_changes(leading_lines=[*rest.leading_lines, *stmts[0].leading_lines])
             return cst.FlattenSentinel([assign, *stmts])
         return cst.FlattenSentinel([assign, rest])
+
+
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (cst.Match,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:

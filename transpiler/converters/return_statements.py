@@ -64,6 +64,10 @@ class _Rewriter:
         return guard_block(stmts, FLAG, (cst.Return,), self.replace, self.rewrite, (), self.positions)
 
 
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (cst.Return,)
+
+
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     body = list(node.body.body)
     if not _nested_return(body):
