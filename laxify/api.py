@@ -31,6 +31,9 @@ __all__ = ["to_static", "StaticFunction", "convert", "do_not_convert", "load"]
 FALLBACK_MODES = ("warn", "error", "silent")
 RETRACE_WARNING_AFTER = 8
 
+# Argument types that are always traced: a call with only these needs no classification.
+_ARRAY_TYPES = frozenset({type(jax.numpy.zeros(())), np.ndarray})
+
 _SCALARS = (int, float, bool, complex, str, bytes, type(None))
 
 
@@ -90,6 +93,7 @@ class StaticFunction:
         self._jit_options = jit_options
         self._converted_fn: Callable | None = None
         self._jitted: dict[tuple, Callable] = {}
+        self._by_types: dict[tuple, Callable] = {}  # argument types (all arrays) -> jitted
         self._eager: set[tuple] = set()
         self._static_values: set = set()
         self._retrace_warned = False
@@ -149,12 +153,22 @@ class StaticFunction:
             )
 
     def __call__(self, *args, **kwargs):
+        if not kwargs:
+            # Hot path: positional arrays only, the same argument types as a call before.
+            jitted = self._by_types.get(tuple(map(type, args)))
+            if jitted is not None:
+                try:
+                    return jitted(*args)
+                except CONCRETE_ERRORS as e:
+                    return self._concrete_error(e, ((), ()), args, kwargs)
         key = self._key(args, kwargs)
         if key in self._eager:
             return self.python_function(*args, **kwargs)
         jitted = self._jit_for(key)
         if key[0] or key[1]:
             self._note_static(key, args, kwargs)
+        elif not kwargs and all(type(a) in _ARRAY_TYPES for a in args):
+            self._by_types[tuple(map(type, args))] = jitted
         try:
             return jitted(*args, **kwargs)
         except CONCRETE_ERRORS as e:
@@ -171,6 +185,7 @@ class StaticFunction:
         if self.fallback == "warn":
             warn_fallback(found, self.python_function)
         self._eager.add(key)
+        self._by_types.clear()
         return self.python_function(*args, **kwargs)
 
     def __get__(self, instance, owner=None):
