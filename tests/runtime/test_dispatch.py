@@ -330,17 +330,27 @@ def test_for_range_python_index_with_traced_bounds_is_a_located_error():
     assert "lax.dynamic_slice" in message
 
 
-def test_for_range_carry_shape_change_is_a_located_error():
+def test_for_range_static_bounds_carry_shape_change_unrolls_in_python():
+    # DESIGN §5: a static loop whose carried shapes change per iteration stays a Python loop.
     def f(x):
-        return dispatch.for_range(0, 3, 1, lambda i, a: (jnp.append(a, i),), (x,), (x,), site("for", "acc"))
+        return dispatch.for_range(0, 3, 1, lambda i, a: (jnp.append(a, i),), (x,), (x,), site("for", "acc"))[0]
+
+    assert "scan" not in primitives(f, jnp.zeros(1))
+    np.testing.assert_allclose(jax.jit(f)(jnp.zeros(1)), [0.0, 0.0, 1.0, 2.0])
+
+
+def test_for_range_traced_bounds_carry_shape_change_is_a_located_error():
+    def f(n, x):
+        return dispatch.for_range(0, n, 1, lambda i, a: (jnp.append(a, i),), (x,), (x,), site("for", "acc"))
 
     with pytest.raises(laxify.ConversionError) as info:
-        jax.jit(f)(jnp.zeros(1))
+        jax.jit(f)(3, jnp.zeros(1))
     message = str(info.value)
-    assert "`acc` has a different shape on the two sides of this `for` loop" in message
-    assert "before the loop" in message and "after one iteration" in message
+    assert message.startswith("`acc` has a different shape on the two sides of this `for` loop:")
+    assert "  before the loop      vs  after one iteration" in message
     assert "    acc: float32[1]  vs  float32[2]  <- differs" in message
     assert f'line {line_of("<for>")}' in message
+    assert "Revise the code so that `acc` keeps one shape on every path" in message
 
 
 def test_for_range_traced_bounds_undefined_carry_is_a_located_error():
@@ -413,16 +423,13 @@ def test_for_each_over_a_zero_d_array_raises_like_python():
         dispatch.for_each(jnp.float32(1.0), lambda v, a: (a,), (0,), (), site("for", "acc"))
 
 
-def test_for_each_carry_shape_change_is_a_located_error():
+def test_for_each_carry_shape_change_unrolls_in_python():
     def f(xs):
         return dispatch.for_each(xs, lambda v, a: (jnp.concatenate([a, v[None]]),), (jnp.zeros(1),), (),
-                                 site("for", "acc"))
+                                 site("for", "acc"))[0]
 
-    with pytest.raises(laxify.ConversionError) as info:
-        jax.jit(f)(jnp.ones(3))
-    message = str(info.value)
-    assert "before the loop" in message and "after one iteration" in message
-    assert "    acc: float32[1]  vs  float32[2]  <- differs" in message
+    assert "scan" not in primitives(f, jnp.ones(3))
+    np.testing.assert_allclose(jax.jit(f)(jnp.arange(1.0, 4.0)), [0.0, 1.0, 2.0, 3.0])
 
 
 # -- Undefined --------------------------------------------------------------------------------

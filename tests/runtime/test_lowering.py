@@ -361,7 +361,7 @@ def test_undef_in_the_branch_that_does_not_assign():
             y = _lx.Undefined('y', _lx_sites[0])
             return (y,)
         (y,) = _lx.cond(x.sum() > 0, (_lx_if_true_1, _lx_if_false_2), (), _lx_sites[1])
-        return y
+        return _lx.check_defined(y)
     """
     check(before, after)
 
@@ -589,9 +589,6 @@ def test_comment_above_a_converted_if_is_kept():
     assert "    # flip when positive\n" in source
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "returning a name that is unbound on the path taken gives back the Undefined marker "
-    "instead of raising like Python (UnboundLocalError)"), raises=AssertionError)
 def test_returning_an_unbound_name_raises():
     fn = define("""
     def f(x, flag):
@@ -601,9 +598,8 @@ def test_returning_an_unbound_name_raises():
     """)
     with pytest.raises(NameError):  # UnboundLocalError is a NameError
         fn(1.0, False)
-    with pytest.raises(NameError):
-        result = laxify.convert(fn)(1.0, False)
-        raise AssertionError(f"returned {result!r}")
+    with pytest.raises(NameError, match="'y'"):
+        laxify.convert(fn)(1.0, False)
 
 
 def test_using_an_unbound_name_raises_name_error():

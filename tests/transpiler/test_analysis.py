@@ -39,7 +39,7 @@ def access(code: str) -> tuple[list[str], list[str], list[str]]:
     ("x.append(v)\n", ["x", "v"], [], []),
     ("y = f(*a, **kw)\n", ["f", "a", "kw"], ["y"], []),
     ("y = x[1:n]\n", ["x", "n"], ["y"], []),
-    ("y = x if c else z\n", ["x", "c", "z"], ["y"], []),
+    ("y = x if c else z\n", ["c", "x", "z"], ["y"], []),  # the test is evaluated first
     # comprehensions: the bound names are not reads; the first iterable is read outside
     ("y = [a * k for a in xs if a > t]\n", ["xs", "t", "k"], ["y"], []),
     ("y = {k: v for k, v in d.items()}\n", ["d"], ["y"], []),
@@ -413,7 +413,7 @@ def test_def_position_with_a_multiline_signature():
     ("(n, m)", ("operands", ("n", "m"))),
     ("xs[i]", ("operands", ("xs", "i"))),
     ("int(n) + abs(m)", ("operands", ("n", "m"))),
-    ("n if flag else 0", ("operands", ("n", "flag"))),
+    ("n if flag else 0", ("operands", ("flag", "n"))),
     ("not flag", ("operands", ("flag",))),
     ("a and b", ("operands", ("a", "b"))),
     # calls we cannot see through: never

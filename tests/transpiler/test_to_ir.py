@@ -387,7 +387,7 @@ def test_kept_try_and_with_record_fallbacks():
     after = r"""
     func @f(%x.0) {params_code = 'x'} {
       %y.0 = py(%x.0) {code = 'try:\n    y = x + 1\nexcept ValueError:\n    y = x', kind = 'stmt', static = 'never', fallback = '`try` statements are not converted'} loc(2:4)
-      %fh.0, %z.0 = py(%y.0) {code = 'with ctx() as fh:\n    z = y', kind = 'stmt', static = 'never', fallback = '`with` statements are not converted'} loc(6:4)
+      %fh.0, %z.0 = py(%y.0) {code = 'with _lx.call(ctx) as fh:\n    z = y', kind = 'stmt', static = 'never', fallback = '`with` statements are not converted'} loc(6:4)
       %0 = py(%z.0) {code = 'z', kind = 'expr', static = 'operands'} loc(8:4)
       return(%0) loc(8:4)
     }
@@ -411,7 +411,7 @@ def test_nested_def_without_return_is_kept_without_fallback():
     after = r"""
     func @f(%x.0) {params_code = 'x'} {
       %g.0 = py(%x.0) {code = 'def g(v):\n    v = v + x', kind = 'stmt', static = 'never'} loc(2:4)
-      py(%g.0, %x.0) {code = 'g(x)', kind = 'stmt', static = 'always'} loc(4:4)
+      py(%g.0, %x.0) {code = '_lx.call(g, x)', kind = 'stmt', static = 'always'} loc(4:4)
       %0 = py(%x.0) {code = 'x', kind = 'expr', static = 'operands'} loc(5:4)
       return(%0) loc(5:4)
     }
@@ -455,7 +455,7 @@ def test_nested_def_keeps_its_own_return():
     after = r"""
     func @f(%x.0) {params_code = 'x'} {
       %g.0 = py() {code = 'def g(v):\n    return v + 1', kind = 'stmt', static = 'never'} loc(2:4)
-      %0 = py(%g.0, %x.0) {code = 'g(x) * 2', kind = 'expr', static = 'never'} loc(4:4)
+      %0 = py(%g.0, %x.0) {code = '_lx.call(g, x) * 2', kind = 'expr', static = 'never'} loc(4:4)
       return(%0) loc(4:4)
     }
     """
