@@ -28,7 +28,7 @@ from laxify.runtime.messages import describe, site_error, tree_lines
 
 __all__ = [
     "Undefined", "UndefinedReturn", "and_", "append", "call", "check_defined", "compare", "pop_options", "push_options", "cond", "final_return", "for_each", "for_range", "ifexp",
-    "is_traced", "not_", "or_", "while_loop",
+    "is_traced", "not_", "or_", "print_", "while_loop",
 ]
 
 Tracer = jax.core.Tracer
@@ -715,3 +715,13 @@ def check_defined(value):
     if isinstance(value, Undefined):
         value._fail()
     return value
+
+
+def print_(*args, sep: str = " ", end: str = "\n", **kwargs):
+    """``print``: ``jax.debug.print`` when an argument is traced, so that the values are
+    printed each time the program runs; Python's ``print`` otherwise."""
+    if not _any_traced(args) or kwargs.get("file") is not None:
+        print(*args, sep=sep, end=end, **kwargs)
+        return
+    fmt = sep.join("{}" for _ in args) + ("" if end == "\n" else end)
+    jax.debug.print(fmt, *args)

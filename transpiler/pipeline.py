@@ -23,6 +23,7 @@ from laxify.transpiler.converters import (
     loop_else,
     loop_options_blocks,
     match_statements,
+    print_calls,
     return_statements,
 )
 from laxify.transpiler.converters.base import Context
@@ -59,6 +60,8 @@ CONVERTERS: list = [
     # list appends are plain statements; they may stand anywhere the converters above moved
     # them, so they are rewritten last.
     list_appends,
+    # print before calls: `print` is a builtin, which the calls converter leaves alone.
+    print_calls,
     # calls last: every call the converters above wrote is of the runtime (`_lx.*`) and
     # stays as it is; the user's own calls are routed through `_lx.call`.
     calls,

@@ -9,12 +9,13 @@ import libcst as cst
 
 from laxify.transpiler.analysis.walk import walk
 
-__all__ = ["features", "user_callee", "CHAINED_COMPARISON", "LOOP_ELSE", "APPEND_CALL", "USER_CALL"]
+__all__ = ["features", "user_callee", "APPEND_CALL", "CHAINED_COMPARISON", "LOOP_ELSE", "PRINT_CALL", "USER_CALL"]
 
 CHAINED_COMPARISON = "chained comparison"
 LOOP_ELSE = "loop else"
 APPEND_CALL = "append call"
 USER_CALL = "user call"
+PRINT_CALL = "print call"
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -42,6 +43,8 @@ def features(node: cst.CSTNode) -> set:
             func = n.func
             if isinstance(func, cst.Attribute) and func.attr.value == "append":
                 found.add(APPEND_CALL)
-            if user_callee(func):
+            if isinstance(func, cst.Name) and func.value == "print":
+                found.add(PRINT_CALL)
+            elif user_callee(func):
                 found.add(USER_CALL)
     return found
