@@ -332,7 +332,7 @@ def test_static_for_over_a_python_tuple():
 def test_return_forms():
     before = """
     def f(x):
-        print(x)
+        y = x
         return
     """
     check(before, before)
