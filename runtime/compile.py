@@ -55,6 +55,7 @@ def make_function(code: types.CodeType, lowered: LoweredSource, original: types.
     closure = tuple(cells[name] for name in code.co_freevars)
     fn = types.FunctionType(code, original.__globals__, original.__name__, original.__defaults__, closure)
     fn.__kwdefaults__ = original.__kwdefaults__
+    fn.__annotations__ = dict(getattr(original, "__annotations__", {}))
     fn.__qualname__ = original.__qualname__
     fn.__module__ = original.__module__
     fn.__doc__ = original.__doc__

@@ -647,7 +647,12 @@ def _caller_location():
     frame = sys._getframe(2)
     filename, line = frame.f_code.co_filename, frame.f_lineno
     text = linecache.getline(filename, line).rstrip("\n")
-    return Location(filename, line, len(text) - len(text.lstrip()), text)
+    col = len(text) - len(text.lstrip())
+    positions = list(frame.f_code.co_positions())
+    here = positions[frame.f_lasti // 2] if frame.f_lasti // 2 < len(positions) else None
+    if here is not None and here[0] == line and here[2] is not None:
+        col = here[2]  # the call's own column (lowering maps it onto the user's expression)
+    return Location(filename, line, col, text)
 
 
 def ifexp(pred, true_fn, false_fn, lazy: bool = False):

@@ -55,7 +55,8 @@ def get_source(fn) -> FunctionSource:
     if not lines:
         raise _no_source(fn, f"no source text is available for {filename!r}")
     try:
-        block, first_line = inspect.getsourcelines(fn)
+        # From the code object: getsourcelines(fn) would follow __wrapped__ to another function.
+        block, first_line = inspect.getsourcelines(code)
     except (OSError, TypeError) as e:
         raise _no_source(fn, f"its source could not be found ({e})") from None
     text = "".join(block)
@@ -83,8 +84,12 @@ def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
     """A lambda: parse its line(s) and pick the lambda whose code starts at the right column.
 
     The lambda becomes ``def _lambda_(params): return body``, built from its own nodes."""
-    text = textwrap.dedent("".join(block))
-    for attempt in (text, text.strip(), "(" + text.strip() + ")"):
+    raw = "".join(block)
+    text = textwrap.dedent(raw)
+    removed = len(raw) - len(raw.lstrip(" ")) - (len(text) - len(text.lstrip(" ")))
+    # Each attempt with the columns it shifts the first line by (to compare with the file's).
+    for attempt, shift in ((text, removed), (text.strip(), len(raw) - len(raw.lstrip())),
+                           ("(" + text.strip() + ")", len(raw) - len(raw.lstrip()) - 1)):
         try:
             module = cst.parse_module(attempt)
             break
@@ -108,7 +113,9 @@ def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
         col = min(cols, default=None)
         ordered = [n for n in lambdas]  # libcst order is source order, as `nodes` is
         for k, node in enumerate(nodes):
-            if col is not None and node.body.col_offset <= col < (node.body.end_col_offset or 0):
+            start = node.body.col_offset + (shift if node.body.lineno == 1 else 0)
+            end = (node.body.end_col_offset or 0) + (shift if node.body.end_lineno == 1 else 0)
+            if col is not None and start <= col < end:
                 if ordered[k] in matching:
                     chosen = ordered[k]
                 break

@@ -162,6 +162,7 @@ class _Builder:
     def statement(self, stmt: cst.BaseStatement, live: Liveness) -> str | None:
         span = self.span_of(stmt)
         saved, self.here = self.here, span
+        first = len(self.scope.ops)
         try:
             if isinstance(stmt, cst.SimpleStatementLine):
                 if len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return) and self.at_top:
@@ -185,6 +186,19 @@ class _Builder:
             return None
         finally:
             self.here = saved
+            self.keep_comments(stmt, first)
+
+    def keep_comments(self, stmt: cst.BaseStatement, first: int) -> None:
+        """Comment lines above a statement that became an op other than verbatim Python go with
+        that op (lowering writes them back above it)."""
+        comments = tuple(line.comment.value for line in getattr(stmt, "leading_lines", ())
+                         if line.comment is not None)
+        if not comments:
+            return
+        for op in self.scope.ops[first:]:
+            if not isinstance(op, (PyOp, UndefOp)):
+                op.attributes["comments"] = comments
+                return
 
     def unsupported(self, stmt: cst.BaseStatement) -> str | None:
         if not isinstance(stmt, (cst.If, cst.While, cst.For)):
@@ -427,5 +441,7 @@ def build_ir(src: FunctionSource, positions: Positions,
         b.scope.env[name] = v
     b.scope.ops = fn.body.ops
     fn.attributes["params_code"] = b.code(node.params)
+    if node.returns is not None:
+        fn.attributes["returns_code"] = b.code(node.returns.annotation)
     b.block(node.body, Liveness(node.body))
     return fn, b.fallbacks

@@ -91,6 +91,8 @@ class Lowerer:
             rule = RULES.get(type(op))
             if rule is None:
                 raise NotImplementedError(f"no lowering rule for '{op.name}'")
+            for comment in op.attributes.get("comments", ()):
+                self.line(comment, op)
             rule(self, op)
 
     def tuple_of(self, values) -> str:
@@ -112,7 +114,9 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
         for v in op.operands:
             low.uses[id(v)] += 1
     line, col = fn.span.line, fn.span.col
-    low.emitter.line(f"def {fn.name}({fn.attributes.get('params_code', '')}):", line, col)
+    returns = fn.attributes.get("returns_code")
+    header = f"def {fn.name}({fn.attributes.get('params_code', '')})" + (f" -> {returns}" if returns else "")
+    low.emitter.verbatim(header + ":", line, col)
     low.emitter.depth += 1
     start = len(low.emitter.lines)
     low.region(fn.body)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from laxify.ir import CondOp, ForRangeOp, PyOp, Region, ReturnOp, ScanOp, UndefOp, WhileOp, YieldOp
 from laxify.ir.dataflow import loop_trace_deps
 from laxify.runtime.lowering import RUNTIME, Lowerer, lowers
@@ -17,8 +19,30 @@ def _leading_comment_lines(code: str) -> int:
     return count
 
 
+_CALLEE = re.compile(r"[A-Za-z_][\w.]*\(")
+
+
+def _wrapped_whole(code: str) -> bool:
+    """Whether ``code`` is one call or one parenthesised group from start to end."""
+    m = _CALLEE.match(code)
+    start = m.end() - 1 if m else (0 if code.startswith("(") else -1)
+    if start < 0 or not code.endswith(")"):
+        return False
+    depth = 0
+    for k, ch in enumerate(code[start:], start):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            return k == len(code) - 1
+    return False
+
+
 def _needs_parens(code: str) -> bool:
-    return any(tok in code for tok in (",", ":=", "lambda", "yield", " if ", "\n"))
+    if "\n" in code or any(q in code for q in ("'", '"')):
+        return True  # strings may hide parentheses: keep the safe form
+    if _wrapped_whole(code):
+        return False
+    return any(tok in code for tok in (",", ":=", "lambda", "yield", " if "))
 
 
 @lowers(PyOp)
@@ -113,8 +137,11 @@ def _static_cond(low: Lowerer, op: CondOp, pred: str) -> None:
     if len(op.regions) == 2:
         low.line(f"if {pred}:", op)
         _static_region(low, op.regions[0], op)
-        low.line("else:", op)
-        _static_region(low, op.regions[1], op)
+        other = op.regions[1]
+        if len(other.ops) > 1 or any(low.ref(y) != low.name(r) for r, y in
+                                     zip(op.results, other.terminator.operands)):
+            low.line("else:", op)
+            _static_region(low, other, op)
         return
     for k, region in enumerate(op.regions):
         low.line(f"{'if' if k == 0 else 'elif'} {pred} == {k}:", op)

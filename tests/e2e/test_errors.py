@@ -114,11 +114,6 @@ def test_name_undefined_under_python_if_is_python_name_error():
         fn(X, False)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (docs/semantics.md: under a Python `if`, using a name on the undefined path raises "
-    "NameError): `return y` on that path is no NameError: laxify.convert returns the "
-    "placeholder `<undefined y>` and to_static fails in JAX with 'Triggering __jax_array__() "
-    "during abstractification is no longer supported'"))
 @pytest.mark.parametrize("run", ["convert", "to_static"])
 def test_undefined_name_returned_under_python_if_is_name_error(run):
     fn = laxify.convert(err_undefined_under_python_if_returned) if run == "convert" else \
@@ -329,10 +324,6 @@ def test_branch_meta_field_mismatch_is_located():
     assert_located(msg, err_branch_meta_field_differs, "if x.sum() > 0:")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (DESIGN §6 'shows both sides of a mismatch'): when two pytrees differ only in static "
-    "metadata (a dataclass meta field), every row of the message reads the same "
-    "('t.pos: float32[3]  vs  float32[3]') and nothing marks what differs"))
 def test_branch_meta_field_mismatch_shows_the_difference():
     msg = conversion_error(err_branch_meta_field_differs, X)
     assert "<- differs" in msg or ("start" in msg and "moved" in msg), msg
@@ -428,9 +419,6 @@ def test_array_condition_in_while():
     assert_located(msg, err_array_condition_in_while, "while x < 10:")
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "bug (DESIGN §6: every user-facing error gives file:line with a caret): an array condition "
-    "in a conditional expression raises a bare TypeError from _lx.ifexp, without location"))
 def test_array_condition_in_conditional_expression():
     msg = conversion_error(err_array_condition_in_ifexp, X)
     assert "shape (3,)" in msg and "jnp.where" in msg
@@ -524,10 +512,6 @@ def test_fallback_inside_outer_transformation_is_an_error(outer):
     assert_located(msg, fallback_try_with_traced_if, "try:")
 
 
-@pytest.mark.xfail(strict=True, raises=jax.errors.TracerBoolConversionError, reason=(
-    "bug (DESIGN §5: inside an outer jax.jit the fallback text comes as a ConversionError): "
-    "jax.jit(laxify.convert(f)) with a `try` around a traced `if` raises JAX's raw "
-    "TracerBoolConversionError, without naming the `try`"))
 def test_fallback_under_jit_of_convert_is_a_conversion_error():
     with pytest.raises(laxify.ConversionError, match="`try`"):
         jax.jit(laxify.convert(fallback_try_with_traced_if))(X)

@@ -227,11 +227,6 @@ def test_conditional_expression_with_a_call_is_a_cond():
     assert counts["sin"] == 1 and counts["cos"] == 1, counts
 
 
-NESTED_LOGIC_BUG = pytest.mark.xfail(strict=True, reason=(
-    "bug (docs/semantics.md: `jnp.where` when both sides are cheap and pure): converters look "
-    "for calls in the already-rewritten operand, so a nested `a if c else b`, `not`, `and` or "
-    "`or` (now an `_lx.*` call) makes the enclosing expression lazy: a `cond` instead of "
-    "`select_n`/`and`"))
 
 
 def expr_and_not_pure(x, y):
@@ -243,13 +238,11 @@ def test_and_not_on_pure_operands_matches_python():
     check(expr_and_not_pure, (POS, NEG), (POS, POS), (NEG, NEG))
 
 
-@NESTED_LOGIC_BUG
 def test_and_not_on_pure_operands_has_no_cond():
     counts = primitive_counts(jaxpr_of(expr_and_not_pure, POS, NEG))
     assert counts["cond"] == 0, counts
 
 
-@NESTED_LOGIC_BUG
 def test_nested_cheap_conditional_expressions_are_selects():
     counts = primitive_counts(jaxpr_of(expr_ifexp_nested, POS))
     assert counts["select_n"] >= 2, counts
@@ -390,17 +383,11 @@ def expr_chained_comparison_with_call_in_middle(x, n):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (DESIGN §5 'Python values keep short-circuiting'): a chained comparison "
-    "`0 < f(n) < 5` becomes `and_(0 < f(n), lambda: f(n) < 5)`, so the middle operand is "
-    "evaluated twice; Python evaluates it once"))
 def test_chained_comparison_evaluates_middle_once():
     laxify.convert(expr_chained_comparison_with_call_in_middle)(POS, 3)
     assert CALLS == ["middle"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (same as above, on traced values): `0 < x.sum() < 5` computes `x.sum()` twice"))
 def test_chained_comparison_computes_traced_middle_once():
     counts = primitive_counts(jaxpr_of(expr_chained_comparison_value, POS))
     assert counts["reduce_sum"] == 1, counts

@@ -185,17 +185,12 @@ def lists_append_tuple_then_unpack_loop(x):
     return t
 
 
-TUPLE_BUG = pytest.mark.xfail(strict=True, reason=(
-    "bug (DESIGN §5: after the loop the name behaves as the Python list would): appending a "
-    "tuple stacks each component, and the name then holds the tuple of stacked arrays, so "
-    "`outs[-1]` is the stacked second component, `len(outs)` is 2, and `for a, s in outs` or "
-    "`[o[0] for o in outs]` iterate over the components instead of the appended tuples"))
 
 
 @pytest.mark.parametrize("fn", [
-    pytest.param(lists_append_tuple_then_stack_parts, marks=TUPLE_BUG),
-    pytest.param(lists_append_tuple_then_last, marks=TUPLE_BUG),
-    pytest.param(lists_append_tuple_then_unpack_loop, marks=TUPLE_BUG),
+    pytest.param(lists_append_tuple_then_stack_parts),
+    pytest.param(lists_append_tuple_then_last),
+    pytest.param(lists_append_tuple_then_unpack_loop),
 ], ids=lambda f: f.__name__)
 def test_append_tuple_in_static_loop(fn):
     check(fn, (X,))

@@ -234,11 +234,6 @@ def tree_list_item_assignment_in_for(x):
     return state
 
 
-LIST_CARRY_BUG = pytest.mark.xfail(strict=True, reason=(
-    "bug (DESIGN §5: lists of fixed length may be carried): every Python list carried by a "
-    "traced loop is taken for an append accumulator: in a scan the body gets an Accumulator "
-    "(raw TypeError \"'Accumulator' object is not subscriptable\"), in a while the error says "
-    "the list 'is appended to in this loop' though it never is"))
 
 
 CASES = [
@@ -262,9 +257,9 @@ CASES = [
     case(tree_registered_class_in_scan, (POS,), prims=SCAN),
     case(tree_registered_class_through_if, (POS,), (NEG,), prims=COND),
     case(tree_list_through_if, (POS,), (NEG,), prims=COND),
-    case(tree_list_through_for_range, (POS,), prims=SCAN, marks=LIST_CARRY_BUG),
-    case(tree_list_through_while, (POS,), (f32(20.0),), prims=WHILE, marks=LIST_CARRY_BUG),
-    case(tree_list_item_assignment_in_for, (POS,), prims=SCAN, marks=LIST_CARRY_BUG),
+    case(tree_list_through_for_range, (POS,), prims=SCAN),
+    case(tree_list_through_while, (POS,), (f32(20.0),), prims=WHILE),
+    case(tree_list_item_assignment_in_for, (POS,), prims=SCAN),
 ]
 
 

@@ -171,8 +171,6 @@ def test_cond_on_a_static_argument_is_python_once_specialised():
     def f(x, flag):
         if flag:
             x = x + 1
-        else:
-            pass
         return x
     """).lstrip("\n")
 
@@ -515,19 +513,12 @@ def test_exception_while_tracing_a_branch_points_at_the_users_line():
     assert _user_frames(info.value)[-1] == (_line_of("<index>"), "y = x[10, 10]  # <index>")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "a `return` after an early return becomes `_lx_retval = ...` without the return's "
-    "position: the traceback of an error in the returned expression points at the def line"))
 def test_exception_in_a_rewritten_return_points_at_the_users_line():
     with pytest.raises(IndexError) as info:
         laxify.to_static(fails_in_a_rewritten_return)(jnp.ones(2))
     assert _user_frames(info.value)[-1][0] == _line_of("<ret-index>")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a multi-line parameter list makes the generated `def` line contain a newline, so the "
-    "generated lines after it map to the wrong user lines: tracebacks are off by one, and "
-    "compile() can fail with 'ValueError: AST node line range (.., ..) is not valid'"))
 def test_multiline_signature_keeps_line_numbers():
     with pytest.raises(ValueError, match="^3$") as info:
         laxify.convert(multiline_signature)(1, 2)
@@ -535,10 +526,6 @@ def test_multiline_signature_keeps_line_numbers():
     assert convert_function(multiline_signature).code.co_firstlineno == _line_of("<ms-def>")
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "with a multi-line parameter list, a multi-line statement gets an end line before its "
-    "start line: compile() raises 'ValueError: AST node line range (.., ..) is not valid' and "
-    "the function cannot be converted at all"))
 def test_multiline_signature_and_multiline_statement_convert():
     assert laxify.convert(multiline_signature_and_statement)(1, 2) == 3
 
@@ -562,9 +549,6 @@ def test_runtime_error_message_points_at_the_users_line():
 
 # -- known bugs ---------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "comment lines above an untouched `return` are dropped: `return` is rebuilt from its "
-    "expression and its leading_lines are not emitted"))
 def test_comment_above_return_is_kept():
     source = laxify.to_static(define("""
     def f(x):
@@ -575,9 +559,6 @@ def test_comment_above_return_is_kept():
     assert "    # the result\n" in source
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "comment lines above a converted `if` are dropped (the If's leading_lines are not "
-    "emitted before its branch functions)"))
 def test_comment_above_a_converted_if_is_kept():
     source = laxify.to_static(define("""
     def f(x):

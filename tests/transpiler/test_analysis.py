@@ -201,10 +201,6 @@ def test_variable_written_in_loop_and_used_after_is_live_at_head():
     assert live.live_out[("head", id(while_))] == {"x", "y"}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a name bound by := and read later in the same statement counts as read before the "
-    "statement, so it is live at the loop head and becomes a spurious carry initialised "
-    "undefined: to_static then raises 'm is first assigned inside this while loop'"))
 def test_walrus_bound_name_is_not_live_before_its_statement():
     code = "def f(x):\n    while x.sum() < 10:\n        x = (m := x * 2) + m\n    return x\n"
     fn = cst.parse_module(code).body[0]
@@ -212,10 +208,6 @@ def test_walrus_bound_name_is_not_live_before_its_statement():
     assert live.live_out[("head", id(fn.body.body[0]))] == {"x"}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the `except ... as e` name is counted as read by the try statement, so in a loop it is "
-    "live at the head and becomes a spurious carry initialised undefined: to_static raises "
-    "'e is first assigned inside this while loop'"))
 def test_except_name_is_not_live_before_the_try():
     code = ("def f(x):\n    while x.sum() < 10:\n        try:\n            x = x * 2\n"
             "        except ValueError as e:\n            print(e)\n    return x\n")
@@ -383,9 +375,6 @@ def test_body_positions_after_a_multiline_signature():
     }
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the def line is computed as 1 + lines(def) - lines(body), which is the last line of a "
-    "multi-line signature, not the line of `def`"))
 def test_def_position_with_a_multiline_signature():
     _, table = _positions(wide_signature)
     (pos,) = [pos for n, pos in table.items() if isinstance(n, cst.FunctionDef)]

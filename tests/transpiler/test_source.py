@@ -119,10 +119,6 @@ def test_decorated_function_keeps_its_decorator_lines():
     assert src.module.code == "@_register  # <decorated>\ndef decorated(x):\n    return -x\n"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "get_source follows __wrapped__ (inspect.getsourcelines unwraps) while the code object is "
-    "the wrapper's: to_static/convert then run the inner function's body and silently skip "
-    "the decorator (convert(wrapped)(1.0) == 2.0, wrapped(1.0) == 4.0)"))
 def test_functools_wraps_wrapper_is_the_wrapper_source():
     src = get_source(wrapped)
     assert src.node.name.value == wrapped.__code__.co_name
@@ -174,9 +170,6 @@ def test_two_lambdas_with_different_parameters_pick_by_parameters():
     assert get_source(second).module.code == "def _lambda_(b):\n    return b * 2\n"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the lambda is chosen by comparing the code's column in the file with columns in the "
-    "dedented line: on an indented line (inside a function) the first lambda is picked"))
 def test_two_lambdas_on_an_indented_line_pick_the_right_one():
     first, second = (lambda: 1), (lambda: 2)
     assert get_source(first).module.code == "def _lambda_():\n    return 1\n"

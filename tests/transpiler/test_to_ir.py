@@ -474,10 +474,6 @@ def test_if_containing_return_keeps_its_line():
     assert conds[0].span == Span(2, 4)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a `return` after an early return is rewritten to `_lx_retval = ...` without its "
-    "position: the assignment gets the def line (1:0), so a traceback from the returned "
-    "expression points at the def"))
 def test_rewritten_return_keeps_its_line():
     before = """
     def f(x):

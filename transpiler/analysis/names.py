@@ -181,7 +181,11 @@ def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
         return
     else:  # Expr, Return, Assert, Raise, Pass, Break, Continue
         acc.read(expr_reads(node))
+    before = set(acc.writes)
     _walrus_writes(node, acc)
+    # A name bound by `:=` and read later in the same statement is not a read from before it.
+    for name in set(acc.writes) - before:
+        acc.reads.pop(name, None)
 
 
 def _walrus_writes(node: cst.CSTNode, acc: Access) -> None:
@@ -260,9 +264,11 @@ def _generic_access(node: cst.CSTNode, acc: Access) -> None:
         elif isinstance(child, cst.ExceptHandler):
             if child.type is not None:
                 acc.read(expr_reads(child.type))
-            if child.name is not None:
-                acc.write(target_names(child.name.name))
-            acc.merge(block_access(child.body))
+            body = block_access(child.body)
+            # `except E as e`: Python unbinds `e` when the handler ends; it is the handler's own.
+            bound = set(target_names(child.name.name)) if child.name is not None else set()
+            acc.read(n for n in body.reads if n not in bound)
+            acc.write(n for n in body.writes if n not in bound)
         elif isinstance(child, (cst.Else, cst.Finally)):
             acc.merge(block_access(child.body))
         elif isinstance(child, cst.MatchCase):

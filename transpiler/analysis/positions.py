@@ -97,8 +97,11 @@ class _Walker:
 def statement_positions(module: cst.Module, fn: cst.FunctionDef, first_line: int, indent: int) -> Positions:
     """Positions of ``fn`` (its ``def`` line) and of every statement in it."""
     w = _Walker(module, first_line, indent)
-    def_line = 1 + w.lines(fn) - w.lines(fn.body)
+    # The line of `def` itself: the header's last line, less the lines its parameters and
+    # return annotation span.
+    header_end = 1 + w.lines(fn) - w.lines(fn.body)
+    def_line = header_end - w.lines(fn.params) - (w.lines(fn.returns.annotation) if fn.returns else 0)
     w.mark(fn, def_line)
-    w.cursor = def_line
+    w.cursor = header_end
     w.suite(fn.body)
     return w.table

@@ -48,7 +48,11 @@ class _Rewriter:
 
     def replace(self, jump: cst.Return) -> list:
         value = jump.value if jump.value is not None else cst.Name("None")
-        return [assign(VALUE, value), assign(FLAG, cst.Name("True"))]
+        out = [assign(VALUE, value), assign(FLAG, cst.Name("True"))]
+        if jump in self.positions:
+            for stmt in out:
+                self.positions[stmt] = self.positions[jump]
+        return out
 
     def rewrite(self, stmt):
         if isinstance(stmt, cst.While):
