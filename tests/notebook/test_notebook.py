@@ -1,0 +1,62 @@
+"""laxify in a Jupyter notebook: source from cells, warnings at the cell's line, the diff as HTML."""
+
+from __future__ import annotations
+
+import sys
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+CELLS = [
+    "import warnings\nimport jax.numpy as jnp\nimport laxify",
+    # A function defined in a cell: its source comes from IPython's linecache entry.
+    "@laxify.to_static\n"
+    "def halve(x):\n"
+    "    while x.sum() > 1:\n"
+    "        x = x / 2\n"
+    "    return x\n"
+    "print(float(halve(jnp.ones(4) * 8).sum()))",
+    "print('_lx.while_loop' in halve.source)\nprint('<table' in halve.diff()._repr_html_())",
+    # A construct kept as Python that meets a traced value: the warning names the cell's line.
+    "def kept(x):\n"
+    "    try:\n"
+    "        if x.sum() > 0:\n"
+    "            x = x + 1\n"
+    "    finally:\n"
+    "        pass\n"
+    "    return x\n"
+    "with warnings.catch_warnings(record=True) as caught:\n"
+    "    warnings.simplefilter('always')\n"
+    "    out = laxify.to_static(kept)(jnp.ones(2))\n"
+    "w = [c for c in caught if issubclass(c.category, laxify.FallbackWarning)][0]\n"
+    "print(float(out.sum()), w.lineno, 'try' in str(w.message))",
+]
+
+
+@pytest.fixture(scope="module")
+def outputs():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
+    client = NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": "."}})
+    client.execute()
+    texts = []
+    for cell in nb.cells:
+        texts.append("".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream"))
+    return texts
+
+
+def test_a_cell_function_converts_and_runs(outputs):
+    assert outputs[1].strip() == "1.0"
+
+
+def test_source_and_html_diff_in_a_notebook(outputs):
+    assert outputs[2].split() == ["True", "True"]
+
+
+def test_fallback_warning_points_at_the_cell_line(outputs):
+    total, line, names_try = outputs[3].split()
+    assert float(total) == 4.0
+    assert line == "2"  # the `try` is on line 2 of its cell
+    assert names_try == "True"
