@@ -12,7 +12,7 @@ import libcst as cst
 
 from laxify.transpiler.analysis.positions import Positions
 
-__all__ = ["Context", "Converter"]
+__all__ = ["Context", "Converter", "OwnCodeConverter"]
 
 
 @dataclass
@@ -43,3 +43,20 @@ class Converter(cst.CSTTransformer):
                 for node in result.nodes:
                     self.ctx.positions.setdefault(node, pos)
         return result
+
+
+class OwnCodeConverter(Converter):
+    """A converter that changes only the function's own code, not nested ``def``s (those are
+    converted on their own when they are called)."""
+
+    def __init__(self, ctx: Context):
+        super().__init__(ctx)
+        self.def_depth = 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.def_depth += 1
+        return self.def_depth == 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.def_depth -= 1
+        return updated_node

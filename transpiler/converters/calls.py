@@ -7,21 +7,11 @@ import libcst as cst
 
 from laxify.transpiler.analysis.features import USER_CALL, user_callee
 
-from laxify.transpiler.converters.base import Context, Converter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter
 
 __all__ = ["transform"]
 
-class CallTransformer(Converter):
-    depth = 0
-
-    def visit_FunctionDef(self, node):
-        self.depth += 1
-        return self.depth == 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self.depth -= 1
-        return updated_node
-
+class CallTransformer(OwnCodeConverter):
     def leave_Call(self, original_node, updated_node):
         if not user_callee(updated_node.func):
             return updated_node

@@ -5,24 +5,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from laxify.transpiler.converters.base import Context, Converter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
 from laxify.transpiler.converters.logical_expressions import may_have_effects
 
 __all__ = ["transform"]
 
 
-class ConditionalTransformer(Converter):
-    depth = 0
-
-    def visit_FunctionDef(self, node):
-        self.depth += 1
-        return self.depth == 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self.depth -= 1
-        return updated_node
-
+class ConditionalTransformer(OwnCodeConverter):
     def leave_IfExp(self, original_node, updated_node):
         if contains(updated_node, (cst.NamedExpr,)):
             return updated_node

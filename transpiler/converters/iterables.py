@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from laxify.transpiler.analysis.names import block_access
-from laxify.transpiler.converters.base import Context, Converter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter
 
 __all__ = ["transform", "RUNTIME_NAMES"]
 
@@ -32,20 +32,10 @@ def _local_names(node: cst.FunctionDef) -> set[str]:
     return names | set(block_access(node.body).writes)
 
 
-class IterablesTransformer(Converter):
+class IterablesTransformer(OwnCodeConverter):
     def __init__(self, ctx: Context, local_names: set[str]):
         super().__init__(ctx)
         self.builtins = {k: v for k, v in RUNTIME_NAMES.items() if k not in local_names}
-        self.depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        # Nested functions stay as written (they are converted when called, if at all).
-        self.depth += 1
-        return self.depth == 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self.depth -= 1
-        return updated_node
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False

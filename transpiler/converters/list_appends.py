@@ -7,7 +7,7 @@ import libcst as cst
 
 from laxify.transpiler.analysis.features import APPEND_CALL
 
-from laxify.transpiler.converters.base import Context, Converter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter
 from laxify.transpiler.converters.guards import runtime_call
 
 __all__ = ["transform"]
@@ -26,19 +26,10 @@ def _append_call(small: cst.BaseSmallStatement) -> tuple[cst.Name, cst.BaseExpre
     return func.value, call.args[0].value
 
 
-class ListAppendTransformer(Converter):
+class ListAppendTransformer(OwnCodeConverter):
     def __init__(self, ctx: Context):
         super().__init__(ctx)
         self.loops = 0
-        self.defs = 0
-
-    def visit_FunctionDef(self, node):
-        self.defs += 1
-        return self.defs == 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self.defs -= 1
-        return updated_node
 
     def visit_While(self, node):
         self.loops += 1

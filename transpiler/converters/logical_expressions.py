@@ -12,7 +12,7 @@ from laxify.transpiler.analysis.features import CHAINED_COMPARISON
 from laxify.transpiler.analysis.walk import children
 
 from laxify.transpiler.analysis.staticness import RUNTIME_OPERATORS
-from laxify.transpiler.converters.base import Context, Converter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
 
 __all__ = ["transform", "may_have_effects"]
@@ -48,18 +48,7 @@ def _lazy_arg(node: cst.BaseExpression) -> list[cst.Arg]:
                     equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
 
 
-class LogicalTransformer(Converter):
-    depth = 0
-
-    def visit_FunctionDef(self, node):
-        # Nested functions stay as written (they are converted when called, if at all).
-        self.depth += 1
-        return self.depth == 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self.depth -= 1
-        return updated_node
-
+class LogicalTransformer(OwnCodeConverter):
     def leave_UnaryOperation(self, original_node, updated_node):
         if not isinstance(updated_node.operator, cst.Not):
             return updated_node

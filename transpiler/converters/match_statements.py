@@ -27,7 +27,7 @@ import libcst as cst
 from laxify.transpiler.analysis.walk import children
 
 from laxify.transpiler.analysis.names import expr_reads
-from laxify.transpiler.converters.base import Context, Converter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter
 
 __all__ = ["transform"]
 
@@ -142,18 +142,7 @@ def _arm(case: cst.MatchCase, subject: str) -> _Arm:
     return _Arm(test, _prepend(case.body, _bind(names, subject)), lines)
 
 
-class MatchTransformer(Converter):
-    depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        # Nested functions stay as written (they are converted when called, if at all).
-        self.depth += 1
-        return self.depth == 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self.depth -= 1
-        return updated_node
-
+class MatchTransformer(OwnCodeConverter):
     def leave_Match(self, original_node: cst.Match, updated_node: cst.Match):
         subject = self.ctx.fresh("subject")
         try:

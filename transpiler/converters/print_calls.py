@@ -6,22 +6,12 @@ from __future__ import annotations
 import libcst as cst
 
 from laxify.transpiler.analysis.features import PRINT_CALL
-from laxify.transpiler.converters.base import Context, Converter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter
 
 __all__ = ["transform"]
 
 
-class PrintTransformer(Converter):
-    depth = 0
-
-    def visit_FunctionDef(self, node):
-        self.depth += 1
-        return self.depth == 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self.depth -= 1
-        return updated_node
-
+class PrintTransformer(OwnCodeConverter):
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
         if isinstance(func, cst.Name) and func.value == "print":
