@@ -58,22 +58,25 @@ class _Scope:
     ops: list[Op]
 
 
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_LOOPS = (cst.While, cst.For)
+
+
 def _jump_reason(node: cst.CSTNode, in_loop: bool) -> str | None:
     """Why a compound statement must stay Python, looking inside it (not into nested defs)."""
     for child in children(node):
-        if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        kind = type(child)  # exact types: isinstance against libcst's ABCs is slow
+        if kind in _SCOPES:
             continue
-        if isinstance(child, cst.Return):
+        if kind is cst.Return:
             return "it contains a `return` statement"
-        if isinstance(child, (cst.Break, cst.Continue)) and not in_loop:
-            kw = "break" if isinstance(child, cst.Break) else "continue"
-            return f"it contains a `{kw}` statement"
-        if isinstance(child, (cst.Yield, cst.Await)):
+        if (kind is cst.Break or kind is cst.Continue) and not in_loop:
+            return f"it contains a `{'break' if kind is cst.Break else 'continue'}` statement"
+        if kind is cst.Yield or kind is cst.Await:
             return "it contains `yield`/`await`"
-        if isinstance(child, (cst.Global, cst.Nonlocal)):
+        if kind is cst.Global or kind is cst.Nonlocal:
             return "it contains a `global`/`nonlocal` statement"
-        nested_loop = in_loop or isinstance(child, (cst.While, cst.For))
-        inner = _jump_reason(child, nested_loop if isinstance(child, (cst.While, cst.For)) else in_loop)
+        inner = _jump_reason(child, in_loop or kind in _LOOPS)
         if inner:
             return inner
     return None

@@ -69,13 +69,14 @@ def expr_reads(node: cst.CSTNode, out: dict[str, None] | None = None) -> dict[st
 
 
 def _reads(node: cst.CSTNode, out: dict[str, None]) -> None:
-    if isinstance(node, cst.Name):
+    # Dispatch on the exact type: libcst's node classes are ABCs, and isinstance against an
+    # ABC costs more than the whole rest of this walk.
+    kind = type(node)
+    if kind is cst.Name:
         out.setdefault(node.value)
-    elif isinstance(node, cst.Attribute):
+    elif kind is cst.Attribute or kind is cst.Arg or kind is cst.NamedExpr:
         _reads(node.value, out)
-    elif isinstance(node, cst.Arg):
-        _reads(node.value, out)
-    elif isinstance(node, cst.Lambda):
+    elif kind is cst.Lambda:
         for d in _param_defaults(node.params):
             _reads(d, out)
         bound = set(_param_names(node.params))
@@ -84,10 +85,8 @@ def _reads(node: cst.CSTNode, out: dict[str, None]) -> None:
         for n in inner:
             if n not in bound:
                 out.setdefault(n)
-    elif isinstance(node, _COMPREHENSIONS):
+    elif kind in _COMPREHENSIONS:
         _comprehension_reads(node, out)
-    elif isinstance(node, cst.NamedExpr):
-        _reads(node.value, out)
     else:
         for child in children(node):
             _reads(child, out)
@@ -188,10 +187,14 @@ def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
         acc.reads.pop(name, None)
 
 
+_SCOPES = (cst.Lambda, cst.FunctionDef, cst.ClassDef)
+
+
 def _walrus_writes(node: cst.CSTNode, acc: Access) -> None:
-    if isinstance(node, cst.NamedExpr):
+    kind = type(node)
+    if kind is cst.NamedExpr:
         acc.write(target_names(node.target))
-    if isinstance(node, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+    if kind in _SCOPES:
         return
     for child in children(node):
         _walrus_writes(child, acc)
