@@ -196,6 +196,9 @@ class _Builder:
         that op (lowering writes them back above it)."""
         comments = tuple(line.comment.value for line in getattr(stmt, "leading_lines", ())
                          if line.comment is not None)
+        header = getattr(getattr(stmt, "body", None), "header", None)
+        if isinstance(stmt, (cst.If, cst.While, cst.For)) and header is not None and header.comment:
+            comments += (header.comment.value,)  # `while x > 1:  # comment`
         if not comments:
             return
         for op in self.scope.ops[first:]:

@@ -61,6 +61,7 @@ class Lowerer:
     sites: list[Site] = field(default_factory=list)
     uses: Counter = field(default_factory=Counter)
     inline: dict[int, str] = field(default_factory=dict)
+    inline_bare: dict[int, str] = field(default_factory=dict)  # the same, never parenthesised
     counter: int = 0
     may_be_undefined: bool = False  # some name may be unbound: returns check their value
 

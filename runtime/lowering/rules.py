@@ -53,6 +53,7 @@ def lower_py(low: Lowerer, op: PyOp) -> None:
         result = op.results[0]
         if "\n" not in code and low.uses[id(result)] <= 1:
             low.inline[id(result)] = f"({code})" if _needs_parens(code) else code
+            low.inline_bare[id(result)] = code
             return
         low.emitter.verbatim(f"{low.name(result)} = ({code})", line, col)
         return
@@ -72,7 +73,9 @@ def lower_return(low: Lowerer, op: ReturnOp) -> None:
     elif low.may_be_undefined:
         low.line(f"return {RUNTIME}.check_defined({low.ref(op.operands[0])})", op)
     else:
-        low.line(f"return {low.ref(op.operands[0])}", op)
+        # `return a, b` needs no parentheses around its tuple.
+        value = op.operands[0]
+        low.line(f"return {low.inline_bare.get(id(value), low.ref(value))}", op)
 
 
 @lowers(YieldOp)
