@@ -40,13 +40,14 @@ def loop_trace_deps(op: WhileOp | ForRangeOp | ScanOp) -> list[int]:
             wanted |= body_deps.get(id(y), frozenset())
         wanted.discard(0)  # the index or element itself
         offset = 1
+    element = {0} if offset else set()  # a for loop's index or element is not an operand
     changed = True
     while changed:
         changed = False
         for k in list(wanted):
             c = k - offset
             if 0 <= c < op.num_carries:
-                extra = body_deps.get(id(yields[c]), frozenset()) - {0 if offset else -1}
+                extra = body_deps.get(id(yields[c]), frozenset()) - element
                 if not extra <= wanted:
                     wanted |= extra
                     changed = True
