@@ -5,43 +5,23 @@ from __future__ import annotations
 
 import libcst as cst
 
-from laxify.transpiler.converters.base import Context, Converter
-from laxify.transpiler.converters.guards import (
-    assign, contains, guard_block, lazy_lambda, not_flag, rewrite_blocks, runtime_call,
-)
+from laxify.transpiler.converters.base import Context
+from laxify.transpiler.converters.guards import LoopJumpConverter, assign, lazy_lambda, not_flag, runtime_call
 
 __all__ = ["transform"]
 
-_LOOPS = (cst.While, cst.For)
 
+class BreakTransformer(LoopJumpConverter):
+    jump = cst.Break
+    stem = "break"
 
-class BreakTransformer(Converter):
-    # Inner loops are left first, so a `break` found in a loop body is that loop's own.
-    def leave_While(self, original_node, updated_node):
-        return self._loop(updated_node)
-
-    def leave_For(self, original_node, updated_node):
-        return self._loop(updated_node)
-
-    def _loop(self, loop):
-        if not contains(loop.body, (cst.Break,), stop=_LOOPS):
-            return loop
-        flag = self.ctx.fresh("break")
-
-        def replace(_jump):
-            return [assign(flag, cst.Name("True"))]
-
-        def rewrite(stmt):
-            return rewrite_blocks(stmt, block, self.ctx.positions)
-
-        def block(stmts):
-            return guard_block(stmts, flag, (cst.Break,), replace, rewrite, _LOOPS, self.ctx.positions)
-
-        body = block(list(loop.body.body))
+    def rebuild(self, loop, flag: str, body: list):
         if isinstance(loop, cst.While):
             test = runtime_call("and_", not_flag(flag), lazy_lambda(loop.test))
             new_loop = loop.with_changes(test=test, body=loop.body.with_changes(body=body), orelse=None)
         else:
+            # The target is rebound under the guard, so after a break it keeps the element
+            # it had when the loop broke off (the scan itself runs on to the end).
             item = self.ctx.fresh("item")
             rebind = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(loop.target)], cst.Name(item))])
             guarded = cst.If(test=not_flag(flag), body=cst.IndentedBlock([rebind, *body]))

@@ -4,36 +4,19 @@ from __future__ import annotations
 
 import libcst as cst
 
-from laxify.transpiler.converters.base import Context, Converter
-from laxify.transpiler.converters.guards import assign, contains, guard_block, rewrite_blocks
+from laxify.transpiler.converters.base import Context
+from laxify.transpiler.converters.guards import LoopJumpConverter, assign
 
 __all__ = ["transform"]
 
-_LOOPS = (cst.While, cst.For)
 
+class ContinueTransformer(LoopJumpConverter):
+    jump = cst.Continue
+    stem = "continue"
 
-class ContinueTransformer(Converter):
-    def leave_While(self, original_node, updated_node):
-        return self._loop(updated_node)
-
-    def leave_For(self, original_node, updated_node):
-        return self._loop(updated_node)
-
-    def _loop(self, loop):
-        if not contains(loop.body, (cst.Continue,), stop=_LOOPS):
-            return loop
-        flag = self.ctx.fresh("continue")
-
-        def replace(_jump):
-            return [assign(flag, cst.Name("True"))]
-
-        def rewrite(stmt):
-            return rewrite_blocks(stmt, block, self.ctx.positions)
-
-        def block(stmts):
-            return guard_block(stmts, flag, (cst.Continue,), replace, rewrite, _LOOPS, self.ctx.positions)
-
-        body = [assign(flag, cst.Name("False")), *block(list(loop.body.body))]
+    def rebuild(self, loop, flag: str, body: list):
+        # The flag is reset at the top of every iteration.
+        body = [assign(flag, cst.Name("False")), *body]
         return loop.with_changes(body=loop.body.with_changes(body=body))
 
 

@@ -7,9 +7,14 @@ from typing import Callable
 
 import libcst as cst
 
+from laxify.transpiler.converters.base import Converter
+
 from laxify.transpiler.analysis.walk import children
 
-__all__ = ["assign", "contains", "guard_block", "lazy_lambda", "not_flag", "rewrite_blocks", "runtime_call"]
+__all__ = [
+    "LoopJumpConverter", "assign", "contains", "guard_block", "lazy_lambda", "not_flag", "rewrite_blocks",
+    "runtime_call",
+]
 
 
 def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
@@ -106,3 +111,40 @@ def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list],
         if stmt.finalbody is not None:
             changes["finalbody"] = stmt.finalbody.with_changes(body=suite(stmt.finalbody.body))
     return stmt.with_changes(**changes)
+
+
+LOOPS = (cst.While, cst.For)
+
+
+class LoopJumpConverter(Converter):
+    """Rewrites one kind of loop jump (``jump``: ``cst.Break`` or ``cst.Continue``) in the loop
+    that owns it. Inner loops are left first, so a jump found in a loop body is its own."""
+
+    jump: type = cst.Break
+    stem: str = "jump"
+
+    def leave_While(self, original_node, updated_node):
+        return self._loop(updated_node)
+
+    def leave_For(self, original_node, updated_node):
+        return self._loop(updated_node)
+
+    def _loop(self, loop):
+        if not contains(loop.body, (self.jump,), stop=LOOPS):
+            return loop
+        flag = self.ctx.fresh(self.stem)
+
+        def replace(_jump):
+            return [assign(flag, cst.Name("True"))]
+
+        def rewrite(stmt):
+            return rewrite_blocks(stmt, block, self.ctx.positions)
+
+        def block(stmts):
+            return guard_block(stmts, flag, (self.jump,), replace, rewrite, LOOPS, self.ctx.positions)
+
+        return self.rebuild(loop, flag, block(list(loop.body.body)))
+
+    def rebuild(self, loop, flag: str, body: list):
+        """The loop (or statements) that replace ``loop``, given its guarded ``body``."""
+        raise NotImplementedError
