@@ -18,7 +18,7 @@ from laxify.ir.passes import default_passes, run_passes
 from laxify.runtime.calls import set_converter
 from laxify.runtime.compile import compile_lowered, make_function
 from laxify.runtime.lowering import LoweredSource, lower_function
-from laxify.runtime.options import with_options
+from laxify.runtime.options import restoring_options, with_options
 from laxify.transpiler.pipeline import Conversion, convert_source
 
 __all__ = ["Converted", "convert_function", "fresh_ir", "clear_cache"]
@@ -48,7 +48,12 @@ class Converted:
         if locate_fallbacks and self.conversion.fallbacks:
             converted = _locating_fallbacks(converted, self.conversion, fn)
         opts = getattr(fn, "__laxify_loop_options__", None)
-        return converted if opts is None else with_options(converted, opts)
+        if opts is not None:
+            return with_options(converted, opts)
+        if self.conversion.pushes_loop_options:
+            # A `return`/`break` out of a `with loop_options(...)` block skips its pop.
+            return restoring_options(converted)
+        return converted
 
 
 _CACHE: dict[types.CodeType, Converted] = {}

@@ -37,7 +37,8 @@ def _remap(tree: ast.AST, mapping: list[tuple[int, int]], wrapper_lines: int) ->
 
 def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename: str) -> types.CodeType:
     """The code object of the converted function (shared by every closure of one ``def``)."""
-    params = ", ".join((RUNTIME, SITES, *freevars))
+    # A nested function of converted code may already close over the runtime's names.
+    params = ", ".join((RUNTIME, SITES, *(v for v in freevars if v not in (RUNTIME, SITES))))
     body, mapping = lowered.emitter.render(base_depth=1)
     text = f"def {FACTORY}({params}):\n{body}    return {lowered.name}\n"
     tree = ast.parse(text, filename)

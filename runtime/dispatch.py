@@ -103,17 +103,23 @@ def cond(pred, branches, operands, site: Site):
     pred = _scalar_predicate(pred, site, "if")
     if any(_appendable(v) for v in operands):
         return _cond_appending(pred, branches, operands, site)
-    fill: dict[int, object] = {}
-    fns = [_checked_branch(b, k, len(branches), site, fill) for k, b in enumerate(branches)]
+    plan = _Plan()
+    fns = [_checked_branch(b, k, len(branches), site, plan) for k, b in enumerate(branches)]
     try:
-        return _lax_cond(pred, fns, operands)
+        return plan.restore(_lax_cond(pred, fns, operands))
     except _NeedsPlaceholder:
-        fill.update(_return_placeholders(branches, operands))
+        plan = _probe_outputs(branches, operands)
+        fns = [_checked_branch(b, k, len(branches), site, plan) for k, b in enumerate(branches)]
+        try:
+            return plan.restore(_lax_cond(pred, fns, operands))
+        except TypeError:
+            pass
     except TypeError:
         pass
     avals = [jax.eval_shape(lambda f=f: f(operands)) for f in fns]
-    target = _join_outputs(avals, site.names, site, len(branches))
-    return _lax_cond(pred, [_casting(f, target) for f in fns], operands)
+    names = [n for i, n in enumerate(site.names) if i not in plan.static]
+    target = _join_outputs(avals, names, site, len(branches))
+    return plan.restore(_lax_cond(pred, [_casting(f, target) for f in fns], operands))
 
 
 def _appendable(v) -> bool:
@@ -151,23 +157,57 @@ def _cond_appending(pred, branches, operands, site: Site):
 
 
 class _NeedsPlaceholder(Exception):
-    """A branch has no return value yet while another may: shapes must be probed first."""
+    """A branch gives a value not set yet (or ``None``) where another may give an array: the
+    branches' outputs must be probed first."""
 
 
-def _return_placeholders(branches, operands) -> dict[int, object]:
-    """For each output that some branch leaves as :class:`UndefinedReturn`, zeros shaped like
-    the value another branch returns."""
-    found: dict[int, object] = {}
+class _Plan:
+    """How a traced ``if`` handles outputs that are not arrays: ``fill`` gives zeros for a
+    :class:`Fillable` value where another branch has an array, ``static`` passes a value that
+    is the same Python value on every path (``None``, a value not set yet) around the cond."""
+
+    def __init__(self, fill=None, static=None, probed: bool = False):
+        self.fill: dict[int, object] = fill or {}
+        self.static: dict[int, object] = static or {}
+        self.probed = probed
+
+    def restore(self, outs) -> tuple:
+        if not self.static:
+            return outs
+        outs = list(outs)
+        for i in sorted(self.static):
+            outs.insert(i, self.static[i])
+        return tuple(outs)
+
+
+def _probe_outputs(branches, operands) -> _Plan:
+    """Trace each branch abstractly to decide, per output, zeros to fill or a static value."""
+    avals: dict[int, object] = {}
+    python: dict[int, list] = {}
     for branch in branches:
-        def probe(ops, branch=branch):
-            outs = tuple(branch(*_fresh(ops)))
-            return tuple(None if isinstance(v, Undefined) else v for v in outs)
+        def probe(branch=branch):
+            outs = tuple(branch(*_fresh(operands)))
+            kept = []
+            for i, v in enumerate(outs):
+                if isinstance(v, Fillable) or v is None:
+                    python.setdefault(i, []).append(v)
+                    kept.append(None)
+                else:
+                    kept.append(v)
+            return tuple(kept)
 
-        for k, aval in enumerate(jax.eval_shape(lambda probe=probe: probe(operands))):
-            if aval is not None and k not in found:
-                found[k] = aval
-    return {k: jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval)
-            for k, aval in found.items()}
+        for i, aval in enumerate(jax.eval_shape(probe)):
+            if aval is not None and i not in avals:
+                avals[i] = aval
+    fill, static = {}, {}
+    for i, values in python.items():
+        if i in avals:
+            if all(isinstance(v, Fillable) for v in values):
+                fill[i] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), avals[i])
+        elif len(values) == len(branches):
+            # No branch has an array here: None on some path wins over a value not set yet.
+            static[i] = None if any(v is None for v in values) else values[0]
+    return _Plan(fill, static, probed=True)
 
 
 def _lax_cond(pred, fns, operands):
@@ -180,18 +220,25 @@ def _lax_cond(pred, fns, operands):
     return lax.switch(index, thunks)
 
 
+def _display_name(name: str) -> str:
+    """The user's word for a name laxify made up."""
+    return "the return value" if name.startswith("_lx_retval") else name
+
+
 def _branch_name(k: int, n: int) -> str:
     return ("true branch", "false branch")[k] if n == 2 else f"branch {k}"
 
 
-def _checked_branch(fn, k: int, n: int, site: Site, fill: dict):
+def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
     def run(operands):
         outs = tuple(fn(*_fresh(operands)))
-        if any(isinstance(v, UndefinedReturn) for v in outs):
-            if not fill:
-                raise _NeedsPlaceholder()
-            outs = tuple(fill.get(i, v) if isinstance(v, UndefinedReturn) else v for i, v in enumerate(outs))
-        for name, v in zip(site.names, outs):
+        if not plan.probed and any(isinstance(v, Fillable) or v is None for v in outs):
+            raise _NeedsPlaceholder()
+        outs = tuple(plan.fill.get(i, v) if isinstance(v, Fillable) else v for i, v in enumerate(outs))
+        kept = [i for i in range(len(outs)) if i not in plan.static]
+        names = [_display_name(site.names[i]) if i < len(site.names) else "value" for i in kept]
+        outs = tuple(outs[i] for i in kept)
+        for name, v in zip(names, outs):
             if isinstance(v, Undefined):
                 other = "the other branch" if n == 2 else "another branch"
                 raise site_error(
@@ -278,8 +325,11 @@ def _fill_return_carries(init, one_step, runs: bool = False):
     """Zeros for return values not yet set when a traced loop starts (shaped by one step).
     When the loop surely ``runs`` at least once, names first assigned in it are filled too:
     their zeros are overwritten by the first iteration, as in Python."""
-    kind = Undefined if runs else UndefinedReturn
+    kind = Undefined if runs else Fillable
     missing = [k for k, v in enumerate(init) if isinstance(v, kind)]
+    # While probing, a name not set yet may flow through a traced `if` of the body.
+    init = tuple(Fillable(v.name, v.site) if k in missing and not isinstance(v, Fillable) else v
+                 for k, v in enumerate(init))
     if not missing:
         return init
     present = [k for k in range(len(init)) if k not in missing]
@@ -682,9 +732,16 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
 
 # -- return values ---------------------------------------------------------------------------
 
-class UndefinedReturn(Undefined):
-    """The return value before any ``return`` ran; filled with zeros where a traced branch or
-    loop must carry it (the return flag makes sure it is never observed)."""
+class Fillable(Undefined):
+    """A value no path observes before it is set (a return value before any ``return``, a
+    loop target after a ``break``): filled with zeros where a traced branch or loop must
+    carry it."""
+
+    __slots__ = ()
+
+
+class UndefinedReturn(Fillable):
+    """The return value before any ``return`` ran (the return flag guards every use)."""
 
     __slots__ = ()
 
@@ -697,6 +754,8 @@ def final_return(flag, value, def_line: int):
     when no ``return`` ran (falling off the end), exactly as Python does."""
     if not is_traced(flag):
         return value if flag else None
+    if value is None or isinstance(value, Undefined):
+        return None  # every path that returns returns None, as falling off the end does
     import sys
 
     from laxify.ir.errors import ConversionError, Location

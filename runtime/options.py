@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-__all__ = ["LoopOptions", "loop_options", "current", "push", "pop", "push_options", "with_options"]
+__all__ = ["LoopOptions", "loop_options", "current", "push", "pop", "push_options", "restoring_options", "with_options"]
 
 
 @dataclass(frozen=True)
@@ -86,16 +86,22 @@ def push_options(block: loop_options) -> int:
     return push(block.options)
 
 
-def with_options(fn, opts: LoopOptions):
-    """``fn`` running with ``opts`` as the current loop options."""
+def with_options(fn, opts: LoopOptions | None):
+    """``fn`` running with ``opts`` as the current loop options (``None``: the options in force);
+    whatever ``fn`` pushes is popped when it returns or raises."""
     import functools
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        depth = push(opts)
+        depth = push(opts) if opts is not None else len(_stack())
         try:
             return fn(*args, **kwargs)
         finally:
             pop(depth)
 
     return run
+
+
+def restoring_options(fn):
+    """``fn``, with the loop options stack restored when it returns or raises."""
+    return with_options(fn, None)

@@ -76,6 +76,7 @@ class Conversion:
     canonical: cst.FunctionDef
     ir: Function
     fallbacks: list[Fallback]
+    pushes_loop_options: bool = False
 
 
 def canonicalize(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
@@ -98,4 +99,4 @@ def convert_source(fn) -> Conversion:
     src.node = canonicalize(src.node, ctx)
     freevars = frozenset(fn.__code__.co_freevars)
     ir_fn, fallbacks = build_ir(src, ctx.positions, freevars)
-    return Conversion(src, src.node, ir_fn, fallbacks)
+    return Conversion(src, src.node, ir_fn, fallbacks, ctx.pushes_loop_options)

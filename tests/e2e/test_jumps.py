@@ -587,7 +587,7 @@ def test_traced_path_falling_off_the_end_is_a_located_error(fn, returns, falls_o
     _assert_falls_off_error(fn, info.value)
 
 
-# -- known bugs (strict xfails) ----------------------------------------------------------
+# -- former bugs, now regression tests ----------------------------------------------------
 
 def break_target_used_after_loop(x):
     acc = x[0] * 0
@@ -668,61 +668,24 @@ def nested_def_with_continue(xs):
     return skip_positive(xs)
 
 
-BUG_CASES = [
-    case(break_target_used_after_loop, (X8,), (X8 * 0,), prims=SCAN_COND,
-         marks=pytest.mark.xfail(strict=True, raises=laxify.ConversionError, reason=(
-             "bug: after `break` in a scanned `for`, the target (Python: the element at the "
-             "break) is rebound under `if not flag`, so using it after the loop fails with "
-             "'`i` is defined in the other branch of this `if`' at the `for` line; the same "
-             "loop without `break` works"))),
-    case(break_name_first_assigned_in_body, (ROWS,), (NEGATIVE_ROWS,), prims=SCAN_COND,
-         marks=pytest.mark.xfail(strict=True, raises=laxify.ConversionError, reason=(
-             "bug: a name first assigned in the body of a scanned `for` with `break` (the scan "
-             "runs at least once) cannot be used after the loop: '`v` is defined in the other "
-             "branch of this `if`'; without `break` it works"))),
-    case(while_true_every_path_returns, (f32(1.0),), (f32(20.0),), prims=WHILE_COND,
-         marks=pytest.mark.xfail(strict=True, raises=laxify.ConversionError, reason=(
-             "bug: `while True:` left only by `return` is taken as a path that falls off the "
-             "end: 'Some paths ... return a value and others ... fall off its end'"))),
-    case(bare_return_in_traced_branch, (f32(1.0),), (f32(-1.0),), prims=COND,
-         marks=pytest.mark.xfail(strict=True, raises=laxify.ConversionError, reason=(
-             "bug: a bare `return` on a traced path, falling off elsewhere (None either way), "
-             "fails with an internal name: '`_lx_retval` is defined in the other branch of "
-             "this `if`'"))),
-    case(return_none_in_both_branches, (f32(1.0),), (f32(-1.0),), prims=COND,
-         marks=pytest.mark.xfail(strict=True, raises=laxify.ConversionError, reason=(
-             "bug: `return None` on both sides of a traced `if` fails with an internal name: "
-             "'`_lx_retval` is defined in the other branch of this `if`'"))),
-    case(break_in_one_line_while, (f32(1.0),), (f32(20.0),), prims=WHILE_COND,
-         marks=pytest.mark.xfail(strict=True, raises=laxify.ConversionError, reason=(
-             "bug: `break` in a one-line `while` body is not converted; the loop is kept as "
-             "Python: 'laxify kept this `while` as plain Python because it contains a `break`'"))),
-    case(break_in_one_line_for, (ROWS,), prims=SCAN_COND,
-         marks=pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-             "bug: `break` in a one-line `for` body crashes the converter: TypeError: "
-             "If._codegen_impl() got an unexpected keyword argument 'default_semicolon'"))),
-    case(continue_in_one_line_while, (f32(1.0), i32(3)), prims=WHILE_COND,
-         marks=pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
-             "bug: `continue` in a one-line loop body crashes the converter: AttributeError: "
-             "'SimpleStatementLine' object has no attribute 'semicolon'"))),
-    case(return_in_one_line_for, (ROWS,), prims=SCAN_COND,
-         marks=pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-             "bug: `return` in a one-line `for` body crashes the converter: TypeError: "
-             "If._codegen_impl() got an unexpected keyword argument 'default_semicolon'"))),
-    case(nested_def_with_break, (f32(1.0, 0.0),), prims=WHILE_COND,
-         marks=pytest.mark.xfail(strict=True, raises=SyntaxError, reason=(
-             "bug: the break converter rewrites the nested def, which then reads `_lx` from "
-             "the enclosing generated code; converting it when called fails with SyntaxError: "
-             "duplicate argument '_lx' in function definition"))),
-    case(nested_def_with_continue, (f32(1.0, -2.0, -3.0),), prims=SCAN_COND,
-         marks=pytest.mark.xfail(strict=True, raises=SyntaxError, reason=(
-             "bug: the continue converter rewrites the nested def; converting it when called "
-             "fails with SyntaxError: duplicate argument '_lx' in function definition"))),
+# Cases that once were bugs (now fixed): kept as regressions.
+REGRESSION_CASES = [
+    case(break_target_used_after_loop, (X8,), (X8 * 0,), prims=SCAN_COND),
+    case(break_name_first_assigned_in_body, (ROWS,), (NEGATIVE_ROWS,), prims=SCAN_COND),
+    case(while_true_every_path_returns, (f32(1.0),), (f32(20.0),), prims=WHILE_COND),
+    case(bare_return_in_traced_branch, (f32(1.0),), (f32(-1.0),), prims=COND),
+    case(return_none_in_both_branches, (f32(1.0),), (f32(-1.0),), prims=COND),
+    case(break_in_one_line_while, (f32(1.0),), (f32(20.0),), prims=WHILE),
+    case(break_in_one_line_for, (ROWS,), prims=SCAN_COND),
+    case(continue_in_one_line_while, (f32(1.0), i32(3)), prims=WHILE),
+    case(return_in_one_line_for, (ROWS,), prims=SCAN_COND),
+    case(nested_def_with_break, (f32(1.0, 0.0),), prims=WHILE_COND),
+    case(nested_def_with_continue, (f32(1.0, -2.0, -3.0),), prims=SCAN_COND),
 ]
 
 
-@pytest.mark.parametrize(CASE_FIELDS, BUG_CASES)
-def test_known_bugs(fn, inputs, prims, static_argnums):
+@pytest.mark.parametrize(CASE_FIELDS, REGRESSION_CASES)
+def test_fixed_jump_bugs(fn, inputs, prims, static_argnums):
     check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
 
 
@@ -751,11 +714,6 @@ def doubles_past_a_thousand(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: a `return`/`break` that leaves a `with loop_options(...)` block skips its "
-    "`_lx.pop_options` (the pop is guarded by the jump flag; no try/finally either), so the "
-    "options stay pushed on the thread: every later traced loop, in any function, is bounded "
-    "by that max_iters and silently returns a wrong result (here 32.0 instead of 1024.0)"))
 @pytest.mark.parametrize("fn, x, expected", [
     (return_inside_loop_options_block, f32(1.0), f32(16.0)),
     (break_inside_loop_options_block, f32(1.0), f32(20.0)),

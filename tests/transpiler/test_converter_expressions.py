@@ -569,10 +569,6 @@ def test_other_with_statements_are_unchanged():
     check_unchanged(loop_options_blocks, before)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: the loop_options converter unwraps blocks inside a nested def (other converters leave "
-    "nested defs as written); the def then reads `_lx` as a closure variable, and converting it "
-    "when called fails with SyntaxError: duplicate argument '_lx' (see tests/e2e/test_jumps.py)"))
 def test_loop_options_block_of_a_nested_def_is_left_alone():
     before = """
     def f(x):

@@ -334,10 +334,6 @@ def test_loop_without_break_is_unchanged():
     check_unchanged(break_statements, before)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: the break converter rewrites the loops of a nested def (other converters leave nested "
-    "defs as written); the rewritten def then reads `_lx` as a closure variable, and converting "
-    "it when called fails with SyntaxError: duplicate argument '_lx' (see tests/e2e/test_jumps.py)"))
 def test_break_of_a_nested_def_is_left_alone():
     before = """
     def f(xs):
@@ -352,10 +348,6 @@ def test_break_of_a_nested_def_is_left_alone():
     check_unchanged(break_statements, before)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: a `break` in a one-line loop body (`while c: x = x + 1; break`) is not converted: "
-    "guard_block walks the small statements of a SimpleStatementSuite as if they were lines, so "
-    "the `break` stays and the loop is kept as Python (a fallback on traced values)"))
 def test_break_in_one_line_while_body():
     code = convert(break_statements, """
     def f(x):
@@ -365,10 +357,6 @@ def test_break_in_one_line_while_body():
     assert_compiles_without(code, "break")
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "bug: a `break` in a one-line `for` body puts an `if` into the SimpleStatementSuite; "
-    "generating the code raises TypeError: If._codegen_impl() got an unexpected keyword "
-    "argument 'default_semicolon'"))
 def test_break_in_one_line_for_body():
     code = convert(break_statements, """
     def f(xs, y):
@@ -575,9 +563,6 @@ def test_loop_without_continue_is_unchanged():
     check_unchanged(continue_statements, before)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: the continue converter rewrites the loops of a nested def (other converters leave "
-    "nested defs as written), which then read `_lx` as a closure variable"))
 def test_continue_of_a_nested_def_is_left_alone():
     before = """
     def f(xs):
@@ -592,10 +577,6 @@ def test_continue_of_a_nested_def_is_left_alone():
     check_unchanged(continue_statements, before)
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
-    "bug: a `continue` in a one-line loop body puts a statement line into the "
-    "SimpleStatementSuite; generating the code raises AttributeError: 'SimpleStatementLine' "
-    "object has no attribute 'semicolon'"))
 def test_continue_in_one_line_while_body():
     code = convert(continue_statements, """
     def f(x, n):
@@ -934,10 +915,6 @@ def test_final_return_gets_the_line_of_the_def():
     assert code == textwrap.dedent(after).lstrip("\n")
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "bug: a `return` in a one-line `for` body puts an `if` into the SimpleStatementSuite; "
-    "generating the code raises TypeError: If._codegen_impl() got an unexpected keyword "
-    "argument 'default_semicolon'"))
 def test_return_in_one_line_for_body():
     code = convert(return_statements, """
     def f(xs):

@@ -22,6 +22,7 @@ class Context:
     positions: Positions
     counter: int = 0
     notes: list[str] = field(default_factory=list)
+    pushes_loop_options: bool = False  # set when `with loop_options(...)` blocks were unwrapped
 
     def fresh(self, stem: str) -> str:
         self.counter += 1

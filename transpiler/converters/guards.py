@@ -7,12 +7,12 @@ from typing import Callable
 
 import libcst as cst
 
-from laxify.transpiler.converters.base import Converter
+from laxify.transpiler.converters.base import OwnCodeConverter
 
 from laxify.transpiler.analysis.walk import children
 
 __all__ = [
-    "LoopJumpConverter", "assign", "contains", "guard_block", "lazy_lambda", "not_flag", "rewrite_blocks",
+    "LoopJumpConverter", "as_indented", "assign", "contains", "guard_block", "lazy_lambda", "not_flag", "rewrite_blocks",
     "runtime_call",
 ]
 
@@ -90,6 +90,13 @@ def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrit
     return out
 
 
+def as_indented(suite: cst.BaseSuite) -> cst.IndentedBlock:
+    """``while c: a; break`` → the same statements as an indented block (one line)."""
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return cst.IndentedBlock([cst.SimpleStatementLine(list(suite.body))])
+    return suite
+
+
 def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list],
                    positions: dict | None = None) -> cst.BaseCompoundStatement:
     """Apply ``fn`` to every statement list directly inside ``stmt`` (if/elif/else, with, try)."""
@@ -116,7 +123,7 @@ def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list],
 LOOPS = (cst.While, cst.For)
 
 
-class LoopJumpConverter(Converter):
+class LoopJumpConverter(OwnCodeConverter):
     """Rewrites one kind of loop jump (``jump``: ``cst.Break`` or ``cst.Continue``) in the loop
     that owns it. Inner loops are left first, so a jump found in a loop body is its own."""
 
@@ -132,6 +139,7 @@ class LoopJumpConverter(Converter):
     def _loop(self, loop):
         if not contains(loop.body, (self.jump,), stop=LOOPS):
             return loop
+        loop = loop.with_changes(body=as_indented(loop.body))
         flag = self.ctx.fresh(self.stem)
 
         def replace(_jump):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from laxify.transpiler.converters.base import Context, Converter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter
 from laxify.transpiler.converters.guards import assign, runtime_call
 
 __all__ = ["transform"]
@@ -20,12 +20,13 @@ def _is_loop_options(item: cst.WithItem) -> bool:
     return name == "loop_options"
 
 
-class LoopOptionsTransformer(Converter):
+class LoopOptionsTransformer(OwnCodeConverter):
     def leave_With(self, original_node, updated_node):
         if len(updated_node.items) != 1 or not _is_loop_options(updated_node.items[0]):
             return updated_node
         if updated_node.asynchronous is not None or isinstance(updated_node.body, cst.SimpleStatementSuite):
             return updated_node
+        self.ctx.pushes_loop_options = True
         depth = self.ctx.fresh("options")
         push = assign(depth, runtime_call("push_options", updated_node.items[0].item))
         pop = cst.SimpleStatementLine([cst.Expr(runtime_call("pop_options", cst.Name(depth)))])

@@ -7,7 +7,7 @@ import libcst as cst
 
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.converters.guards import (
-    assign, contains, guard_block, lazy_lambda, not_flag, rewrite_blocks, runtime_call,
+    as_indented, assign, contains, guard_block, lazy_lambda, not_flag, rewrite_blocks, runtime_call,
 )
 
 __all__ = ["transform", "FLAG", "VALUE"]
@@ -34,6 +34,8 @@ def _always_returns(stmts: list) -> bool:
     last = stmts[-1]
     if isinstance(last, cst.SimpleStatementLine):
         return any(isinstance(s, cst.Return) for s in last.body)
+    if isinstance(last, cst.While) and isinstance(last.test, cst.Name) and last.test.value == "True":
+        return not contains(last.body, (cst.Break,), stop=(cst.While, cst.For))  # left only by return
     if isinstance(last, cst.If):
         if last.orelse is None:
             return False
@@ -55,6 +57,8 @@ class _Rewriter:
         return out
 
     def rewrite(self, stmt):
+        if isinstance(stmt, (cst.While, cst.For)):
+            stmt = stmt.with_changes(body=as_indented(stmt.body))
         if isinstance(stmt, cst.While):
             test = runtime_call("and_", not_flag(FLAG), lazy_lambda(stmt.test))
             return stmt.with_changes(test=test, body=stmt.body.with_changes(body=self.block(list(stmt.body.body))))
