@@ -668,11 +668,16 @@ _COMPARE = {
 }
 
 
-def compare(first, *pairs):
+def compare(first, *pairs, lazy: bool = False):
     """A chained comparison ``a < b < c``: each operand evaluated once, Python's short-circuit
-    on Python values, ``logical_and`` of the parts on traced ones."""
+    on Python values, ``logical_and`` of the parts on traced ones (with ``lazy``, the parts
+    after a traced one run in a ``lax.cond`` branch, as they contain calls)."""
     left, result = first, None
-    for op, thunk in pairs:
+    for k, (op, thunk) in enumerate(pairs):
+        if lazy and result is not None and is_traced(result):
+            rest = pairs[k:]
+            return lax.cond(result, lambda: jnp.asarray(compare(left, *rest), bool),
+                            lambda: jnp.asarray(False))
         right = thunk()
         part = _COMPARE[op](left, right)
         if result is None:

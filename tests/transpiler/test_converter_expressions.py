@@ -155,10 +155,6 @@ def test_chained_comparison_with_a_call_and_every_operator():
     check(logical_expressions, before, after)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "contract (DESIGN.md §5: chained comparisons on traced values evaluate the right-hand side "
-    "lazily where it has effects): `_lx.compare` has no lazy form; with a traced first part it "
-    "evaluates every operand, calls included, outside any lax.cond"))
 def test_chained_comparison_with_a_call_is_lazy():
     code = convert(logical_expressions, """
     def f(x, lo):

@@ -7,7 +7,7 @@ import libcst as cst
 
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
-from laxify.transpiler.converters.logical_expressions import may_have_effects
+from laxify.transpiler.converters.logical_expressions import lazy_keyword, may_have_effects
 
 __all__ = ["transform"]
 
@@ -19,9 +19,7 @@ class ConditionalTransformer(OwnCodeConverter):
         call = runtime_call("ifexp", updated_node.test, lazy_lambda(updated_node.body),
                             lazy_lambda(updated_node.orelse))
         if may_have_effects(updated_node.body) or may_have_effects(updated_node.orelse):
-            call = call.with_changes(args=[*call.args, cst.Arg(
-                cst.Name("True"), keyword=cst.Name("lazy"),
-                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
+            call = call.with_changes(args=[*call.args, lazy_keyword()])
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
 

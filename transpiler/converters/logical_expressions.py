@@ -15,7 +15,7 @@ from laxify.transpiler.analysis.staticness import RUNTIME_OPERATORS
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
 
-__all__ = ["transform", "may_have_effects"]
+__all__ = ["transform", "lazy_keyword", "may_have_effects"]
 
 
 _OPERATORS = {
@@ -41,11 +41,14 @@ def may_have_effects(node: cst.CSTNode) -> bool:
     return any(may_have_effects(child) for child in children(node))
 
 
+def lazy_keyword() -> cst.Arg:
+    """``lazy=True``: evaluate the operand in a ``lax.cond`` branch when traced."""
+    return cst.Arg(cst.Name("True"), keyword=cst.Name("lazy"),
+                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+
+
 def _lazy_arg(node: cst.BaseExpression) -> list[cst.Arg]:
-    if not may_have_effects(node):
-        return []
-    return [cst.Arg(cst.Name("True"), keyword=cst.Name("lazy"),
-                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
+    return [lazy_keyword()] if may_have_effects(node) else []
 
 
 class LogicalTransformer(OwnCodeConverter):
@@ -74,6 +77,9 @@ class LogicalTransformer(OwnCodeConverter):
             for t in updated_node.comparisons
         ]
         call = runtime_call("compare", updated_node.left, *pairs)
+        later = [t.comparator for t in updated_node.comparisons[1:]]
+        if any(may_have_effects(c) for c in later):
+            call = call.with_changes(args=[*call.args, lazy_keyword()])
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
 
