@@ -366,9 +366,6 @@ def test_break_in_one_line_for_body():
     assert_compiles_without(code, "break")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (cosmetic): the statements before a `break` on the same line keep their semicolon; "
-    "the generated source shows `x = x * 2; ` with a trailing semicolon and space"))
 def test_statements_before_a_break_on_one_line_lose_the_semicolon():
     before = """
     def f(x):
@@ -1021,9 +1018,6 @@ def test_loop_without_else_is_unchanged():
     check_unchanged(loop_else, before)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (cosmetic): the small statements of a one-line `else:` suite keep their semicolons "
-    "when moved after the loop; the generated source shows `x = -x; ` with a trailing semicolon"))
 def test_one_line_else_suite_becomes_statement_lines():
     before = """
     def f(x):

@@ -73,6 +73,7 @@ def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrit
                     break
                 before.append(small)
             if before:
+                before[-1] = before[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
                 out.append(stmt.with_changes(body=before))
             first_jump = next(s for s in stmt.body if isinstance(s, jump))
             out.extend(replace(first_jump))
