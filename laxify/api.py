@@ -37,20 +37,53 @@ _ARRAY_TYPES = frozenset({type(jax.numpy.zeros(())), np.ndarray})
 _SCALARS = (int, float, bool, complex, str, bytes, type(None))
 
 
-def _is_static_value(value: Any) -> bool:
-    """DESIGN §1: arrays (and pytrees holding them) are traced, other hashable values static."""
+_ARRAYS = (jax.Array, np.ndarray, np.generic)
+
+
+def _argument_kind(value: Any) -> str:
+    """DESIGN §1: arrays (and pytrees holding them) are ``traced``; other hashable values are
+    ``static``; an unhashable object that is no container of numbers (a model object, a
+    non-frozen dataclass) is static by ``identity``."""
     if isinstance(value, _SCALARS):
-        return True
-    if isinstance(value, (jax.Array, np.ndarray, np.generic)):
-        return False
+        return "static"
+    if isinstance(value, _ARRAYS):
+        return "traced"
     leaves = jax.tree_util.tree_leaves(value)
-    if any(isinstance(leaf, (jax.Array, np.ndarray, np.generic)) for leaf in leaves):
-        return False
+    if any(isinstance(leaf, _ARRAYS) for leaf in leaves):
+        return "traced"
     try:
         hash(value)
+        return "static"
     except TypeError:
-        return False
-    return True
+        pass
+    if all(isinstance(leaf, (bool, int, float, complex)) for leaf in leaves):
+        return "traced"  # a list or dict of numbers: JAX converts it
+    return "identity"
+
+
+class _ById:
+    """An unhashable static argument, hashed and compared by identity."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _ById) and other.value is self.value
+
+
+def _unwrapping(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        args = tuple(a.value if isinstance(a, _ById) else a for a in args)
+        kwargs = {k: v.value if isinstance(v, _ById) else v for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+
+    return run
 
 
 def do_not_convert(fn: Callable) -> Callable:
@@ -124,14 +157,19 @@ class StaticFunction:
 
     # -- calling ---------------------------------------------------------------------
     def _key(self, args, kwargs) -> tuple:
-        nums = tuple(i for i, a in enumerate(args) if i in self._static_argnums or _is_static_value(a))
-        names = tuple(sorted(k for k, v in kwargs.items() if k in self._static_argnames or _is_static_value(v)))
-        return nums, names
+        """(static positions, static names, whether some static value is held by identity)."""
+        kinds = [(i in self._static_argnums, _argument_kind(a)) for i, a in enumerate(args)]
+        nums = tuple(i for i, (forced, kind) in enumerate(kinds) if forced or kind != "traced")
+        named = {k: (k in self._static_argnames, _argument_kind(v)) for k, v in kwargs.items()}
+        names = tuple(sorted(k for k, (forced, kind) in named.items() if forced or kind != "traced"))
+        by_id = any(kind == "identity" for _, kind in kinds) or any(kind == "identity" for _, kind in named.values())
+        return (nums, names, True) if by_id else (nums, names)
 
     def _jit_for(self, key: tuple) -> Callable:
         jitted = self._jitted.get(key)
         if jitted is None:
-            jitted = jax.jit(self._function(), static_argnums=key[0], static_argnames=key[1],
+            fn = _unwrapping(self._function()) if len(key) == 3 else self._function()
+            jitted = jax.jit(fn, static_argnums=key[0], static_argnames=key[1],
                              donate_argnums=self._donate, **self._jit_options)
             self._jitted[key] = jitted
         return jitted
@@ -164,6 +202,9 @@ class StaticFunction:
         key = self._key(args, kwargs)
         if key in self._eager:
             return self.python_function(*args, **kwargs)
+        if len(key) == 3:
+            args = tuple(_ById(a) if _argument_kind(a) == "identity" else a for a in args)
+            kwargs = {k: _ById(v) if _argument_kind(v) == "identity" else v for k, v in kwargs.items()}
         jitted = self._jit_for(key)
         if key[0] or key[1]:
             self._note_static(key, args, kwargs)
@@ -186,6 +227,8 @@ class StaticFunction:
             warn_fallback(found, self.python_function)
         self._eager.add(key)
         self._by_types.clear()
+        args = tuple(a.value if isinstance(a, _ById) else a for a in args)
+        kwargs = {k: v.value if isinstance(v, _ById) else v for k, v in kwargs.items()}
         return self.python_function(*args, **kwargs)
 
     def __get__(self, instance, owner=None):
