@@ -94,7 +94,7 @@ def canonicalize(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
 def convert_source(fn) -> Conversion:
     """Parse ``fn``, run the converters, build its IR (not yet typed or folded)."""
     src = get_source(fn)
-    positions = statement_positions(src.module, src.node, src.first_line, src.indent)
+    positions = statement_positions(src.text, src.node, src.first_line, src.indent)
     ctx = Context(positions)
     src.node = canonicalize(src.node, ctx)
     freevars = frozenset(fn.__code__.co_freevars)

@@ -28,6 +28,7 @@ class FunctionSource:
     first_line: int             # file line of the module's first line
     indent: int                 # columns removed by dedenting
     lines: list[str]            # the file's lines (for error messages)
+    text: str = ""              # the (dedented) text ``module`` was parsed from
 
     def location(self, file_line: int, col: int = 0) -> Location:
         """A :class:`Location` for a line (1-based) and column of the user's file."""
@@ -77,7 +78,7 @@ def get_source(fn) -> FunctionSource:
             Location(filename, first_line, indent, lines[first_line - 1].rstrip("\n")),
             "Convert a synchronous helper it calls instead.",
         )
-    return FunctionSource(filename, module, node, first_line, indent, lines)
+    return FunctionSource(filename, module, node, first_line, indent, lines, dedented)
 
 
 def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
@@ -123,6 +124,6 @@ def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
     fndef = cst.FunctionDef(cst.Name("_lambda_"), chosen.params, body)
     module = cst.Module(body=[fndef])
     # Line 2 of the synthesized def (its return) stands for the lambda's first line.
-    return FunctionSource(filename, module, fndef, first_line - 1, 0, lines)
+    return FunctionSource(filename, module, fndef, first_line - 1, 0, lines, module.code)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from laxify.transpiler.analysis.walk import children, walk
+from laxify.transpiler.analysis.walk import children, code_of, walk
 
 from laxify.ir import (
     CondOp,
@@ -107,7 +107,7 @@ class _Builder:
         return Span(*found) if found is not None else self.here
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        return code_of(self.module, node)
 
     def emit(self, op: Op) -> Op:
         self.scope.ops.append(op)

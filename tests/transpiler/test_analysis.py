@@ -290,7 +290,7 @@ def _make_nested():
 
 def _positions(fn):
     src = get_source(fn)
-    return src, statement_positions(src.module, src.node, src.first_line, src.indent)
+    return src, statement_positions(src.text, src.node, src.first_line, src.indent)
 
 
 def _by_type(table) -> set[tuple[str, int, int]]:

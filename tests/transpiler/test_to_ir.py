@@ -432,7 +432,7 @@ def test_if_containing_return_is_a_fallback_in_build_ir():
         return -y
     """)
     src = get_source(fn)
-    positions = statement_positions(src.module, src.node, src.first_line, src.indent)
+    positions = statement_positions(src.text, src.node, src.first_line, src.indent)
     ir_fn, fallbacks = build_ir(src, positions)
     assert print_function(ir_fn) == textwrap.dedent(r"""
     func @f(%x.0) {params_code = 'x'} {

@@ -9,13 +9,16 @@ import libcst as cst
 
 from laxify.transpiler.analysis.walk import walk
 
-__all__ = ["features", "user_callee", "APPEND_CALL", "CHAINED_COMPARISON", "LOOP_ELSE", "PRINT_CALL", "USER_CALL"]
+__all__ = ["features", "user_callee", "APPEND_CALL", "CHAINED_COMPARISON", "ITERABLE_CALL", "LOOP_ELSE", "PRINT_CALL",
+           "USER_CALL"]
 
 CHAINED_COMPARISON = "chained comparison"
 LOOP_ELSE = "loop else"
 APPEND_CALL = "append call"
 USER_CALL = "user call"
 PRINT_CALL = "print call"
+ITERABLE_CALL = "for over enumerate/zip/reversed"
+_ITERABLE_BUILTINS = frozenset({"enumerate", "zip", "reversed"})
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -37,8 +40,13 @@ def features(node: cst.CSTNode) -> set:
         found.add(kind)
         if kind is cst.Comparison and len(n.comparisons) > 1:
             found.add(CHAINED_COMPARISON)
-        elif kind in (cst.While, cst.For) and n.orelse is not None:
-            found.add(LOOP_ELSE)
+        elif kind in (cst.While, cst.For):
+            if n.orelse is not None:
+                found.add(LOOP_ELSE)
+            it = getattr(n, "iter", None)
+            if (type(it) is cst.Call and type(it.func) is cst.Name
+                    and it.func.value in _ITERABLE_BUILTINS):
+                found.add(ITERABLE_CALL)
         elif kind is cst.Call:
             func = n.func
             if isinstance(func, cst.Attribute) and func.attr.value == "append":

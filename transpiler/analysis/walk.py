@@ -8,11 +8,12 @@ fraction of the cost.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Iterator
 
 import libcst as cst
 
-__all__ = ["children", "walk"]
+__all__ = ["children", "code_of", "walk"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -49,3 +50,9 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
     for child in children(node):
         yield from walk(child)
+
+
+@functools.lru_cache(maxsize=8192)
+def code_of(module: cst.Module, node: cst.CSTNode) -> str:
+    """``module.code_for_node(node)``, once per node (nodes are immutable)."""
+    return module.code_for_node(node)

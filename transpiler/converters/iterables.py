@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from laxify.transpiler.analysis.features import ITERABLE_CALL
+
 from laxify.transpiler.analysis.names import block_access
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
 
@@ -63,7 +65,7 @@ class IterablesTransformer(OwnCodeConverter):
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).
-TRIGGERS = (cst.For,)
+TRIGGERS = (ITERABLE_CALL,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
