@@ -136,6 +136,7 @@ class TypeJoinError(TypeError):
 
     def __init__(self, left: Type, right: Type, path: str, reason: str):
         self.left, self.right, self.path, self.reason = left, right, path, reason
+        self.name = ""  # the variable whose types met, when the caller knows it
         where = f" at {path}" if path else ""
         super().__init__(f"{left} and {right} cannot be joined{where}: {reason}")
 

@@ -46,6 +46,11 @@ def _is_array(x) -> bool:
     return isinstance(x, (jax.Array, np.ndarray, np.generic))
 
 
+def _array_like(x) -> bool:
+    """An array or a Python number: something traced control flow can carry or select."""
+    return _is_array(x) or isinstance(x, (bool, int, float, complex))
+
+
 class Undefined:
     """Stands for a name that has no value on this path. Any use raises like Python would."""
 
@@ -249,7 +254,7 @@ def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
                     f"whichever branch runs.",
                 )
             for leaf in jax.tree_util.tree_leaves(v):
-                if not _is_array(leaf) and not isinstance(leaf, (bool, int, float, complex)):
+                if not _array_like(leaf):
                     raise site_error(
                         site,
                         f"`{name}` is a {describe(leaf)} in the {_branch_name(k, n)} of this `if` "
@@ -359,7 +364,7 @@ def _check_carries(init, names, site: Site, construct: str):
                 f"Assign `{name}` before the loop (for example `{name} = jnp.zeros_like(...)`).",
             )
         for leaf in jax.tree_util.tree_leaves(v):
-            if not _is_array(leaf) and not isinstance(leaf, (bool, int, float, complex)):
+            if not _array_like(leaf):
                 raise site_error(
                     site,
                     f"`{name}` is a {describe(leaf)} carried through this `{construct}` loop on a "
@@ -532,7 +537,7 @@ def _python_values(init) -> bool:
     for leaf in jax.tree_util.tree_leaves(init, is_leaf=lambda v: isinstance(v, Undefined)):
         if isinstance(leaf, Undefined):
             continue
-        if not _is_array(leaf) and not isinstance(leaf, (bool, int, float, complex)):
+        if not _array_like(leaf):
             return True
     return False
 

@@ -112,13 +112,12 @@ def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
         cols = [p[2] for p in fn.__code__.co_positions()
                 if p[0] is not None and p[2] is not None and p[3] is not None and p[3] > p[2]]
         col = min(cols, default=None)
-        ordered = [n for n in lambdas]  # libcst order is source order, as `nodes` is
-        for k, node in enumerate(nodes):
+        for k, node in enumerate(nodes):  # libcst's order is source order, as `nodes` is
             start = node.body.col_offset + (shift if node.body.lineno == 1 else 0)
             end = (node.body.end_col_offset or 0) + (shift if node.body.end_lineno == 1 else 0)
             if col is not None and start <= col < end:
-                if ordered[k] in matching:
-                    chosen = ordered[k]
+                if lambdas[k] in matching:
+                    chosen = lambdas[k]
                 break
     body = cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(chosen.body)])])
     fndef = cst.FunctionDef(cst.Name("_lambda_"), chosen.params, body)

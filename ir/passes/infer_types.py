@@ -109,21 +109,11 @@ class TypeInference:
 
     def _carries_stay_static(self, op: ForRangeOp) -> bool:
         """Whether every carry stays static when the index is a Python int (a trial run)."""
-        saved = [v.type for v in op.results]
-        carries = [v.type for v in op.inits]
-        consts = [v.type for v in op.consts]
-        for _ in range(MAX_FIXPOINT_STEPS):
-            yields = self._run_loop_regions(op, [Static(pytype=int)], carries, consts)
-            try:
-                new = [join(c, y) for c, y in zip(carries, yields)]
-            except TypeJoinError:
-                return False
-            if new == carries:
-                break
-            carries = new
-        for v, t in zip(op.results, saved):
-            v.type = t
-        return all(is_static(t) for t in carries)
+        try:
+            carries = self._fixpoint(op, lambda: [Static(pytype=int)], lambda carries: True)
+        except TypeJoinError:
+            return False
+        return carries is not None and all(is_static(t) for t in carries)
 
     def _py(self, op: PyOp) -> None:
         tys = [v.type for v in op.operands]
@@ -181,27 +171,36 @@ class TypeInference:
         return is_static(predicate_type(op))
 
     def _loop(self, op, lead_types: Callable[[], list[Type]], is_python: Callable[[list[Type]], bool]) -> None:
-        n = op.num_carries
+        try:
+            carries = self._fixpoint(op, lead_types, is_python)
+        except TypeJoinError as e:
+            raise MergeTypeError(op, e.name, ("before the loop", "after one iteration"), e) from None
+        if carries is None:  # no fixpoint: give up on these carries
+            carries = [UNKNOWN] * op.num_carries
+            self._run_loop_regions(op, lead_types(), carries, [v.type for v in op.consts])
+        for res, t in zip(op.results, carries):
+            res.type = t
+
+    def _fixpoint(self, op, lead_types, is_python) -> list[Type] | None:
+        """Carry types stable under one more iteration (None if none within the step limit).
+        A join that fails raises TypeJoinError with ``name`` set to the carry's name."""
         carries = [v.type for v in op.inits]
         consts = [v.type for v in op.consts]
         for _ in range(MAX_FIXPOINT_STEPS):
             body_yields = self._run_loop_regions(op, lead_types(), carries, consts)
             new = []
-            for k in range(n):
+            for k, (before, after) in enumerate(zip(carries, body_yields)):
                 try:
-                    new.append(join(carries[k], body_yields[k]))
+                    new.append(join(before, after))
                 except TypeJoinError as e:
-                    raise MergeTypeError(op, op.results[k].hint, ("before the loop", "after one iteration"), e) from None
+                    e.name = op.results[k].hint
+                    raise
             if not is_python(new):
                 new = [_traced(t) for t in new]
             if new == carries:
-                break
+                return carries
             carries = new
-        else:
-            carries = [UNKNOWN] * n
-            self._run_loop_regions(op, lead_types(), carries, consts)
-        for res, t in zip(op.results, carries):
-            res.type = t
+        return None
 
     def _run_loop_regions(self, op, lead: list[Type], carries: list[Type], consts: list[Type]) -> list[Type]:
         body = op.regions[-1]

@@ -230,7 +230,7 @@ def stmt_access(stmt: cst.CSTNode) -> Access:
         _small_access(stmt, acc)
     elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
         _function_access(stmt, acc)
-    elif isinstance(stmt, cst.If):
+    elif isinstance(stmt, (cst.If, cst.While)):
         acc.read(expr_reads(stmt.test))
         _walrus_writes(stmt.test, acc)
         acc.merge(block_access(stmt.body))
@@ -238,12 +238,6 @@ def stmt_access(stmt: cst.CSTNode) -> Access:
             acc.merge(stmt_access(stmt.orelse))
     elif isinstance(stmt, cst.Else):
         acc.merge(block_access(stmt.body))
-    elif isinstance(stmt, cst.While):
-        acc.read(expr_reads(stmt.test))
-        _walrus_writes(stmt.test, acc)
-        acc.merge(block_access(stmt.body))
-        if stmt.orelse is not None:
-            acc.merge(stmt_access(stmt.orelse))
     elif isinstance(stmt, cst.For):
         acc.read(expr_reads(stmt.iter))
         _target_access(stmt.target, acc)
