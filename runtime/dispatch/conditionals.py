@@ -1,0 +1,254 @@
+"""``if``/``elif``/``else`` on a traced predicate: ``lax.cond``/``lax.switch``, with branch outputs
+joined as JAX promotes dtypes and located errors for what cannot be joined."""
+
+from __future__ import annotations
+
+import operator
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from laxify.ir.errors import ConversionError
+from laxify.runtime import lists as lists_mod
+from laxify.runtime.dispatch.values import Fillable, Undefined, array_like, fresh, is_traced
+from laxify.runtime.lowering import Site
+from laxify.runtime.messages import describe, site_error, tree_lines
+
+__all__ = ["cond"]
+
+
+def _scalar_predicate(pred, site: Site, what: str):
+    shape = getattr(pred, "shape", ())
+    if shape != ():
+        raise site_error(
+            site,
+            f"The condition of this `{what}` is an array of shape {tuple(shape)}, not a scalar.",
+            "Reduce it to one value, for example with `.any()` or `.all()`.",
+        )
+    return pred
+
+
+def cond(pred, branches, operands, site: Site):
+    """``if``/``elif``/``else`` (2 branches: ``pred`` is a predicate; more: an index)."""
+    if not is_traced(pred):
+        index = (0 if pred else 1) if len(branches) == 2 else operator.index(pred)
+        return branches[index](*operands)
+    pred = _scalar_predicate(pred, site, "if")
+    if any(_appendable(v) for v in operands):
+        return _cond_appending(pred, branches, operands, site)
+    plan = _Plan()
+    fns = [_checked_branch(b, k, len(branches), site, plan) for k, b in enumerate(branches)]
+    try:
+        return plan.restore(_lax_cond(pred, fns, operands))
+    except _NeedsPlaceholder:
+        plan = _probe_outputs(branches, operands)
+        fns = [_checked_branch(b, k, len(branches), site, plan) for k, b in enumerate(branches)]
+        try:
+            return plan.restore(_lax_cond(pred, fns, operands))
+        except TypeError:
+            pass
+    except TypeError:
+        pass
+    avals = [jax.eval_shape(lambda f=f: f(operands)) for f in fns]
+    names = [n for i, n in enumerate(site.names) if i not in plan.static]
+    target = _join_outputs(avals, names, site, len(branches))
+    return plan.restore(_lax_cond(pred, [_casting(f, target) for f in fns], operands))
+
+
+def _appendable(v) -> bool:
+    return isinstance(v, (lists_mod.Accumulator, lists_mod.AppendProbe))
+
+
+def _cond_appending(pred, branches, operands, site: Site):
+    """A traced ``if`` inside a scanned loop whose branches append to a list being stacked:
+    each branch must append one value; the selected value is appended after the ``if``."""
+    lists = [k for k, v in enumerate(operands) if _appendable(v)]
+    out_of: dict[int, int] = {}  # output index -> operand index of the list it returns
+
+    def wrap(branch):
+        def run(*ops):
+            ops = list(ops)
+            fresh = {k: lists_mod.Accumulator(site.names[k] if k < len(site.names) else "list") for k in lists}
+            for k, acc in fresh.items():
+                ops[k] = acc
+            outs = list(branch(*ops))
+            for i, out in enumerate(outs):
+                for k, acc in fresh.items():
+                    if out is acc:
+                        out_of[i] = k
+                        outs[i] = lists_mod.appended_once(acc, site.names[i], site)
+            return tuple(outs)
+
+        return run
+
+    plain = tuple(None if k in lists else v for k, v in enumerate(operands))
+    outs = list(cond(pred, [wrap(b) for b in branches], plain, site))
+    for i, k in out_of.items():
+        operands[k].append(outs[i])
+        outs[i] = operands[k]
+    return tuple(outs)
+
+
+class _NeedsPlaceholder(Exception):
+    """A branch gives a value not set yet (or ``None``) where another may give an array: the
+    branches' outputs must be probed first."""
+
+
+class _Plan:
+    """How a traced ``if`` handles outputs that are not arrays: ``fill`` gives zeros for a
+    :class:`Fillable` value where another branch has an array, ``static`` passes a value that
+    is the same Python value on every path (``None``, a value not set yet) around the cond."""
+
+    def __init__(self, fill=None, static=None, probed: bool = False):
+        self.fill: dict[int, object] = fill or {}
+        self.static: dict[int, object] = static or {}
+        self.probed = probed
+
+    def restore(self, outs) -> tuple:
+        if not self.static:
+            return outs
+        outs = list(outs)
+        for i in sorted(self.static):
+            outs.insert(i, self.static[i])
+        return tuple(outs)
+
+
+def _probe_outputs(branches, operands) -> _Plan:
+    """Trace each branch abstractly to decide, per output, zeros to fill or a static value."""
+    avals: dict[int, object] = {}
+    python: dict[int, list] = {}
+    for branch in branches:
+        def probe(branch=branch):
+            outs = tuple(branch(*fresh(operands)))
+            kept = []
+            for i, v in enumerate(outs):
+                if isinstance(v, Fillable) or v is None:
+                    python.setdefault(i, []).append(v)
+                    kept.append(None)
+                else:
+                    kept.append(v)
+            return tuple(kept)
+
+        for i, aval in enumerate(jax.eval_shape(probe)):
+            if aval is not None and i not in avals:
+                avals[i] = aval
+    fill, static = {}, {}
+    for i, values in python.items():
+        if i in avals:
+            if all(isinstance(v, Fillable) for v in values):
+                fill[i] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), avals[i])
+        elif len(values) == len(branches):
+            # No branch has an array here: None on some path wins over a value not set yet.
+            static[i] = None if any(v is None for v in values) else values[0]
+    return _Plan(fill, static, probed=True)
+
+
+def _lax_cond(pred, fns, operands):
+    # Operands are closed over rather than passed: they may hold Python values that lax
+    # cannot abstract (a not-yet-set return value), which the branches never return.
+    thunks = [lambda f=f: f(operands) for f in fns]
+    if len(fns) == 2:
+        return lax.cond(pred, thunks[0], thunks[1])
+    index = jnp.clip(jnp.asarray(pred, jnp.int32), 0, len(fns) - 1)
+    return lax.switch(index, thunks)
+
+
+def _display_name(name: str) -> str:
+    """The user's word for a name laxify made up."""
+    return "the return value" if name.startswith("_lx_retval") else name
+
+
+def _branch_name(k: int, n: int) -> str:
+    return ("true branch", "false branch")[k] if n == 2 else f"branch {k}"
+
+
+def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
+    def run(operands):
+        outs = tuple(fn(*fresh(operands)))
+        if not plan.probed and any(isinstance(v, Fillable) or v is None for v in outs):
+            raise _NeedsPlaceholder()
+        outs = tuple(plan.fill.get(i, v) if isinstance(v, Fillable) else v for i, v in enumerate(outs))
+        kept = [i for i in range(len(outs)) if i not in plan.static]
+        names = [_display_name(site.names[i]) if i < len(site.names) else "value" for i in kept]
+        outs = tuple(outs[i] for i in kept)
+        for name, v in zip(names, outs):
+            if isinstance(v, Undefined):
+                other = "the other branch" if n == 2 else "another branch"
+                raise site_error(
+                    site,
+                    f"`{name}` is defined in {other} of this `if` on a traced value, but not in "
+                    f"the {_branch_name(k, n)}, and it is used after the `if`.",
+                    f"Assign `{name}` before the `if` or in every branch, so that it has a value "
+                    f"whichever branch runs.",
+                )
+            for leaf in jax.tree_util.tree_leaves(v):
+                if not array_like(leaf):
+                    raise site_error(
+                        site,
+                        f"`{name}` is a {describe(leaf)} in the {_branch_name(k, n)} of this `if` "
+                        f"on a traced value; only arrays and numbers can differ between branches.",
+                        f"Compute `{name}` outside the `if`, or make it an array.",
+                    )
+        return outs
+
+    return run
+
+
+def _join_outputs(avals, names, site: Site, n: int):
+    """Per output, the common type of every branch's output, or a located error."""
+    first = avals[0]
+    out = []
+    for idx, name in enumerate(names):
+        ref = first[idx]
+        for k in range(1, len(avals)):
+            other = avals[k][idx]
+            ref = _join_tree(ref, other, name, site, (_branch_name(0, n), _branch_name(k, n)),
+                             "this `if` on a traced value")
+        out.append(ref)
+    return out
+
+
+def _join_tree(a, b, name: str, site: Site, sides: tuple[str, str], construct: str):
+    ta, tb = jax.tree_util.tree_structure(a), jax.tree_util.tree_structure(b)
+    if ta != tb:
+        raise _mismatch(site, name, sides, a, b, construct, "structure")
+    joined = []
+    for la, lb in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
+        if la.shape != lb.shape:
+            raise _mismatch(site, name, sides, a, b, construct, "shape")
+        dtype = jnp.result_type(la, lb) if la.dtype != lb.dtype else la.dtype
+        joined.append(jax.ShapeDtypeStruct(la.shape, dtype))
+    return jax.tree_util.tree_unflatten(ta, joined)
+
+
+def _mismatch(site, name, sides, a, b, construct, what) -> ConversionError:
+    left, right = tree_lines(name, a), tree_lines(name, b)
+    rows = []
+    for path in dict.fromkeys([*left, *right]):
+        l, r = left.get(path, "(absent)"), right.get(path, "(absent)")
+        mark = "  <- differs" if l != r else ""
+        rows.append(f"    {path}: {l}  vs  {r}{mark}")
+    if what == "structure":
+        ta, tb = jax.tree_util.tree_structure(a), jax.tree_util.tree_structure(b)
+        rows.append(f"    structure: {ta}  vs  {tb}")
+    width = max(len(s) for s in sides)
+    header = f"  {sides[0]:<{width}}  vs  {sides[1]}"
+    return site_error(
+        site,
+        f"`{name}` has a different {what} on the two sides of {construct}:\n{header}\n" + "\n".join(rows),
+        f"Revise the code so that `{name}` keeps one {what} on every path "
+        f"(pad or reshape it, or give it its final {what} before the control flow).",
+    )
+
+
+def _casting(fn, target):
+    def run(operands):
+        outs = fn(operands)
+        return tuple(
+            jax.tree_util.tree_map(lambda v, t: lax.convert_element_type(v, t.dtype), o, t)
+            for o, t in zip(outs, target)
+        )
+
+    return run
+

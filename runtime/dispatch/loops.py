@@ -1,0 +1,337 @@
+"""``while``, ``for i in range(...)`` and ``for x in xs``: Python loops on Python values,
+``lax.while_loop``/``lax.scan``/bounded scans on traced ones."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from laxify.ir.errors import ConversionError
+from laxify.runtime import lists as lists_mod
+from laxify.runtime import options
+from laxify.runtime.dispatch.conditionals import _appendable, _join_tree, _scalar_predicate
+from laxify.runtime.dispatch.values import (
+    Fillable, Undefined, any_traced, array_like, fresh, is_array, is_traced,
+)
+from laxify.runtime.iterables import as_scan_input
+from laxify.runtime.lowering import Site
+from laxify.runtime.messages import describe, site_error
+
+__all__ = ["CarryChange", "for_each", "for_range", "while_loop"]
+
+
+def _fill_return_carries(init, one_step, runs: bool = False):
+    """Zeros for return values not yet set when a traced loop starts (shaped by one step).
+    When the loop surely ``runs`` at least once, names first assigned in it are filled too:
+    their zeros are overwritten by the first iteration, as in Python."""
+    kind = Undefined if runs else Fillable
+    missing = [k for k, v in enumerate(init) if isinstance(v, kind)]
+    # While probing, a name not set yet may flow through a traced `if` of the body.
+    init = tuple(Fillable(v.name, v.site) if k in missing and not isinstance(v, Fillable) else v
+                 for k, v in enumerate(init))
+    if not missing:
+        return init
+    present = [k for k in range(len(init)) if k not in missing]
+
+    def step(arrays):
+        full = list(init)
+        for k, a in zip(present, arrays):
+            full[k] = a
+        outs = one_step(tuple(full))
+        return tuple(None if isinstance(outs[k], Undefined) else outs[k] for k in missing)
+
+    avals = jax.eval_shape(step, tuple(init[k] for k in present))
+    init = list(init)
+    for k, aval in zip(missing, avals):
+        if aval is not None:
+            init[k] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval)
+    return tuple(init)
+
+
+def _check_carries(init, names, site: Site, construct: str):
+    for name, v in zip(names, init):
+        if isinstance(v, Undefined):
+            raise site_error(
+                site,
+                f"`{name}` is first assigned inside this `{construct}` loop on a traced value and "
+                f"used after it; if the loop runs zero times it has no value.",
+                f"Assign `{name}` before the loop (for example `{name} = jnp.zeros_like(...)`).",
+            )
+        for leaf in jax.tree_util.tree_leaves(v):
+            if not array_like(leaf):
+                raise site_error(
+                    site,
+                    f"`{name}` is a {describe(leaf)} carried through this `{construct}` loop on a "
+                    f"traced value; only arrays and numbers can change from one iteration to the next.",
+                    f"Keep `{name}` unchanged inside the loop, or make it an array.",
+                )
+
+
+class CarryChange(ConversionError):
+    """One iteration changes a carried value's shape, structure or dtype."""
+
+
+def _diagnose_carries(names, init, after, site: Site, construct: str) -> None:
+    """Raise the located error for a carry whose type one iteration changes."""
+    sides = ("before the loop", "after one iteration")
+    for name, before, out in zip(names, init, after):
+        before = jax.eval_shape(lambda v: v, before)
+        try:
+            _join_tree(before, out, name, site, sides, f"this `{construct}` loop")
+        except ConversionError as e:
+            raise CarryChange(e.message, e.location, e.fix) from None
+        for a, b in zip(jax.tree_util.tree_leaves(before), jax.tree_util.tree_leaves(out)):
+            if a.dtype != b.dtype and not getattr(a, "weak_type", False):
+                raise site_error(
+                    site,
+                    f"`{name}` is {describe(a)} before this `{construct}` loop and {describe(b)} "
+                    f"after one iteration; a carried array keeps the dtype it enters the loop "
+                    f"with (only Python numbers are widened).",
+                    f"Give `{name}` its final dtype before the loop (for example "
+                    f"`{name} = jnp.asarray({name}, jnp.{b.dtype})`), or cast inside the loop.",
+                    CarryChange,
+                )
+
+
+def _loop(run, init, one_step, names, site: Site, construct: str):
+    """Run a lax loop; if JAX rejects the carry types, explain which name changed and how."""
+    try:
+        return run(init)
+    except TypeError:
+        _diagnose_carries(names, init, one_step(init), site, construct)
+        raise
+
+
+def while_loop(cond_fn, body_fn, init, deps, site: Site):
+    """``while``: Python while its condition is a Python value, else ``lax.while_loop``."""
+    init = tuple(init)
+    if not any_traced(deps):
+        vals = init
+        while True:
+            pred = cond_fn(*vals)
+            if is_traced(pred):
+                return _traced_while(cond_fn, body_fn, vals, site)
+            if not pred:
+                return vals
+            vals = tuple(body_fn(*vals))
+    return _traced_while(cond_fn, body_fn, init, site)
+
+
+def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while"):
+    init = _fill_return_carries(init, lambda c: tuple(body_fn(*c)))
+    opts = options.current()
+    if opts.max_iters is not None:
+        return _bounded_while(cond_fn, body_fn, init, site, opts.max_iters)
+    lists = lists_mod.appended_carries(init, site.names, lambda c: tuple(body_fn(*c)))
+    if lists:
+        raise lists_mod.traced_length_error(site.names[lists[0]], site)
+    _check_carries(init, site.names, site, construct)
+
+    def cond(c):
+        return _scalar_predicate(cond_fn(*fresh(c)), site, construct)
+
+    def body(c):
+        return tuple(body_fn(*fresh(c)))
+
+    return _loop(lambda c: lax.while_loop(cond, body, c), init,
+                 lambda c: jax.eval_shape(body, c), site.names, site, construct)
+
+
+def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
+    """A traced loop run at most ``max_iters`` times, as a scan (reverse differentiable):
+    each step runs the body under ``lax.cond`` while the loop is still active."""
+
+    def step(_, active, *vals):
+        go = jnp.logical_and(active, _scalar_predicate(cond_fn(*vals), site, "while"))
+        accs = [k for k, v in enumerate(vals) if _appendable(v)]
+        plain = [k for k in range(len(vals)) if k not in accs]
+
+        def run():
+            new = list(fresh(vals))
+            for k in accs:
+                new[k] = lists_mod.Accumulator(site.names[k])
+            outs = tuple(body_fn(*new))
+            appended = tuple(lists_mod.appended_once(outs[k], site.names[k], site) for k in accs)
+            return tuple(outs[k] for k in plain), appended
+
+        shapes = jax.eval_shape(run)
+
+        def skip():
+            zeros = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), shapes[1])
+            return tuple(vals[k] for k in plain), zeros
+
+        new, appended = lax.cond(go, run, skip)
+        out = list(vals)
+        for k, v in zip(plain, new):
+            out[k] = v
+        for k, v in zip(accs, appended):
+            out[k].append(v)
+        return (go, *out)
+
+    flagged = replace(site, names=("(loop active)", *site.names))
+    out = _scan(step, (jnp.asarray(True), *init), lax.iota(jnp.int32, max_iters), flagged)
+    return out[1:]
+
+
+def _static_int(x):
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return int(x)
+    if isinstance(x, (jax.Array, np.ndarray)) and not is_traced(x) and x.shape == () and \
+            jnp.issubdtype(x.dtype, jnp.integer):
+        return int(x)
+    return None
+
+
+def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=None):
+    """``for i in range(start, stop, step)``: static bounds scan, traced bounds loop while."""
+    init = tuple(init)
+    bounds = [_static_int(b) for b in (start, stop, step)]
+    if None not in bounds:
+        r = range(*bounds)
+        traced = python_index is None and (
+            any_traced(deps) or any(is_array(leaf) for leaf in jax.tree_util.tree_leaves(init))
+        )
+        def python_loop():
+            vals = init
+            for i in r:
+                vals = tuple(body_fn(i, *vals))
+            return vals
+
+        if not traced or _python_values(init):
+            return python_loop()
+        if len(r) == 0:
+            return init
+        xs = lax.iota(jnp.int32, len(r))
+        if r.step != 1:
+            xs = xs * r.step
+        if r.start != 0:
+            xs = xs + r.start
+        return _scan_or_python(lambda: _scan(body_fn, init, xs, site), python_loop)
+    if python_index is not None:
+        raise site_error(
+            site,
+            f"This loop's bounds are traced, but its index must be a Python int because "
+            f"{python_index}.",
+            "Make the bounds static (pass them as Python ints or mark them with static_argnums), "
+            "or use `lax.dynamic_slice` instead of slicing with the index.",
+        )
+    return _traced_range(start, stop, step, body_fn, init, site)
+
+
+_NEEDS_PYTHON = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+    CarryChange,
+)
+
+
+def _python_values(init) -> bool:
+    """Whether a carry holds a Python value that no array can stand for (a str, an object)."""
+    for leaf in jax.tree_util.tree_leaves(init, is_leaf=lambda v: isinstance(v, Undefined)):
+        if isinstance(leaf, Undefined):
+            continue
+        if not array_like(leaf):
+            return True
+    return False
+
+
+def _scan_or_python(scan, python_loop):
+    """A loop with a static trip count: one ``lax.scan`` unless its body needs Python
+    semantics (the index where a Python int is required, a carry whose shape changes, a
+    traced key into a Python dict); then the unrolled Python loop, as DESIGN §5 says."""
+    try:
+        return scan()
+    except _NEEDS_PYTHON:
+        return python_loop()
+    except TypeError as e:
+        if "unhashable" not in str(e):
+            raise
+        return python_loop()
+
+
+def _traced_range(start, stop, step, body_fn, init, site: Site):
+    """A range with traced bounds: a while loop over the trip count (any sign of step)."""
+    start, stop, step = (jnp.asarray(b, jnp.int32) for b in (start, stop, step))
+    trips = jnp.where(
+        step > 0,
+        (stop - start + step - 1) // jnp.where(step == 0, 1, step),
+        (start - stop - step - 1) // jnp.where(step == 0, 1, -step),
+    )
+    trips = jnp.maximum(trips, 0)
+    counted = replace(site, names=("(iteration)", *site.names))
+    out = _traced_while(
+        lambda k, *c: k < trips,
+        lambda k, *c: (k + 1, *body_fn(start + k * step, *c)),
+        (jnp.asarray(0, jnp.int32), *init), counted, "for",
+    )
+    return out[1:]
+
+
+def _scan(body_fn, init, xs, site: Site):
+    """``lax.scan`` of ``body_fn(x, *carries)`` over ``xs``; list carries become stacked outputs."""
+    opts = options.current()
+    first = jax.tree_util.tree_map(lambda a: a[0], xs)
+    init = _fill_return_carries(init, lambda c: tuple(body_fn(first, *c)), runs=True)
+    lists = lists_mod.appended_carries(init, site.names, lambda c: tuple(body_fn(first, *c)))
+    plain = [k for k in range(len(init)) if k not in lists]
+    names = [site.names[k] for k in plain]
+    carries = tuple(init[k] for k in plain)
+    _check_carries(carries, names, site, "for")
+
+    def body(c, x):
+        full = list(init)
+        for k in lists:
+            full[k] = lists_mod.Accumulator(site.names[k])
+        for k, v in zip(plain, fresh(c)):
+            full[k] = v
+        outs = tuple(body_fn(x, *full))
+        ys = tuple(lists_mod.appended_once(outs[k], site.names[k], site) for k in lists)
+        return tuple(outs[k] for k in plain), ys
+
+    step = jax.checkpoint(body) if opts.checkpoint else body
+
+    def run(c):
+        return lax.scan(step, c, xs, unroll=opts.unroll if opts.unroll is not None else 1)
+
+    def one_step(c):
+        return jax.eval_shape(lambda c: body(c, first)[0], c)
+
+    out, ys = _loop(run, carries, one_step, names, site, "for")
+    result = list(init)
+    for k, v in zip(plain, out):
+        result[k] = v
+    for k, stacked in zip(lists, ys):
+        result[k] = lists_mod.stacked_result(init[k], stacked)
+    return tuple(result)
+
+
+def for_each(xs, body_fn, init, deps, site: Site):
+    """``for x in xs``: ``lax.scan`` over the leading axis of an array, else a Python loop."""
+    init = tuple(init)
+    if (seq := as_scan_input(xs)) is not None:  # enumerate/zip over arrays: a pytree to scan
+        return _scan(body_fn, init, seq, site)
+    if is_array(xs) or is_traced(xs):
+        if xs.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        if xs.shape[0] == 0:
+            return init
+
+        def python_rows():
+            vals = init
+            for item in xs:
+                vals = tuple(body_fn(item, *vals))
+            return vals
+
+        if _python_values(init):
+            return python_rows()
+        return _scan_or_python(lambda: _scan(body_fn, init, jnp.asarray(xs), site), python_rows)
+    vals = init
+    for item in xs:
+        vals = tuple(body_fn(item, *vals))
+    return vals
+

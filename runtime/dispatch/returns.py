@@ -1,0 +1,37 @@
+"""The end of a function whose ``return``s were converted, and returns of names that may
+have no value."""
+
+from __future__ import annotations
+
+import linecache
+import sys
+
+from laxify.ir.errors import ConversionError, Location
+from laxify.runtime.dispatch.values import Undefined, is_traced
+
+__all__ = ["check_defined", "final_return"]
+
+
+def final_return(flag, value, def_line: int):
+    """The end of a function whose ``return``s were converted: return the value, or ``None``
+    when no ``return`` ran (falling off the end), exactly as Python does."""
+    if not is_traced(flag):
+        return value if flag else None
+    if value is None or isinstance(value, Undefined):
+        return None  # every path that returns returns None, as falling off the end does
+    filename = sys._getframe(1).f_code.co_filename
+    raise ConversionError(
+        "Some paths through this function return a value and others, decided by a traced "
+        "value, fall off its end (returning None); one XLA program cannot return both.",
+        Location(filename, def_line, 0, linecache.getline(filename, def_line).rstrip("\n")),
+        "Add a `return` at the end of the function (or in every branch) so that every path "
+        "returns a value of the same structure.",
+    )
+
+
+
+def check_defined(value):
+    """``return value`` where ``value`` may be a name with no value on this path."""
+    if isinstance(value, Undefined):
+        value._fail()
+    return value

@@ -1,0 +1,85 @@
+"""Values shared by the dispatcher's constructs: what is traced, what an array is, and the
+stand-ins for names that have no value on a path (``Undefined``, ``Fillable``)."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from laxify.runtime.lowering import Site
+
+__all__ = ["Fillable", "Tracer", "Undefined", "UndefinedReturn", "any_traced", "array_like", "fresh", "is_array", "is_traced"]
+
+Tracer = jax.core.Tracer
+
+
+def is_traced(x) -> bool:
+    return isinstance(x, Tracer)
+
+
+def any_traced(tree) -> bool:
+    return any(isinstance(leaf, Tracer) for leaf in jax.tree_util.tree_leaves(tree))
+
+
+def is_array(x) -> bool:
+    return isinstance(x, (jax.Array, np.ndarray, np.generic))
+
+
+def array_like(x) -> bool:
+    """An array or a Python number: something traced control flow can carry or select."""
+    return is_array(x) or isinstance(x, (bool, int, float, complex))
+
+
+class Undefined:
+    """Stands for a name that has no value on this path. Any use raises like Python would."""
+
+    __slots__ = ("name", "site")
+
+    def __init__(self, name: str, site: Site | None = None):
+        self.name, self.site = name, site
+
+    def _fail(self, *args, **kwargs):
+        where = f" (line {self.site.line})" if self.site else ""
+        raise NameError(
+            f"name '{self.name}' is not defined on this path{where}: it is assigned only on "
+            f"some paths through the control flow before its use"
+        )
+
+    __bool__ = __index__ = __int__ = __float__ = __iter__ = __len__ = __call__ = _fail
+    __getattr__ = __getitem__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __floordiv__ = __mod__ = __pow__ = __matmul__ = __neg__ = __abs__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __array__ = __jax_array__ = _fail
+    __str__ = __format__ = __contains__ = _fail
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"<undefined {self.name}>"
+
+
+def _undefined_leaves(tree, names) -> list[str]:
+    return [n for n, v in zip(names, tree) if isinstance(v, Undefined)]
+
+
+def fresh(tree):
+    """Rebuild containers so that in-place changes in one branch do not leak into another."""
+    return jax.tree_util.tree_map(lambda x: x, tree, is_leaf=lambda x: isinstance(x, Undefined))
+
+
+
+class Fillable(Undefined):
+    """A value no path observes before it is set (a return value before any ``return``, a
+    loop target after a ``break``): filled with zeros where a traced branch or loop must
+    carry it."""
+
+    __slots__ = ()
+
+
+class UndefinedReturn(Fillable):
+    """The return value before any ``return`` ran (the return flag guards every use)."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        super().__init__("return value")
+
