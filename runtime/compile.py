@@ -40,9 +40,12 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     # A nested function of converted code may already close over the runtime's names.
     params = ", ".join((RUNTIME, SITES, *(v for v in freevars if v not in (RUNTIME, SITES))))
     body, mapping = lowered.emitter.render(base_depth=1)
-    text = f"def {FACTORY}({params}):\n{body}    return {lowered.name}\n"
+    # The factory binds the names closures capture, so that a generated function's `nonlocal`
+    # always finds them, even where the converted function itself no longer assigns one.
+    cells = "".join(f"    {name} = None\n" for name in lowered.cells)
+    text = f"def {FACTORY}({params}):\n{cells}{body}    return {lowered.name}\n"
     tree = ast.parse(text, filename)
-    _remap(tree, mapping, wrapper_lines=1)
+    _remap(tree, mapping, wrapper_lines=1 + len(lowered.cells))
     code = compile(tree, filename, "exec", dont_inherit=True)
     factory = next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == FACTORY)
     return next(c for c in factory.co_consts if isinstance(c, types.CodeType) and c.co_name == lowered.name)
@@ -53,6 +56,8 @@ def make_function(code: types.CodeType, lowered: LoweredSource, original: types.
     cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
     cells[RUNTIME] = types.CellType(dispatch)
     cells[SITES] = types.CellType(lowered.sites)
+    for name in lowered.cells:  # captured names the converted code no longer assigns itself
+        cells.setdefault(name, types.CellType())
     closure = tuple(cells[name] for name in code.co_freevars)
     fn = types.FunctionType(code, original.__globals__, original.__name__, original.__defaults__, closure)
     fn.__kwdefaults__ = original.__kwdefaults__

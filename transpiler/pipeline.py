@@ -98,5 +98,8 @@ def convert_source(fn) -> Conversion:
     ctx = Context(positions)
     src.node = canonicalize(src.node, ctx)
     freevars = frozenset(fn.__code__.co_freevars)
-    ir_fn, fallbacks = build_ir(src, ctx.positions, freevars)
+    # Names the function's own closures capture: generated branch and loop functions share
+    # these variables with them (see the lowering of regions).
+    cells = frozenset(fn.__code__.co_cellvars)
+    ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells)
     return Conversion(src, src.node, ir_fn, fallbacks, ctx.pushes_loop_options)

@@ -432,8 +432,8 @@ def function_params(node: cst.FunctionDef) -> list[str]:
     return names
 
 
-def build_ir(src: FunctionSource, positions: Positions,
-             freevars: frozenset[str] = frozenset()) -> tuple[Function, list[Fallback]]:
+def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str] = frozenset(),
+             cells: frozenset[str] = frozenset()) -> tuple[Function, list[Fallback]]:
     """Build the IR of ``src.node`` (already canonicalised by the converters)."""
     node = src.node
     b = _Builder(src, positions, freevars)
@@ -449,5 +449,8 @@ def build_ir(src: FunctionSource, positions: Positions,
     fn.attributes["params_code"] = b.code(node.params)
     if node.returns is not None:
         fn.attributes["returns_code"] = b.code(node.returns.annotation)
-    b.block(node.body, Liveness(node.body))
+    # A name a closure captures may be read whenever the closure is called: always live.
+    b.block(node.body, Liveness(node.body, always=cells))
+    if cells:
+        fn.attributes["cells"] = tuple(sorted(cells))
     return fn, b.fallbacks

@@ -15,7 +15,7 @@ from laxify.runtime import lists as lists_mod
 from laxify.runtime import options
 from laxify.runtime.dispatch.conditionals import _appendable, _join_tree, _scalar_predicate
 from laxify.runtime.dispatch.values import (
-    Fillable, Undefined, any_traced, array_like, fresh, is_array, is_traced,
+    Fillable, Undefined, UnsetName, any_traced, array_like, fresh, is_array, is_traced,
 )
 from laxify.runtime.iterables import as_scan_input
 from laxify.runtime.lowering import Site
@@ -24,32 +24,119 @@ from laxify.runtime.messages import describe, site_error
 __all__ = ["CarryChange", "for_each", "for_range", "while_loop"]
 
 
-def _fill_return_carries(init, one_step, runs: bool = False):
-    """Zeros for return values not yet set when a traced loop starts (shaped by one step).
-    When the loop surely ``runs`` at least once, names first assigned in it are filled too:
-    their zeros are overwritten by the first iteration, as in Python."""
-    kind = Undefined if runs else Fillable
-    missing = [k for k, v in enumerate(init) if isinstance(v, kind)]
-    # While probing, a name not set yet may flow through a traced `if` of the body.
-    init = tuple(Fillable(v.name, v.site) if k in missing and not isinstance(v, Fillable) else v
-                 for k, v in enumerate(init))
-    if not missing:
-        return init
-    present = [k for k in range(len(init)) if k not in missing]
+_PYTHON_CONSTANTS = (bool, str, bytes, type(None))
 
-    def step(arrays):
-        full = list(init)
-        for k, a in zip(present, arrays):
-            full[k] = a
-        outs = one_step(tuple(full))
-        return tuple(None if isinstance(outs[k], Undefined) else outs[k] for k in missing)
 
-    avals = jax.eval_shape(step, tuple(init[k] for k in present))
+def _passes_through(v) -> bool:
+    """A carry that may stay a Python value through a traced loop if no iteration changes it:
+    a name with no value yet, ``None``, a flag (``break``/``return`` flags are Python bools)."""
+    return isinstance(v, (Undefined, *_PYTHON_CONSTANTS))
+
+
+class UnboundInLoop(ConversionError, UnboundLocalError):
+    """A traced loop reads a name before its first assignment (located; Python's error type)."""
+
+
+def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False):
+    """Decide from abstract steps what a traced loop does with each carry that is not an
+    array yet (a return value before any ``return``, a name first assigned in the loop, a
+    Python flag):
+
+    - no iteration changes it (the step gives back the same Python value, or leaves the name
+      unset): it passes through the loop unchanged, outside the lax carry (returned as the
+      second result, by index), so a ``return`` or ``break`` under a branch that is false
+      while tracing costs nothing;
+    - the body sets a name that has no value yet and no path can observe its value before
+      that (a return value, or any name when the loop surely ``runs``): zeros of the type
+      one step gives, overwritten by the first iteration that sets it, as in Python;
+    - otherwise it stays as it is: a Python flag becomes a traced carry, and a name with no
+      value is reported by :func:`_check_carries`.
+    """
+    candidates = [k for k, v in enumerate(init) if _passes_through(v)]
+    if not candidates:
+        return init, ()
     init = list(init)
-    for k, aval in zip(missing, avals):
-        if aval is not None:
-            init[k] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval)
-    return tuple(init)
+    while True:
+        # While probing, a name not set yet may flow through a traced `if` of the body.
+        probe = [Fillable(v.name, v.site) if isinstance(v, Undefined) and not isinstance(v, Fillable)
+                 else v for v in init]
+        abstract = [k for k in range(len(init)) if k not in candidates]
+        changed: dict[int, bool] = {}
+
+        def step(arrays, probe=probe, abstract=abstract, changed=changed):
+            full = list(probe)
+            for k, a in zip(abstract, arrays):
+                full[k] = a
+            outs = one_step(tuple(full))
+            kept = []
+            for k in candidates:
+                out, before = outs[k], probe[k]
+                if isinstance(before, Undefined):
+                    same = isinstance(out, Undefined)
+                else:
+                    same = type(out) is type(before) and out == before
+                changed[k] = not same
+                kept.append(None if same or isinstance(out, Undefined) else out)
+            return tuple(kept)
+
+        try:
+            avals = jax.eval_shape(step, tuple(init[k] for k in abstract))
+        except UnsetName as e:
+            unset = {site.names[k] for k in candidates if k < len(site.names) and isinstance(init[k], Undefined)
+                     and not isinstance(init[k], Fillable)}
+            if e.name not in unset:
+                raise
+            if e.line is not None:
+                site = replace(site, line=e.line, col=0)
+            raise site_error(
+                site,
+                f"`{e.name}` is read in this `{construct}` loop on a traced value before it is "
+                f"assigned: on the first iteration it has no value (Python raises "
+                f"UnboundLocalError there).",
+                f"Assign `{e.name}` before the loop.",
+                UnboundInLoop,
+            ) from None
+        now_changed = [k for k in candidates if changed[k]]
+        for k, aval in zip(candidates, avals):
+            if changed[k] and isinstance(init[k], Undefined) and aval is not None and (
+                    runs or isinstance(init[k], Fillable)):
+                init[k] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval)
+        if not now_changed:
+            return tuple(init), tuple(candidates)
+        if any(isinstance(init[k], Undefined) for k in now_changed):
+            return tuple(init), ()  # set by the loop, yet it may run zero times: an error
+        # A flag that changes is carried as an array from now on; the others are probed again
+        # with it abstract, as the lax loop will see it.
+        candidates = [k for k in candidates if not changed[k]]
+        if not candidates:
+            return tuple(init), ()
+
+
+def _without(passing, init, site: Site, lead: int = 0):
+    """Carries ``passing`` (indices into ``init``) kept out of a lax loop: ``narrow`` drops
+    them from a carry tuple, ``widen`` puts their unchanged values back, ``wrap`` adapts a
+    loop function taking ``lead`` leading arguments and the carries."""
+    keep = [k for k in range(len(init)) if k not in passing]
+
+    def widen(vals):
+        full = list(init)
+        for k, v in zip(keep, vals):
+            full[k] = v
+        return tuple(full)
+
+    def narrow(vals):
+        vals = tuple(vals)
+        return tuple(vals[k] for k in keep)
+
+    def wrap(fn, returns_carries: bool):
+        def run(*args):
+            out = fn(*args[:lead], *widen(args[lead:]))
+            return narrow(out) if returns_carries else out
+
+        return run
+
+    names = replace(site, names=tuple(site.names[k] for k in keep if k < len(site.names)))
+    return narrow, widen, wrap, names
 
 
 def _check_carries(init, names, site: Site, construct: str):
@@ -122,7 +209,11 @@ def while_loop(cond_fn, body_fn, init, deps, site: Site):
 
 
 def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while"):
-    init = _fill_return_carries(init, lambda c: tuple(body_fn(*c)))
+    init, passing = _settle_unset(init, lambda c: tuple(body_fn(*c)), site, construct)
+    if passing:
+        narrow, widen, wrap, narrowed = _without(passing, init, site)
+        out = _traced_while(wrap(cond_fn, False), wrap(body_fn, True), narrow(init), narrowed, construct)
+        return widen(out)
     opts = options.current()
     if opts.max_iters is not None:
         return _bounded_while(cond_fn, body_fn, init, site, opts.max_iters)
@@ -276,7 +367,10 @@ def _scan(body_fn, init, xs, site: Site):
     """``lax.scan`` of ``body_fn(x, *carries)`` over ``xs``; list carries become stacked outputs."""
     opts = options.current()
     first = jax.tree_util.tree_map(lambda a: a[0], xs)
-    init = _fill_return_carries(init, lambda c: tuple(body_fn(first, *c)), runs=True)
+    init, passing = _settle_unset(init, lambda c: tuple(body_fn(first, *c)), site, "for", runs=True)
+    if passing:
+        narrow, widen, wrap, narrowed = _without(passing, init, site, lead=1)
+        return widen(_scan(wrap(body_fn, True), narrow(init), xs, narrowed))
     lists = lists_mod.appended_carries(init, site.names, lambda c: tuple(body_fn(first, *c)))
     plain = [k for k in range(len(init)) if k not in lists]
     names = [site.names[k] for k in plain]

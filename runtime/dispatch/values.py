@@ -3,12 +3,15 @@ stand-ins for names that have no value on a path (``Undefined``, ``Fillable``)."
 
 from __future__ import annotations
 
+import linecache
+import sys
+
 import jax
 import numpy as np
 
 from laxify.runtime.lowering import Site
 
-__all__ = ["Fillable", "Tracer", "Undefined", "UndefinedReturn", "any_traced", "array_like", "fresh", "is_array", "is_traced"]
+__all__ = ["Fillable", "UnsetName", "Tracer", "Undefined", "UndefinedReturn", "any_traced", "array_like", "fresh", "is_array", "is_traced"]
 
 Tracer = jax.core.Tracer
 
@@ -30,6 +33,14 @@ def array_like(x) -> bool:
     return is_array(x) or isinstance(x, (bool, int, float, complex))
 
 
+class UnsetName(UnboundLocalError):
+    """A name read where it has no value on this path (Python raises ``UnboundLocalError``)."""
+
+    def __init__(self, name: str, message: str, line: int | None = None):
+        super().__init__(message)
+        self.name, self.line = name, line
+
+
 class Undefined:
     """Stands for a name that has no value on this path. Any use raises like Python would."""
 
@@ -39,11 +50,26 @@ class Undefined:
         self.name, self.site = name, site
 
     def _fail(self, *args, **kwargs):
-        where = f" (line {self.site.line})" if self.site else ""
-        raise NameError(
-            f"name '{self.name}' is not defined on this path{where}: it is assigned only on "
-            f"some paths through the control flow before its use"
+        line = self._user_line()
+        where = ""
+        if line is not None:
+            text = linecache.getline(self.site.filename, line).strip()
+            where = f'\n  File "{self.site.filename}", line {line}\n    {text}'
+        raise UnsetName(
+            self.name,
+            f"cannot access local variable '{self.name}' where it is not associated with a value: "
+            f"it is assigned only on some paths through the control flow before this use" + where,
+            line,
         )
+
+    def _user_line(self) -> int | None:
+        """The user's line that used the name (the nearest frame in the user's file)."""
+        if self.site is None:
+            return None
+        frame = sys._getframe(2)
+        while frame is not None and frame.f_code.co_filename != self.site.filename:
+            frame = frame.f_back
+        return None if frame is None else frame.f_lineno
 
     __bool__ = __index__ = __int__ = __float__ = __iter__ = __len__ = __call__ = _fail
     __getattr__ = __getitem__ = _fail

@@ -48,6 +48,7 @@ class LoweredSource:
     name: str
     emitter: Emitter
     sites: list[Site]
+    cells: tuple[str, ...] = ()  # the user's names that closures capture (see ``rules._function``)
 
     def text(self, base_depth: int = 0) -> str:
         return self.emitter.render(base_depth)[0]
@@ -64,6 +65,7 @@ class Lowerer:
     inline_bare: dict[int, str] = field(default_factory=dict)  # the same, never parenthesised
     counter: int = 0
     may_be_undefined: bool = False  # some name may be unbound: returns check their value
+    cells: frozenset = frozenset()  # the user's names that closures capture
 
     def name(self, v: Value) -> str:
         return v.hint if v.hint else f"_lx_t{v.version}"
@@ -111,6 +113,7 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
 
     low = Lowerer(fn, filename)
     low.may_be_undefined = any(isinstance(op, UndefOp) for op in fn.walk())
+    low.cells = frozenset(fn.attributes.get("cells", ()))
     for op in fn.walk():
         for v in op.operands:
             low.uses[id(v)] += 1
@@ -124,4 +127,4 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
     if len(low.emitter.lines) == start:
         low.emitter.line("pass", line, col)
     low.emitter.depth -= 1
-    return LoweredSource(fn.name, low.emitter, low.sites)
+    return LoweredSource(fn.name, low.emitter, low.sites, tuple(sorted(low.cells)))

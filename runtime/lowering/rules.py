@@ -8,6 +8,8 @@ from laxify.ir import CondOp, ForRangeOp, PyOp, Region, ReturnOp, ScanOp, UndefO
 from laxify.ir.dataflow import loop_trace_deps
 from laxify.runtime.lowering import RUNTIME, Lowerer, lowers
 
+CELL_PARAM = "_lx_cell_"  # the parameter that carries a captured name into a generated function
+
 
 def _leading_comment_lines(code: str) -> int:
     count = 0
@@ -104,7 +106,22 @@ def _written(region: Region) -> set[str]:
 
 
 def _function(low: Lowerer, name: str, params, region: Region, op, returns: str = "tuple") -> None:
+    """A branch or loop function. The user's names that closures capture stay the user's
+    variables inside it (``nonlocal``), so that a closure called in a branch or an iteration
+    sees the value of that branch or iteration, as in Python."""
+    shared = sorted(low.cells & (set(params) | _written(region)))
+    if not shared:
+        low.line(f"def {name}({', '.join(params)}):", op)
+        _body(low, region, op, returns)
+        return
+    params = [f"{CELL_PARAM}{p}" if p in low.cells else p for p in params]
     low.line(f"def {name}({', '.join(params)}):", op)
+    low.emitter.depth += 1
+    low.line(f"nonlocal {', '.join(shared)}", op)
+    for p in params:
+        if p.startswith(CELL_PARAM):
+            low.line(f"{p[len(CELL_PARAM):]} = {p}", op)
+    low.emitter.depth -= 1
     _body(low, region, op, returns)
 
 

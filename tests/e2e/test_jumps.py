@@ -668,8 +668,37 @@ def nested_def_with_continue(xs):
     return skip_positive(xs)
 
 
+def return_under_static_false_branch_in_traced_range(x, n):
+    s = 0.0
+    for i in range(n):
+        if 3 > 4:
+            return s
+        s = s + x[i]
+    return s
+
+
+def return_under_static_false_branch_in_traced_while(x):
+    while x.sum() < 10:
+        if x.shape[0] > 99:
+            return x * 0
+        x = x + 1
+    return x
+
+
+def return_under_static_false_branch_in_scan(xs):
+    acc = xs[0] * 0
+    for row in xs:
+        if len(row) == 0:
+            return acc
+        acc = acc + row
+    return acc
+
+
 # Cases that once were bugs (now fixed): kept as regressions.
 REGRESSION_CASES = [
+    case(return_under_static_false_branch_in_traced_range, (X8, i32(3)), (X8, i32(0)), prims=WHILE),
+    case(return_under_static_false_branch_in_traced_while, (f32(1.0),), (f32(20.0),), prims=WHILE),
+    case(return_under_static_false_branch_in_scan, (ROWS,), prims=SCAN),
     case(break_target_used_after_loop, (X8,), (X8 * 0,), prims=SCAN_COND),
     case(break_name_first_assigned_in_body, (ROWS,), (NEGATIVE_ROWS,), prims=SCAN_COND),
     case(while_true_every_path_returns, (f32(1.0),), (f32(20.0),), prims=WHILE_COND),

@@ -409,7 +409,7 @@ def test_nested_def_without_return_is_kept_without_fallback():
         return x
     """
     after = r"""
-    func @f(%x.0) {params_code = 'x'} {
+    func @f(%x.0) {params_code = 'x', cells = ('x',)} {
       %g.0 = py(%x.0) {code = 'def g(v):\n    v = v + x', kind = 'stmt', static = 'never'} loc(2:4)
       py(%g.0, %x.0) {code = '_lx.call(g, x)', kind = 'stmt', static = 'always'} loc(4:4)
       %0 = py(%x.0) {code = 'x', kind = 'expr', static = 'operands'} loc(5:4)

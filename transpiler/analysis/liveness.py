@@ -16,9 +16,14 @@ __all__ = ["Liveness"]
 
 
 class Liveness:
-    def __init__(self, body: cst.BaseSuite, live_at_exit: frozenset[str] = frozenset()):
+    """``always``: names live everywhere, whatever the statements read (the names closures
+    capture: a closure may read them at any later call)."""
+
+    def __init__(self, body: cst.BaseSuite, live_at_exit: frozenset[str] = frozenset(),
+                 always: frozenset[str] = frozenset()):
         self.live_out: dict[object, frozenset[str]] = {}
-        self.block_in(body.body, live_at_exit)
+        self.always = always
+        self.block_in(body.body, live_at_exit | always)
 
     def block_in(self, stmts, live: frozenset[str]) -> frozenset[str]:
         for stmt in reversed(list(stmts)):
@@ -29,6 +34,7 @@ class Liveness:
         return live if suite is None else self.block_in(suite.body, live)
 
     def stmt_in(self, stmt, live: frozenset[str]) -> frozenset[str]:
+        live = live | self.always
         self.live_out[id(stmt)] = live
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in reversed(stmt.body):
@@ -51,7 +57,7 @@ class Liveness:
 
     def _small_in(self, small, live: frozenset[str]) -> frozenset[str]:
         if isinstance(small, cst.Return):
-            return frozenset(expr_reads(small.value)) if small.value is not None else frozenset()
+            return self.always | (frozenset(expr_reads(small.value)) if small.value is not None else frozenset())
         access = stmt_access(small)
         killed = set(access.writes) - set(access.mutates)
         return (live - killed) | frozenset(access.reads)
