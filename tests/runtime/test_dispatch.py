@@ -449,9 +449,9 @@ def test_for_each_carry_shape_change_unrolls_in_python():
     lambda u: str(u),
 ], ids=["add", "rsub", "bool", "index", "attribute", "iterate", "call", "compare", "asarray", "eq", "ne",
         "str"])
-def test_undefined_raises_name_error_on_use(use):
+def test_undefined_raises_unbound_local_error_on_use(use):
     u = Undefined("z", site("if", "z"))
-    with pytest.raises(NameError, match=rf"name 'z' is not defined on this path \(line {line_of('<if>')}\)"):
+    with pytest.raises(UnboundLocalError, match=r"cannot access local variable 'z' where it is not associated"):
         use(u)
 
 

@@ -582,12 +582,12 @@ def test_returning_an_unbound_name_raises():
         laxify.convert(fn)(1.0, False)
 
 
-def test_using_an_unbound_name_raises_name_error():
+def test_using_an_unbound_name_raises_unbound_local_error_at_the_use():
     fn = define("""
     def f(x, flag):
         if flag:
             y = x
         return y + 1
     """)
-    with pytest.raises(NameError, match="name 'y' is not defined on this path"):
+    with pytest.raises(UnboundLocalError, match=r"(?s)cannot access local variable 'y'.*line 4\n    return y \+ 1"):
         laxify.convert(fn)(1.0, False)
