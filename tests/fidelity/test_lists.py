@@ -75,10 +75,6 @@ def item_assigned_in_traced_while(x):
     return a[0], a[1]
 
 
-APPEND_IF = pytest.mark.xfail(
-    strict=True, reason="list.append in both branches of a traced `if` keeps only the true branch's item")
-LEAK_IF = pytest.mark.xfail(
-    strict=True, reason="append/extend in both branches of a traced `if` leaks a branch tracer")
 
 
 # -- append in a scanned loop, read inside the loop ---------------------------------------
@@ -128,10 +124,10 @@ READ_IN_LOOP = pytest.mark.xfail(
 
 
 CASES = [
-    case(append_in_both_branches, (ZEROS,), (XS,), prims={"cond"}, marks=APPEND_IF),
-    case(append_in_both_branches_after_items, (XS,), (-XS,), prims={"cond"}, marks=LEAK_IF),
-    case(append_then_stack_after_if, (XS,), (-XS,), prims={"cond"}, marks=LEAK_IF),
-    case(extend_in_both_branches, (XS,), (-XS,), prims={"cond"}, marks=LEAK_IF),
+    case(append_in_both_branches, (ZEROS,), (XS,), prims={"cond"}),
+    case(append_in_both_branches_after_items, (XS,), (-XS,), prims={"cond"}),
+    case(append_then_stack_after_if, (XS,), (-XS,), prims={"cond"}),
+    case(extend_in_both_branches, (XS,), (-XS,), prims={"cond"}),
     case(item_assigned_in_traced_branch, (XS,), (-XS,), prims={"cond"}),
     case(list_rebuilt_in_traced_while, (XS,), prims={"while"}),
     case(item_assigned_in_traced_while, (XS,), prims={"while"}),
@@ -195,20 +191,14 @@ def _xfail(reason):
 
 
 POS, NEG, MINUS_ONES = XS, -XS, -jnp.ones(3, jnp.float32)
-INSERT_LEAK = _xfail("list.insert in both branches of a traced `if` leaks a branch tracer")
 
 MUTATIONS = [
-    pytest.param(pop_in_traced_range, (jnp.int32(2),), "items", "s += items.pop()", id="pop_in_traced_range",
-                 marks=_xfail("list.pop in a traced-length loop pops once")),
-    pytest.param(pop_in_traced_while, (MINUS_ONES,), "items", "x = x + items.pop()", id="pop_in_traced_while",
-                 marks=_xfail("list.pop in a traced `while` pops once")),
+    pytest.param(pop_in_traced_range, (jnp.int32(2),), "items", ("s += items.pop()", "for _ in range(n):"), id="pop_in_traced_range"),
+    pytest.param(pop_in_traced_while, (MINUS_ONES,), "items", ("x = x + items.pop()", "while x.sum() < 10:"), id="pop_in_traced_while"),
     pytest.param(pop_in_traced_branch, (POS,), "items", "if x.sum() > 0:", id="pop_in_traced_branch-taken"),
-    pytest.param(pop_in_traced_branch, (NEG,), "items", "if x.sum() > 0:", id="pop_in_traced_branch-not_taken",
-                 marks=_xfail("list.pop in a traced branch pops on both paths")),
-    pytest.param(insert_in_traced_branch, (POS,), "items", "if x.sum() > 0:", id="insert_in_traced_branch-pos",
-                 marks=INSERT_LEAK),
-    pytest.param(insert_in_traced_branch, (NEG,), "items", "if x.sum() > 0:", id="insert_in_traced_branch-neg",
-                 marks=INSERT_LEAK),
+    pytest.param(pop_in_traced_branch, (NEG,), "items", "if x.sum() > 0:", id="pop_in_traced_branch-not_taken"),
+    pytest.param(insert_in_traced_branch, (POS,), "items", "if x.sum() > 0:", id="insert_in_traced_branch-pos"),
+    pytest.param(insert_in_traced_branch, (NEG,), "items", "if x.sum() > 0:", id="insert_in_traced_branch-neg"),
     pytest.param(append_in_traced_while_without_max_iters, (XS,), "outs", "while x.sum() < 10:",
                  id="append_in_traced_while_without_max_iters"),
 ]

@@ -36,7 +36,8 @@ def access(code: str) -> tuple[list[str], list[str], list[str]]:
     ("x[i][j] += 1\n", ["x", "i", "j"], ["x"], ["x"]),
     ("f(a)[0] = v\n", ["v", "f", "a"], [], []),
     # calls read the callee; a method call is not a write
-    ("x.append(v)\n", ["x", "v"], [], []),
+    ("x.append(v)\n", ["x", "v"], ["x"], ["x"]),
+    ("s += xs.pop()\n", ["s", "xs"], ["s", "xs"], ["xs"]),
     ("y = f(*a, **kw)\n", ["f", "a", "kw"], ["y"], []),
     ("y = x[1:n]\n", ["x", "n"], ["y"], []),
     ("y = x if c else z\n", ["c", "x", "z"], ["y"], []),  # the test is evaluated first

@@ -180,6 +180,7 @@ def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
         return
     else:  # Expr, Return, Assert, Raise, Pass, Break, Continue
         acc.read(expr_reads(node))
+    _mutating_calls(node, acc)
     before = set(acc.writes)
     _walrus_writes(node, acc)
     # A name bound by `:=` and read later in the same statement is not a read from before it.
@@ -188,6 +189,27 @@ def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
 
 
 _SCOPES = (cst.Lambda, cst.FunctionDef, cst.ClassDef)
+
+# Methods that change a list, dict or set in place: ``xs.append(v)`` gives ``xs`` a new value,
+# which traced control flow must carry out of the branch or iteration that called it.
+MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+    "update", "setdefault", "popitem", "add", "discard",
+})
+
+
+def _mutating_calls(node: cst.CSTNode, acc: Access) -> None:
+    kind = type(node)
+    if kind is cst.Call:
+        func = node.func
+        if (type(func) is cst.Attribute and type(func.value) is cst.Name
+                and func.attr.value in MUTATING_METHODS and func.value.value != "_lx"):
+            acc.write([func.value.value])
+            acc.mutates.setdefault(func.value.value)
+    if kind in _SCOPES:
+        return
+    for child in children(node):
+        _mutating_calls(child, acc)
 
 
 def _walrus_writes(node: cst.CSTNode, acc: Access) -> None:
