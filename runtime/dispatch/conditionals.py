@@ -3,6 +3,7 @@ joined as JAX promotes dtypes and located errors for what cannot be joined."""
 
 from __future__ import annotations
 
+import math
 import operator
 
 import jax
@@ -19,13 +20,22 @@ __all__ = ["cond"]
 
 
 def _scalar_predicate(pred, site: Site, what: str):
-    shape = getattr(pred, "shape", ())
+    """The traced condition of an ``if``/``while`` as a scalar: a size-1 array is one truth
+    value (as in NumPy and JAX), a larger one is a located error. A ``while`` condition becomes
+    a boolean (``lax.while_loop`` needs one); an ``if`` keeps an integer, which may be the
+    branch index of an ``elif`` chain or ``match``."""
+    shape = tuple(getattr(pred, "shape", ()))
     if shape != ():
-        raise site_error(
-            site,
-            f"The condition of this `{what}` is an array of shape {tuple(shape)}, not a scalar.",
-            "Reduce it to one value, for example with `.any()` or `.all()`.",
-        )
+        if math.prod(shape) != 1:
+            raise site_error(
+                site,
+                f"The condition of this `{what}` is an array of shape {shape}, not a scalar.",
+                "Reduce it to one value, for example with `.any()` or `.all()`.",
+            )
+        pred = jnp.reshape(pred, ())
+    dtype = jnp.result_type(pred)
+    if dtype != jnp.bool_ and (what != "if" or not jnp.issubdtype(dtype, jnp.integer)):
+        pred = pred != 0  # Python's truth value of a number
     return pred
 
 
@@ -60,9 +70,43 @@ def _appendable(v) -> bool:
     return isinstance(v, (lists_mod.Accumulator, lists_mod.AppendProbe))
 
 
+def _cond_probing(pred, branches, operands, site: Site):
+    """A traced ``if`` met while a loop body is probed for appends: each branch gets its own
+    copy of the probed lists; whether any branch appended is noted on the original, which
+    comes out of the ``if`` unchanged (the probe's values are never used)."""
+    lists = [k for k, v in enumerate(operands) if isinstance(v, lists_mod.AppendProbe)]
+    out_of: dict[int, int] = {}
+
+    def wrap(branch):
+        def run(*ops):
+            ops = list(ops)
+            copies = {k: lists_mod.AppendProbe(operands[k]) for k in lists}
+            for k, copy in copies.items():
+                ops[k] = copy
+            outs = list(branch(*ops))
+            for i, out in enumerate(outs):
+                for k, copy in copies.items():
+                    if out is copy:
+                        out_of[i] = k
+                        outs[i] = None
+                        if copy.appended:
+                            operands[k].appended = True
+            return tuple(outs)
+
+        return run
+
+    plain = tuple(None if k in lists else v for k, v in enumerate(operands))
+    outs = list(cond(pred, [wrap(b) for b in branches], plain, site))
+    for i, k in out_of.items():
+        outs[i] = operands[k]
+    return tuple(outs)
+
+
 def _cond_appending(pred, branches, operands, site: Site):
     """A traced ``if`` inside a scanned loop whose branches append to a list being stacked:
     each branch must append one value; the selected value is appended after the ``if``."""
+    if not any(isinstance(v, lists_mod.Accumulator) for v in operands):
+        return _cond_probing(pred, branches, operands, site)
     lists = [k for k, v in enumerate(operands) if _appendable(v)]
     out_of: dict[int, int] = {}  # output index -> operand index of the list it returns
 

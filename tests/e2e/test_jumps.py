@@ -694,8 +694,37 @@ def return_under_static_false_branch_in_scan(xs):
     return acc
 
 
+def break_in_inner_while_else(x):
+    s = 0.0
+    for i in range(4):
+        j = 0
+        while j < 2:
+            s = s + x[i]
+            j += 1
+        else:
+            if s > 5:
+                break
+        s = s + 1
+    return s
+
+
+def continue_in_inner_for_else(x):
+    s = 0.0
+    for v in x:
+        for w in x:
+            if w > v:
+                break
+            s = s + w
+        else:
+            continue
+        s = s * 2
+    return s
+
+
 # Cases that once were bugs (now fixed): kept as regressions.
 REGRESSION_CASES = [
+    case(break_in_inner_while_else, (f32(1.0, 2.0, 3.0, 0.5),), (f32(0.0, 0.0, 0.0, 0.0),), prims=SCAN_COND),
+    case(continue_in_inner_for_else, (f32(1.0, 2.0, 3.0, 0.5),), (f32(3.0, 2.0, 1.0, 0.0),), prims=SCAN_COND),
     case(return_under_static_false_branch_in_traced_range, (X8, i32(3)), (X8, i32(0)), prims=WHILE),
     case(return_under_static_false_branch_in_traced_while, (f32(1.0),), (f32(20.0),), prims=WHILE),
     case(return_under_static_false_branch_in_scan, (ROWS,), prims=SCAN),

@@ -28,6 +28,10 @@ def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
         if isinstance(child, kinds):
             return True
         if isinstance(child, stop):
+            # A loop's `else:` runs after the loop: a `break` there belongs to the enclosing loop.
+            orelse = getattr(child, "orelse", None)
+            if isinstance(child, LOOPS) and orelse is not None and contains(orelse, kinds, stop):
+                return True
             continue
         if contains(child, kinds, stop):
             return True
