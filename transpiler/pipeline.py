@@ -25,6 +25,7 @@ from laxify.transpiler.converters import (
     match_statements,
     print_calls,
     return_statements,
+    walrus_conditions,
 )
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.source import FunctionSource, get_source
@@ -40,6 +41,9 @@ CONVERTERS: list = [
     # match first: it produces `if` chains (and `_lx.and_`/`_lx.or_` conditions), so it runs
     # before every converter that handles `if` or rewrites the statements inside cases.
     match_statements,
+    # walrus tests after match (a guard may bind a name) and before every converter that wraps
+    # a test in a lambda or a branch function, where `:=` would bind a name of that function.
+    walrus_conditions,
     # iterables before the jump converters: they may rewrite a `for`, and should see its
     # iterable already directed to the runtime (`_lx.enumerate_`/`_lx.zip_`/`_lx.reversed_`).
     iterables,

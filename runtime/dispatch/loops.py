@@ -226,10 +226,37 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while"):
         return _scalar_predicate(cond_fn(*fresh(c)), site, construct)
 
     def body(c):
-        return tuple(body_fn(*fresh(c)))
+        return _keep_carry_types(c, tuple(body_fn(*fresh(c))))
 
     return _loop(lambda c: lax.while_loop(cond, body, c), init,
                  lambda c: jax.eval_shape(body, c), site.names, site, construct)
+
+
+def _keep_carry_types(carries, outs, skip=()):
+    """Outputs of one iteration cast to their carry's dtype where they are weakly typed (a
+    Python number) and that dtype holds them as JAX promotes (``y = 0.0`` before the loop,
+    ``y = 3`` in it: the carry stays float32, as a traced ``if`` would give)."""
+    if len(carries) != len(outs):
+        return outs
+
+    def cast(c, o):
+        if not hasattr(c, "dtype") or not isinstance(o, (int, float, bool, jax.Array)) or isinstance(c, Undefined):
+            return o
+        weak = isinstance(o, (int, float, bool)) or getattr(o, "weak_type", False)
+        if not weak or getattr(o, "shape", ()) != () or jnp.result_type(c, o) != c.dtype:
+            return o
+        return lax.convert_element_type(o, c.dtype) if not isinstance(o, (int, float, bool)) else jnp.asarray(o, c.dtype)
+
+    result = []
+    for k, (c, o) in enumerate(zip(carries, outs)):
+        if k in skip:
+            result.append(o)
+            continue
+        try:
+            result.append(jax.tree_util.tree_map(cast, c, o))
+        except (ValueError, TypeError):  # another structure: reported where the loop joins types
+            result.append(o)
+    return tuple(result)
 
 
 def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
@@ -245,7 +272,7 @@ def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
             new = list(fresh(vals))
             for k in accs:
                 new[k] = lists_mod.Accumulator(site.names[k])
-            outs = tuple(body_fn(*new))
+            outs = _keep_carry_types(vals, tuple(body_fn(*new)), skip=accs)
             appended = tuple(lists_mod.appended_once(outs[k], site.names[k], site) for k in accs)
             return tuple(outs[k] for k in plain), appended
 
@@ -383,7 +410,7 @@ def _scan(body_fn, init, xs, site: Site):
             full[k] = lists_mod.Accumulator(site.names[k])
         for k, v in zip(plain, fresh(c)):
             full[k] = v
-        outs = tuple(body_fn(x, *full))
+        outs = _keep_carry_types(full, tuple(body_fn(x, *full)), skip=lists)
         ys = tuple(lists_mod.appended_once(outs[k], site.names[k], site) for k in lists)
         return tuple(outs[k] for k in plain), ys
 

@@ -19,7 +19,6 @@ def _xfail(reason):
     return pytest.mark.xfail(strict=True, reason=reason)
 
 
-WIDEN = _xfail("a float carry set to a Python int in the body fails JAX's equal-carry-types check")
 
 
 # -- a float carry set to a Python int -----------------------------------------------------
@@ -72,10 +71,10 @@ def int_carry_incremented_by_float(x):
 
 
 @pytest.mark.parametrize("fn, args, expected", [
-    pytest.param(float_carry_set_to_int_in_while, (XS,), F32_3, id="while", marks=WIDEN),
+    pytest.param(float_carry_set_to_int_in_while, (XS,), F32_3, id="while"),
     pytest.param(float_carry_set_to_int_in_traced_range, (jnp.float32(1.0), jnp.int32(2)), jnp.float32(4.0),
-                 id="traced_range", marks=WIDEN),
-    pytest.param(float_carry_set_to_int_in_scan, (XS,), F32_3, id="scan", marks=WIDEN),
+                 id="traced_range"),
+    pytest.param(float_carry_set_to_int_in_scan, (XS,), F32_3, id="scan"),
     pytest.param(float_carry_set_to_int_under_traced_if, (XS,), F32_3, id="while_if"),
     pytest.param(int_carry_set_to_float_in_while, (XS,), jnp.float32(2.5), id="int_to_float_while"),
     pytest.param(int_carry_incremented_by_float, (XS,), jnp.float32(1.0), id="int_plus_float_while"),
@@ -86,7 +85,6 @@ def test_python_number_carry_is_widened(fn, args, expected):
     check_values(fn, *args, expected=expected)
 
 
-@WIDEN
 def test_float_carry_keeps_its_value_when_the_loop_does_not_run():
     check_values(float_carry_set_to_int_in_traced_range, jnp.float32(1.0), jnp.int32(0),
                  expected=jnp.float32(1.0))
@@ -121,14 +119,12 @@ def walrus_in_python_while(x, n):
     return x, k
 
 
-WALRUS = _xfail("a walrus target in a traced `while` condition is not defined after the loop")
-WALRUS_IF = _xfail("a walrus target in an `if` or Python `while` condition is unbound in the converted code")
 
 CASES = [
-    case(walrus_in_while_condition, (XS,), (XS * 5,), prims={"while"}, marks=WALRUS),
-    case(walrus_in_while_condition_used_in_body, (XS,), prims={"while"}, marks=WALRUS),
-    case(walrus_in_if_condition, (XS,), (-XS,), prims={"cond"}, marks=WALRUS_IF),
-    case(walrus_in_python_while, (XS, 3), (XS, 0), marks=WALRUS_IF),
+    case(walrus_in_while_condition, (XS,), (XS * 5,), prims={"while"}),
+    case(walrus_in_while_condition_used_in_body, (XS,), prims={"while"}),
+    case(walrus_in_if_condition, (XS,), (-XS,), prims={"cond"}),
+    case(walrus_in_python_while, (XS, 3), (XS, 0)),
 ]
 
 
