@@ -48,7 +48,17 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     _remap(tree, mapping, wrapper_lines=1 + len(lowered.cells))
     code = compile(tree, filename, "exec", dont_inherit=True)
     factory = next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == FACTORY)
-    return next(c for c in factory.co_consts if isinstance(c, types.CodeType) and c.co_name == lowered.name)
+    inner = next(c for c in factory.co_consts if isinstance(c, types.CodeType) and c.co_name == lowered.name)
+    return _without_factory(inner)
+
+
+def _without_factory(code: types.CodeType) -> types.CodeType:
+    """``code`` and the code nested in it with qualified names as in the user's source: the
+    factory is laxify's, so ``_lx_factory.<locals>.f.<locals>.g`` becomes ``f.<locals>.g``."""
+    prefix = f"{FACTORY}.<locals>."
+    consts = tuple(_without_factory(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    qualname = code.co_qualname.removeprefix(prefix)
+    return code.replace(co_consts=consts, co_qualname=qualname)
 
 
 def make_function(code: types.CodeType, lowered: LoweredSource, original: types.FunctionType) -> types.FunctionType:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import threading
+import types
 from dataclasses import dataclass
 
 __all__ = ["LoopOptions", "loop_options", "current", "push", "pop", "push_options", "restoring_options", "with_options"]
@@ -72,6 +74,15 @@ class loop_options:
         pop(self._depth.pop())
 
     def __call__(self, fn):
+        """A copy of ``fn`` whose loops use these options; ``fn`` itself is left unchanged (a
+        ``to_static`` made of it earlier keeps its unbounded loops)."""
+        if isinstance(fn, types.FunctionType):
+            copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+            functools.update_wrapper(copy, fn)
+            del copy.__wrapped__  # the copy is the function itself, not a wrapper of it
+            copy.__kwdefaults__ = fn.__kwdefaults__
+            copy.__laxify_loop_options__ = self.options
+            return copy
         target = getattr(fn, "python_function", fn)
         target.__laxify_loop_options__ = self.options
         return fn

@@ -82,6 +82,23 @@ def _jump_reason(node: cst.CSTNode, in_loop: bool) -> str | None:
     return None
 
 
+def _declared(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    """The names ``node``'s own code declares ``global`` and ``nonlocal``."""
+    found: tuple[set[str], set[str]] = (set(), set())
+
+    def visit(n: cst.CSTNode) -> None:
+        for child in children(n):
+            kind = type(child)
+            if kind in _SCOPES:
+                continue
+            if kind is cst.Global or kind is cst.Nonlocal:
+                found[kind is cst.Nonlocal].update(item.name.value for item in child.names)
+            visit(child)
+
+    visit(node.body)
+    return found
+
+
 class _Builder:
     def __init__(self, src: FunctionSource, positions: Positions, freevars: frozenset[str]):
         self.src = src
@@ -94,6 +111,8 @@ class _Builder:
         self.top_scope = self.scope
         self.here = Span(src.first_line, src.indent)  # the enclosing construct's position
         self.local_names: set[str] = set()
+        self.declared: set[str] = set()  # names the function declares `global` or `nonlocal`
+        self.globals_: set[str] = set()
 
     # -- helpers -------------------------------------------------------------------
     def value(self, hint: str) -> Value:
@@ -213,6 +232,12 @@ class _Builder:
             return f"`{'while' if isinstance(stmt, cst.While) else 'for'} ... else` is not converted"
         if isinstance(stmt, cst.For) and stmt.asynchronous is not None:
             return "`async for` is not converted"
+        shared = [n for n in stmt_access(stmt).writes if n in self.declared]
+        if shared:
+            # Its branches or iterations would run as functions of their own while tracing (all
+            # of them, for a traced condition), so the write cannot happen exactly as written.
+            return (f"it assigns `{shared[0]}`, which the function declares "
+                    f"`{'global' if shared[0] in self.globals_ else 'nonlocal'}`")
         return _jump_reason(stmt, in_loop=False)
 
     def keep(self, stmt: cst.BaseStatement, span: Span, reason: str | None) -> None:
@@ -439,6 +464,8 @@ def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str]
     b = _Builder(src, positions, freevars)
     params = function_params(node)
     b.local_names = set(params) | set(block_access(node.body).writes)
+    b.globals_, nonlocals = _declared(node)
+    b.declared = b.globals_ | nonlocals
     fn = Function(node.name.value, span=b.span_of(node))
     b.here = fn.span
     for name in params:

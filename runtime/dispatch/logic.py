@@ -1,46 +1,206 @@
 """``and``/``or``/``not``, chained comparisons and conditional expressions: Python's
-short-circuit on Python values, ``lax`` logic and selection on traced ones."""
+short-circuit on Python values; on traced ones the operand Python would give (``jnp.where``,
+``lax.cond`` for operands with effects, ``logical_*`` for booleans), and Python's truth value
+where only that is used (a size-1 array is one truth value)."""
 
 from __future__ import annotations
 
 import linecache
+import math
 import operator
+import os
 import sys
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError, Location
-from laxify.runtime.dispatch.values import is_traced
+from laxify.runtime.dispatch.values import is_array, is_traced
 
-__all__ = ["and_", "compare", "ifexp", "not_", "or_"]
+__all__ = ["and_", "compare", "ifexp", "not_", "or_", "truth"]
+
+
+def truth(x, construct: str):
+    """Python's truth value of ``x``: a Python ``bool`` for a Python value, a boolean scalar for
+    a traced one. A size-1 array is one truth value (as in NumPy and JAX); a larger one is a
+    located error, as ``bool()`` of it is in Python."""
+    if not is_traced(x):
+        return bool(x)
+    x = _one_value(x, construct)
+    return x if x.dtype == jnp.bool_ else x != 0
+
+
+def _one_value(x, construct: str):
+    """``x`` as a scalar when it holds one value; a located error when it holds more."""
+    shape = tuple(jnp.shape(x))
+    if shape == ():
+        return x
+    if math.prod(shape) != 1:
+        raise ConversionError(
+            f"{_OPERAND_OF[construct]} is an array of shape {shape}, not a scalar: it has no "
+            f"single truth value.",
+            _user_location(),
+            _FIX_OF[construct],
+        )
+    return jnp.reshape(x, ())
+
+
+_OPERAND_OF = {
+    "and": "An operand of this `and`",
+    "or": "An operand of this `or`",
+    "not": "The operand of this `not`",
+    "ifexp": "The condition of this conditional expression (`a if c else b`)",
+    "compare": "A part of this chained comparison",
+}
+_ELEMENTWISE = {"and": "jnp.logical_and(a, b)", "or": "jnp.logical_or(a, b)", "not": "jnp.logical_not(a)",
+                "ifexp": "jnp.where(c, a, b)", "compare": "jnp.logical_and(a < b, b < c)"}
+_FIX_OF = {
+    k: f"Use `{v}` for an elementwise result, or reduce the array to one value with `.any()` or `.all()`."
+    for k, v in _ELEMENTWISE.items()
+}
 
 
 def not_(x):
-    """``not x``: ``jnp.logical_not`` on a traced value, Python's ``not`` otherwise."""
-    if is_traced(x):
-        return jnp.logical_not(x)
-    return not x
+    """``not x``: Python's ``not`` on a Python value; on a traced one, ``logical_not`` of its
+    truth value (a boolean scalar)."""
+    if not is_traced(x):
+        return not x
+    return jnp.logical_not(truth(x, "not"))
 
 
-def and_(a, b_fn, lazy: bool = False):
-    """``a and b``: Python short-circuit for Python values; on a traced ``a``, ``logical_and``
-    (``b`` evaluated in a ``lax.cond`` branch when ``lazy``, that is when it may have effects)."""
+def and_(a, *rest, lazy: bool = False, truth_only: bool = False, condition: bool = False):
+    """``a and b and ...`` (Python: each ``x and y`` is ``y if x else x``), the later operands
+    given as thunks.
+
+    Python values short-circuit as in Python. A traced operand gives the operand Python would
+    give, chosen with ``jnp.where`` (``lax.cond`` when ``lazy``: a later operand may have
+    effects, and then runs only on the path that reaches it), or ``logical_and`` when both are
+    booleans. ``truth_only``/``condition``: only the truth value of the result is used (an
+    ``if``/``while`` test, an operand of ``not``), so Python operands such as ``None`` decide by
+    their Python truth value and the result is a boolean; with ``condition`` (the whole test)
+    it stays traced when a traced operand was read, with ``truth_only`` it is a Python bool
+    where a Python operand decided it, so that an enclosing ``and``/``or`` short-circuits."""
+    if truth_only or condition:
+        return _truth_chain("and", a, rest, lazy, condition)
+    for b_fn in rest:
+        a = _and_or(a, b_fn, lazy, "and")
+    return a
+
+
+def or_(a, *rest, lazy: bool = False, truth_only: bool = False, condition: bool = False):
+    """``a or b or ...`` (Python: each ``x or y`` is ``x if x else y``): like :func:`and_`."""
+    if truth_only or condition:
+        return _truth_chain("or", a, rest, lazy, condition)
+    for b_fn in rest:
+        a = _and_or(a, b_fn, lazy, "or")
+    return a
+
+
+def _and_or(a, b_fn, lazy: bool, op: str):
+    """The value of ``a and b`` / ``a or b``."""
     if not is_traced(a):
-        return a and b_fn()
+        decided = not a if op == "and" else bool(a)
+        return a if decided else b_fn()
+    pred = truth(a, op)
     if lazy:
-        return lax.cond(a, lambda: jnp.asarray(b_fn(), bool), lambda: jnp.asarray(False))
-    return jnp.logical_and(a, b_fn())
+        return _lazy_operand(a, pred, b_fn, op)
+    b = b_fn()
+    _check_operand(a, b, op)
+    if _is_bool(a) and _is_bool(b):
+        # Comparisons: `b if a else a` is `logical_and` (and `a if a else b` is `logical_or`).
+        return jnp.logical_and(a, b) if op == "and" else jnp.logical_or(a, b)
+    return jnp.where(pred, b, a) if op == "and" else jnp.where(pred, a, b)
 
 
-def or_(a, b_fn, lazy: bool = False):
-    """``a or b``: like :func:`and_`."""
-    if not is_traced(a):
-        return a or b_fn()
-    if lazy:
-        return lax.cond(a, lambda: jnp.asarray(True), lambda: jnp.asarray(b_fn(), bool))
-    return jnp.logical_or(a, b_fn())
+def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
+    """The truth value of ``a op b op ...``: Python's short-circuit on Python truth values;
+    ``logical_and``/``logical_or`` of traced ones (later operands in a ``lax.cond`` branch when
+    ``lazy``). A Python operand equal to ``op``'s deciding value (``False`` for ``and``,
+    ``True`` for ``or``) stops the evaluation."""
+    decides = op == "or"
+    combine = jnp.logical_or if decides else jnp.logical_and
+    acc = truth(a, op)
+    for k, thunk in enumerate(thunks):
+        if not is_traced(acc):
+            if acc == decides:
+                return acc
+            acc = truth(thunk(), op)
+            continue
+        if lazy:
+            later = thunks[k + 1:]
+
+            def rest(thunk=thunk, later=later):
+                return jnp.asarray(_truth_chain(op, thunk(), later, lazy, False), jnp.bool_)
+
+            if decides:
+                return lax.cond(acc, lambda: jnp.asarray(True), rest)
+            return lax.cond(acc, rest, lambda: jnp.asarray(False))
+        value = truth(thunk(), op)
+        if is_traced(value):
+            acc = combine(acc, value)
+        elif value == decides:  # a Python operand decides: the later ones are not evaluated
+            return combine(acc, value) if keep_traced else value
+    return acc
+
+
+def _lazy_operand(a, pred, b_fn, op: str):
+    """The operand of a traced ``and``/``or`` whose right side runs in a ``lax.cond`` branch."""
+    def take_b():
+        return b_fn()
+
+    def take_a():
+        return a
+
+    branches = (take_b, take_a) if op == "and" else (take_a, take_b)
+    try:
+        return lax.cond(pred, *branches)
+    except TypeError:
+        pass  # the operands' dtypes (or kinds) differ: find the common dtype first
+    b_aval = jax.eval_shape(b_fn)
+    _check_operand(a, b_aval, op)
+    dtype = jnp.result_type(a, b_aval)
+
+    def cast(fn):
+        return lambda: jnp.asarray(fn(), dtype)
+
+    return lax.cond(pred, *(cast(fn) for fn in branches))
+
+
+def _is_bool(v) -> bool:
+    return isinstance(v, bool) or (is_array(v) and v.dtype == jnp.bool_)
+
+
+def _python_value(v) -> str:
+    if v is None or isinstance(v, (str, bytes)):
+        return f"the Python value `{v!r}`"[:80]
+    return f"a Python {type(v).__name__}"
+
+
+def _check_operand(a, b, op: str) -> None:
+    """``b`` can be selected against the traced array ``a``: an array or a number of a shape
+    that agrees with it."""
+    if isinstance(b, (bool, int, float, complex)):
+        return
+    if not isinstance(b, (jax.Array, jax.ShapeDtypeStruct, np.ndarray, np.generic)):
+        raise ConversionError(
+            f"The value of this `{op}` is the traced array on its left on some runs and "
+            f"{_python_value(b)} (its right operand) on others; one program cannot return both.",
+            _user_location(),
+            f"Use the `{op}` only as a condition (in an `if`, a `while` or under `not`), or give "
+            f"it two array operands.",
+        )
+    a_shape, b_shape = tuple(jnp.shape(a)), tuple(b.shape)
+    if a_shape != b_shape and not (math.prod(a_shape) == 1 and math.prod(b_shape) == 1):
+        raise ConversionError(
+            f"The operands of this `{op}` have different shapes, {a_shape} on the left and "
+            f"{b_shape} on the right: its value would have one shape or the other depending on "
+            f"a traced value.",
+            _user_location(),
+            f"Give both operands of the `{op}` the same shape, or use `jnp.where` for an "
+            f"elementwise choice.",
+        )
 
 
 _COMPARE = {
@@ -58,7 +218,7 @@ def compare(first, *pairs, lazy: bool = False):
     for k, (op, thunk) in enumerate(pairs):
         if lazy and result is not None and is_traced(result):
             rest = pairs[k:]
-            return lax.cond(result, lambda: jnp.asarray(compare(left, *rest), bool),
+            return lax.cond(truth(result, "compare"), lambda: jnp.asarray(compare(left, *rest), bool),
                             lambda: jnp.asarray(False))
         right = thunk()
         part = _COMPARE[op](left, right)
@@ -74,9 +234,18 @@ def compare(first, *pairs, lazy: bool = False):
     return result
 
 
-def _caller_location():
-    """The user's line that called into the runtime (generated code keeps user line numbers)."""
-    frame = sys._getframe(2)
+_RUNTIME_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__))
+
+
+def _user_location() -> Location:
+    """The user's line that called into the runtime: the innermost frame outside laxify's
+    runtime and jax (generated code keeps user file names and line numbers)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith((_RUNTIME_DIR, _JAX_DIR)):
+        frame = frame.f_back
+    if frame is None:
+        return Location("<unknown>", 0, 0)
     filename, line = frame.f_code.co_filename, frame.f_lineno
     text = linecache.getline(filename, line).rstrip("\n")
     col = len(text) - len(text.lstrip())
@@ -92,14 +261,7 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
     pure operands, ``lax.cond`` when evaluating an operand may have effects (``lazy``)."""
     if not is_traced(pred):
         return true_fn() if pred else false_fn()
-    if getattr(pred, "shape", ()) != ():
-        raise ConversionError(
-            f"The condition of this conditional expression (`a if c else b`) is an array of "
-            f"shape {tuple(pred.shape)}, not a scalar.",
-            _caller_location(),
-            "Use `jnp.where(c, a, b)` for an elementwise choice, or reduce the condition with "
-            "`.any()`/`.all()`.",
-        )
+    pred = truth(pred, "ifexp")
     if lazy:
         t_aval = jax.eval_shape(true_fn)
         f_aval = jax.eval_shape(false_fn)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+import warnings
 from dataclasses import replace
 
 import jax
@@ -292,7 +294,21 @@ def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
 
     flagged = replace(site, names=("(loop active)", *site.names))
     out = _scan(step, (jnp.asarray(True), *init), lax.iota(jnp.int32, max_iters), flagged)
+    # The last step ran and the condition still holds: Python would have gone on. Say so.
+    cut = jnp.logical_and(out[0], _scalar_predicate(cond_fn(*fresh(out[1:])), site, "while"))
+    jax.debug.callback(functools.partial(_warn_cut_short, site, max_iters), cut)
     return out[1:]
+
+
+def _warn_cut_short(site: Site, max_iters: int, cut) -> None:
+    """Run time: the bounded loop at ``site`` stopped at ``max_iters`` with its condition true."""
+    if not np.any(np.asarray(cut)):
+        return
+    warnings.warn_explicit(
+        f"laxify: this `{site.construct}` loop stopped after max_iters={max_iters} iterations "
+        f"while its condition still held; Python would have run more iterations, so the result "
+        f"differs from the Python loop's. Raise laxify.loop_options(max_iters=...).",
+        RuntimeWarning, site.filename, site.line)
 
 
 def _static_int(x):

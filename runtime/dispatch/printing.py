@@ -1,19 +1,67 @@
-"""``print``: ``jax.debug.print`` when an argument is traced."""
+"""``print``: staged into the program as an ordered ``jax.debug.callback`` that runs Python's
+``print``, so that it prints each time the program runs, on the paths taken, in program order;
+and ``format_``, the strings built from traced values for it (f-strings, ``str.format``)."""
 
 from __future__ import annotations
 
+import sys
+
 import jax
 
-from laxify.runtime.dispatch.values import any_traced
+from laxify.runtime.dispatch.values import Tracer, any_traced
 
-__all__ = ["print_"]
+__all__ = ["Formatted", "format_", "print_"]
 
 
-def print_(*args, sep: str = " ", end: str = "\n", **kwargs):
-    """``print``: ``jax.debug.print`` when an argument is traced, so that the values are
-    printed each time the program runs; Python's ``print`` otherwise."""
-    if not any_traced(args) or kwargs.get("file") is not None:
-        print(*args, sep=sep, end=end, **kwargs)
-        return
-    fmt = sep.join("{}" for _ in args) + ("" if end == "\n" else end)
-    jax.debug.print(fmt, *args)
+class Formatted:
+    """A ``str.format`` template and its values, some traced: formatted when printed."""
+
+    __slots__ = ("template", "args", "kwargs")
+
+    def __init__(self, template: str, args: tuple, kwargs: dict):
+        self.template, self.args, self.kwargs = template, args, kwargs
+
+    def __repr__(self) -> str:
+        return f"<{self.template!r} formatted when printed>"
+
+
+def format_(template: str, *args, **kwargs):
+    """``template.format(*args, **kwargs)`` (what an f-string, ``str.format`` or ``"..." +
+    str(x)`` computes) for Python values; for traced ones a :class:`Formatted`, which
+    :func:`print_` formats with the values of each run."""
+    if not any_traced((args, kwargs)):
+        return template.format(*args, **kwargs)
+    return Formatted(template, args, kwargs)
+
+
+def _check_text(name: str, value) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be None or a string, not {type(value).__name__}")
+
+
+def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flush: bool = False):
+    """``print``: Python's ``print`` with Python's arguments, run by a ``jax.debug.callback``
+    (ordered): each time the program runs, only on the path that reaches it, in program order
+    with the other prints. Traced values reach the callback as concrete arrays; everything
+    else stays in it as the Python object it is. Outside a traced program the callback runs
+    at once, so the print happens where Python's would."""
+    _check_text("sep", sep)
+    _check_text("end", end)
+    parts = [(a.template, a.args, a.kwargs) if isinstance(a, Formatted) else a for a in args]
+    traced = [k for k, part in enumerate(parts) if any_traced(part)]
+    trees = {k: jax.tree_util.tree_flatten(parts[k]) for k in traced}
+    leaves = [leaf for leaves, _ in trees.values() for leaf in leaves if isinstance(leaf, Tracer)]
+    formatted = {k for k, a in enumerate(args) if isinstance(a, Formatted)}
+
+    def emit(*values):
+        values = iter(values)
+        objects = list(parts)
+        for k, (flat, tree) in trees.items():
+            flat = [next(values) if isinstance(leaf, Tracer) else leaf for leaf in flat]
+            objects[k] = jax.tree_util.tree_unflatten(tree, flat)
+        for k in formatted:
+            template, f_args, f_kwargs = objects[k]
+            objects[k] = template.format(*f_args, **f_kwargs)
+        print(*objects, sep=sep, end=end, file=sys.stdout if file is None else file, flush=flush)
+
+    jax.debug.callback(emit, *leaves, ordered=True)

@@ -24,14 +24,6 @@ XS = f32(1.0, 2.0, 3.0)
 ONE = f32(1.0)
 
 
-def _xfail(reason):
-    return pytest.mark.xfail(strict=True, reason=reason)
-
-
-OPERAND = _xfail("`and`/`or` on traced non-boolean operands return a boolean, not an operand")
-PY_OPERAND = _xfail("a Python operand (None) in `and`/`or` with a traced one is not short-circuited")
-SIZE1 = _xfail("a size-1 array condition is refused as not a scalar")
-
 
 # -- and / or return an operand ------------------------------------------------------------
 
@@ -75,11 +67,11 @@ def or_in_traced_if_condition(x, y):
 
 
 CASES = [
-    case(or_with_python_default, (s32(0.0),), (s32(2.0),), marks=OPERAND),
-    case(and_of_two_floats, (s32(2.0), s32(3.0)), (s32(0.0), s32(3.0)), marks=OPERAND),
-    case(or_of_two_floats, (s32(0.0), s32(3.0)), (s32(2.0), s32(3.0)), marks=OPERAND),
-    case(and_or_chain, (s32(2.0), s32(0.0), s32(7.0)), (s32(2.0), s32(3.0), s32(7.0)), marks=OPERAND),
-    case(or_result_used_in_arithmetic, (s32(0.0), s32(4.0)), (s32(1.5), s32(4.0)), marks=OPERAND),
+    case(or_with_python_default, (s32(0.0),), (s32(2.0),)),
+    case(and_of_two_floats, (s32(2.0), s32(3.0)), (s32(0.0), s32(3.0))),
+    case(or_of_two_floats, (s32(0.0), s32(3.0)), (s32(2.0), s32(3.0))),
+    case(and_or_chain, (s32(2.0), s32(0.0), s32(7.0)), (s32(2.0), s32(3.0), s32(7.0))),
+    case(or_result_used_in_arithmetic, (s32(0.0), s32(4.0)), (s32(1.5), s32(4.0))),
     case(and_of_comparisons_is_boolean, (s32(1.0), s32(2.0)), (s32(1.0), s32(-2.0))),
     case(or_of_comparisons_is_boolean, (s32(-1.0), s32(2.0)), (s32(-1.0), s32(0.0))),
     case(not_of_float, (s32(0.0),), (s32(2.0),)),
@@ -149,9 +141,9 @@ def ifexp_with_python_condition(x, flag):
 
 
 PY_CASES = [
-    case(and_with_none_operand, (XS, None), (-XS, None), marks=PY_OPERAND),
+    case(and_with_none_operand, (XS, None), (-XS, None)),
     case(and_with_python_flag, (XS, True), (XS, False), (-XS, True), (XS, 0), (XS, 3)),
-    case(or_none_check_then_compare, (s32(0.0), None), (s32(2.0), None), marks=PY_OPERAND),
+    case(or_none_check_then_compare, (s32(0.0), None), (s32(2.0), None)),
     case(or_none_check_with_number, (s32(0.0), 2), (s32(0.0), 0), (s32(2.0), 0), prims={"cond"}),
     case(python_operand_first_or, (s32(1.0), 0), (s32(1.0), 2), prims=()),
     case(python_operand_first_and, (s32(1.0),), prims=()),
@@ -228,16 +220,16 @@ def size2d_1x1_if(m):
 
 
 SIZE1_CASES = [
-    case(size1_if, (ONE,), (-ONE,), prims={"cond"}, marks=SIZE1),
-    case(size1_while, (ONE,), (f32(20.0),), prims={"while"}, marks=SIZE1),
-    case(size1_and, (ONE, ONE), (ONE, -ONE), prims={"cond"}, marks=SIZE1),
-    case(size1_or_value, (ONE, f32(6.0)), (ONE, ONE), prims={"cond"}, marks=SIZE1),
-    case(size1_not, (ONE,), (-ONE,), prims={"cond"}, marks=SIZE1),
-    case(size1_conditional_expression, (ONE,), (-ONE,), marks=SIZE1),
-    case(size1_elif, (f32(7.0),), (ONE,), (-ONE,), prims={"cond"}, marks=SIZE1),
-    case(size1_break_condition, (ONE,), (f32(9.0),), marks=SIZE1),
+    case(size1_if, (ONE,), (-ONE,), prims={"cond"}),
+    case(size1_while, (ONE,), (f32(20.0),), prims={"while"}),
+    case(size1_and, (ONE, ONE), (ONE, -ONE), prims={"cond"}),
+    case(size1_or_value, (ONE, f32(6.0)), (ONE, ONE), prims={"cond"}),
+    case(size1_not, (ONE,), (-ONE,), prims={"cond"}),
+    case(size1_conditional_expression, (ONE,), (-ONE,)),
+    case(size1_elif, (f32(7.0),), (ONE,), (-ONE,), prims={"cond"}),
+    case(size1_break_condition, (ONE,), (f32(9.0),)),
     case(size2d_1x1_if, (jnp.ones((1, 1), jnp.float32),), (-jnp.ones((1, 1), jnp.float32),),
-         prims={"cond"}, marks=SIZE1),
+         prims={"cond"}),
 ]
 
 

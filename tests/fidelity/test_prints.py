@@ -17,10 +17,6 @@ X = jnp.float32(1.5)
 XS = jnp.array([1.0, 2.0], jnp.float32)
 
 
-def _xfail(reason):
-    return pytest.mark.xfail(strict=True, reason=reason)
-
-
 def fstring_of_traced(x):
     print(f"x = {x}")
     return x + 1
@@ -99,9 +95,19 @@ def print_static_only(x):
     return x + 1
 
 
-FSTRING = _xfail("an f-string / str() of a traced value prints the tracer once, at trace time")
-ORDER = _xfail("static prints run at trace time, before the traced prints of earlier statements")
-LOOP_ORDER = _xfail("in a loop, static prints run at trace time and traced prints come out of order")
+def static_prints_in_traced_branches(x):
+    if x > 0:
+        print("positive")
+    else:
+        print("not positive")
+    return x
+
+
+def print_to_a_file_with_python_sep_and_end(x):
+    import sys
+    print("x", x, sep=None, end=None, file=sys.stdout)
+    print("flushed", f"{x!r}", sep="", flush=True)
+    return x
 
 
 def _run_ways(fn, args):
@@ -111,22 +117,23 @@ def _run_ways(fn, args):
 
 
 @pytest.mark.parametrize("fn, args", [
-    pytest.param(fstring_of_traced, (X,), marks=FSTRING, id="fstring"),
-    pytest.param(fstring_with_format_spec, (X,), id="fstring_format_spec",
-                 marks=_xfail("a format spec in an f-string on a traced value raises TypeError")),
-    pytest.param(format_method_of_traced, (X,), marks=FSTRING, id="str_format"),
-    pytest.param(str_concat_of_traced, (X,), marks=FSTRING, id="str_concat"),
-    pytest.param(static_traced_static, (X,), marks=ORDER, id="static_traced_static"),
-    pytest.param(traced_then_static, (X,), marks=ORDER, id="traced_then_static"),
-    pytest.param(prints_in_static_loop, (X,), marks=LOOP_ORDER, id="static_loop_mixed"),
+    pytest.param(fstring_of_traced, (X,), id="fstring"),
+    pytest.param(fstring_with_format_spec, (X,), id="fstring_format_spec"),
+    pytest.param(format_method_of_traced, (X,), id="str_format"),
+    pytest.param(str_concat_of_traced, (X,), id="str_concat"),
+    pytest.param(static_traced_static, (X,), id="static_traced_static"),
+    pytest.param(traced_then_static, (X,), id="traced_then_static"),
+    pytest.param(prints_in_static_loop, (X,), id="static_loop_mixed"),
     pytest.param(traced_prints_in_static_loop, (X,), id="static_loop_traced_only"),
     pytest.param(prints_in_traced_while, (X,), id="traced_while"),
     pytest.param(print_in_taken_branch_only, (X,), id="branch_taken"),
     pytest.param(print_in_taken_branch_only, (-X,), id="branch_not_taken"),
-    pytest.param(print_with_sep_and_end, (XS,), id="sep_end",
-                 marks=_xfail("print(..., end=...) with a traced value prints a newline after `end`")),
+    pytest.param(print_with_sep_and_end, (XS,), id="sep_end"),
     pytest.param(print_of_several_traced, (X, XS), id="several_traced"),
     pytest.param(print_static_only, (X,), id="static_only"),
+    pytest.param(static_prints_in_traced_branches, (X,), id="static_branch_taken"),
+    pytest.param(static_prints_in_traced_branches, (-X,), id="static_branch_not_taken"),
+    pytest.param(print_to_a_file_with_python_sep_and_end, (XS,), id="file_none_sep_end_flush"),
 ])
 def test_first_call_prints_as_python(fn, args):
     expected, eager_out = printed(lambda: fn(*args))
@@ -138,9 +145,11 @@ def test_first_call_prints_as_python(fn, args):
 
 
 @pytest.mark.parametrize("fn", [
-    pytest.param(fstring_of_traced, marks=FSTRING, id="fstring"),
-    pytest.param(format_method_of_traced, marks=FSTRING, id="str_format"),
+    pytest.param(fstring_of_traced, id="fstring"),
+    pytest.param(format_method_of_traced, id="str_format"),
     pytest.param(traced_then_static, id="traced_print_call"),
+    pytest.param(str_concat_of_traced, id="str_concat"),
+    pytest.param(print_static_only, id="static_only"),
 ])
 def test_traced_print_prints_the_value_on_every_run(fn):
     static_fn = laxify.to_static(fn, fallback="error")

@@ -457,3 +457,68 @@ def test_undefined_raises_unbound_local_error_on_use(use):
 
 def test_undefined_has_a_readable_repr():
     assert repr(Undefined("z")) == "<undefined z>"
+
+
+# -- and / or / not ---------------------------------------------------------------------------
+
+def test_or_of_traced_numbers_selects_the_operand():
+    f = jax.jit(lambda x: dispatch.or_(x, lambda: 5.0))
+    assert f(jnp.float32(0.0)) == 5.0 and f(jnp.float32(2.0)) == 2.0
+    assert f(jnp.float32(0.0)).dtype == jnp.float32
+
+
+def test_and_of_traced_booleans_is_logical_and():
+    f = lambda a, b: dispatch.and_(a > 0, lambda: b > 0)  # noqa: E731
+    assert primitives(f, 1.0, 2.0) >= {"and"} and "select_n" not in primitives(f, 1.0, 2.0)
+
+
+def test_and_chain_with_a_python_operand_in_a_condition_stops_there():
+    def f(x):
+        return dispatch.and_(x > 0, lambda: None, lambda: 1 > None, condition=True)
+
+    assert jax.jit(f)(jnp.float32(1.0)) == False  # noqa: E712 - a traced boolean
+
+
+def test_python_operand_decides_a_nested_test_as_a_python_bool():
+    out = []
+    jax.jit(lambda x: out.append(dispatch.or_(x > 0, lambda: True, truth_only=True)) or x)(1.0)
+    assert out == [True] and type(out[0]) is bool
+
+
+def test_and_of_a_traced_value_and_none_as_a_value_is_a_located_error():
+    with pytest.raises(laxify.ConversionError, match=r"`and`.*`None`"):
+        jax.jit(lambda x: dispatch.and_(x, lambda: None))(1.0)
+
+
+def test_not_of_a_size1_array_is_a_scalar_and_a_larger_one_an_error():
+    assert jax.jit(dispatch.not_)(jnp.zeros(1)).shape == ()
+    with pytest.raises(laxify.ConversionError, match=r"shape \(2,\)"):
+        jax.jit(dispatch.not_)(jnp.zeros(2))
+
+
+# -- print ------------------------------------------------------------------------------------
+
+def test_format_of_python_values_is_the_string():
+    assert dispatch.printing.format_("{0:.2f}|{1!r}", 1.5, "a") == "1.50|'a'"
+
+
+def test_print_runs_python_print_with_its_arguments_on_every_run(capsys):
+    import io
+    buffer = io.StringIO()
+
+    @jax.jit
+    def f(x):
+        dispatch.print_("a", dispatch.printing.format_("{0:.1f}", x), x, sep="|", end="!\n")
+        dispatch.print_("to file", file=buffer, end="")
+        return x
+
+    f(jnp.float32(1.5))
+    f(jnp.float32(2.0))
+    jax.effects_barrier()
+    assert capsys.readouterr().out == "a|1.5|1.5!\na|2.0|2.0!\n"
+    assert buffer.getvalue() == "to fileto file"
+
+
+def test_print_checks_sep_and_end_as_python_does():
+    with pytest.raises(TypeError, match="sep must be None or a string, not int"):
+        dispatch.print_("a", sep=1)

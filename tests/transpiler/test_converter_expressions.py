@@ -1,5 +1,6 @@
 """The expression-level converters alone (and/or/not and chained comparisons, conditional
-expressions, list appends in loops, `with loop_options(...)` blocks), golden tests: source
+expressions, strings formatted for `print`, list appends in loops, `with loop_options(...)`
+blocks), golden tests: source
 before, source after (LibCST style). Each test applies one converter to one function."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import libcst as cst
 import pytest
 
 from laxify.transpiler.converters import (
-    conditional_expressions, list_appends, logical_expressions, loop_options_blocks,
+    conditional_expressions, list_appends, logical_expressions, loop_options_blocks, print_calls,
 )
 from laxify.transpiler.converters.base import Context
 
@@ -130,6 +131,91 @@ def test_call_on_the_left_only_stays_eager():
     check(logical_expressions, before, after)
 
 
+def test_a_chain_of_one_operator_is_one_call():
+    """`a or b or c` is one call with a lambda per later operand, so that a Python operand
+    that decides the result stops the evaluation of the ones after it."""
+    before = """
+    def f(x, a):
+        return x > 1 or a is None or a > 1
+    """
+    after = """
+    def f(x, a):
+        return _lx.or_(x > 1, lambda: a is None, lambda: a > 1)
+    """
+    check(logical_expressions, before, after)
+
+
+def test_a_parenthesized_left_operand_keeps_its_own_call():
+    before = """
+    def f(x, y, z):
+        return (x and y) and z
+    """
+    after = """
+    def f(x, y, z):
+        return _lx.and_((_lx.and_(x, lambda: y)), lambda: z)
+    """
+    check(logical_expressions, before, after)
+
+
+def test_a_call_in_any_later_operand_of_a_chain_makes_it_lazy():
+    before = """
+    def f(x, y, z):
+        return x > 0 and jnp.any(y) and z > 0
+    """
+    after = """
+    def f(x, y, z):
+        return _lx.and_(x > 0, lambda: jnp.any(y), lambda: z > 0, lazy=True)
+    """
+    check(logical_expressions, before, after)
+
+
+def test_tests_of_statements_and_expressions_are_conditions():
+    """Only the truth value of a test is used: `condition=True` on the whole test,
+    `truth_only=True` on an `and`/`or` inside it (under `not`, or an operand of the other
+    operator); a value (an assignment, a return, a branch of `a if c else b`) stays plain."""
+    before = """
+    def f(x, y, z):
+        if x and y or z:
+            pass
+        while not (x or y) and z:
+            pass
+        assert x or y
+        v = (x or y) if x and z else (y and z)
+        return [w for w in z if w or x], x or y
+    """
+    after = """
+    def f(x, y, z):
+        if _lx.or_(_lx.and_(x, lambda: y, truth_only=True), lambda: z, condition=True):
+            pass
+        while _lx.and_(_lx.not_((_lx.or_(x, lambda: y, truth_only=True))), lambda: z, condition=True):
+            pass
+        assert _lx.or_(x, lambda: y, condition=True)
+        v = (_lx.or_(x, lambda: y)) if _lx.and_(x, lambda: z, condition=True) else (_lx.and_(y, lambda: z))
+        return [w for w in z if _lx.or_(w, lambda: x, condition=True)], _lx.or_(x, lambda: y)
+    """
+    check(logical_expressions, before, after)
+
+
+def test_elif_test_is_a_condition():
+    before = """
+    def f(x, a):
+        if x > 1:
+            return x
+        elif a is None or x < 0:
+            return -x
+        return x
+    """
+    after = """
+    def f(x, a):
+        if x > 1:
+            return x
+        elif _lx.or_(a is None, lambda: x < 0, condition=True):
+            return -x
+        return x
+    """
+    check(logical_expressions, before, after)
+
+
 def test_chained_comparison_becomes_compare():
     """Each operand after the first is a lambda, so it is evaluated once and only if needed."""
     before = """
@@ -189,7 +275,7 @@ def test_walrus_on_the_left_is_converted():
     """
     after = """
     def f(x, y):
-        if _lx.and_((n := x.sum()) > 0, lambda: y > 0):
+        if _lx.and_((n := x.sum()) > 0, lambda: y > 0, condition=True):
             return n
         return y
     """
@@ -205,7 +291,7 @@ def test_operators_in_conditions_and_parentheses_are_kept():
     """
     after = """
     def f(x, y):
-        while _lx.not_((_lx.or_(x > 10, lambda: y > 10))):
+        while _lx.not_((_lx.or_(x > 10, lambda: y > 10, truth_only=True))):
             x = x + 1
         return (_lx.and_(x > 0, lambda: y > 0))
     """
@@ -226,6 +312,84 @@ def test_operators_of_a_nested_def_are_left_alone():
         return _lx.or_(g(x, x), lambda: x)
     """
     check(logical_expressions, before, after)
+
+
+# -- strings formatted for print ---------------------------------------------------------
+
+def test_fstring_in_print_becomes_a_template_and_its_values():
+    """Conversions and format specs (nested fields too) are kept; values are numbered in the
+    order Python evaluates them; literal braces stay escaped."""
+    before = """
+    def f(x, w):
+        print(f"x = {x:.2f}", f'{x!r:>{w}} {{set}}', sep="|", end="!\\n")
+    """
+    after = """
+    def f(x, w):
+        _lx.print_(_lx.printing.format_("x = {0:.2f}", x), _lx.printing.format_("{0!r:>{1}} {{set}}", x, w), sep="|", end="!\\n")
+    """
+    check(print_calls, before, after)
+
+
+def test_self_documenting_fstring_keeps_its_text_and_repr():
+    before = """
+    def f(x):
+        print(f"{x=}, {x = :.1f}")
+    """
+    after = """
+    def f(x):
+        _lx.print_(_lx.printing.format_("x={0!r}, x = {1:.1f}", x, x))
+    """
+    check(print_calls, before, after)
+
+
+def test_str_format_call_in_print_keeps_its_template():
+    before = """
+    def f(x):
+        print("x is {} ({k})".format(x, k=2))
+    """
+    after = """
+    def f(x):
+        _lx.print_(_lx.printing.format_("x is {} ({k})", x, k=2))
+    """
+    check(print_calls, before, after)
+
+
+def test_concatenation_with_str_and_repr_becomes_a_template():
+    before = """
+    def f(x):
+        print("x=" + str(x) + " {raw} " + repr(x * 2), str(x))
+    """
+    after = """
+    def f(x):
+        _lx.print_(_lx.printing.format_("x={0!s} {{raw}} {1!r}", x, x * 2), _lx.printing.format_("{0!s}", x))
+    """
+    check(print_calls, before, after)
+
+
+def test_strings_without_values_and_other_expressions_are_left_alone():
+    before = """
+    def f(x, s):
+        print("plain", f"no fields", "a" "b", s + str(x), b"bytes", x, *s, sep=f"{s}")
+    """
+    after = """
+    def f(x, s):
+        _lx.print_("plain", f"no fields", "a" "b", s + str(x), b"bytes", x, *s, sep=f"{s}")
+    """
+    check(print_calls, before, after)
+
+
+def test_fstring_outside_print_is_left_alone():
+    before = """
+    def f(x):
+        s = f"x = {x}"
+        print(s)
+    """
+    after = """
+    def f(x):
+        s = f"x = {x}"
+        _lx.print_(s)
+    """
+    check(print_calls, before, after)
 
 
 # -- conditional expressions -----------------------------------------------------------

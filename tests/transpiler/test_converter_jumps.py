@@ -49,7 +49,7 @@ def test_break_in_while_stops_its_condition_and_guards_the_rest():
     after = """
     def f(x):
         _lx_break_1 = False
-        while _lx.and_(_lx.not_(_lx_break_1), lambda: x.sum() < 10):
+        while _lx.and_(_lx.not_(_lx_break_1), lambda: x.sum() < 10, condition=True):
             x = x + 1
             if x.max() > 5:
                 _lx_break_1 = True
@@ -160,7 +160,7 @@ def test_break_in_both_loops_gets_one_flag_per_loop():
                 row = _lx_item_3
                 j = 0
                 _lx_break_1 = False
-                while _lx.and_(_lx.not_(_lx_break_1), lambda: j < 3):
+                while _lx.and_(_lx.not_(_lx_break_1), lambda: j < 3, condition=True):
                     if row[j] > 0:
                         _lx_break_1 = True
                     if _lx.not_(_lx_break_1):
@@ -188,7 +188,7 @@ def test_break_inside_nested_if_guards_each_enclosing_block():
     after = """
     def f(x):
         _lx_break_1 = False
-        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 100):
+        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 100, condition=True):
             if x > 0:
                 if x % 7 == 0:
                     _lx_break_1 = True
@@ -216,7 +216,7 @@ def test_several_breaks_share_one_flag():
     after = """
     def f(x):
         _lx_break_1 = False
-        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 100):
+        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 100, condition=True):
             if x % 7 == 0:
                 _lx_break_1 = True
             if _lx.not_(_lx_break_1):
@@ -241,7 +241,7 @@ def test_break_in_one_line_if_becomes_an_indented_block():
     after = """
     def f(x):
         _lx_break_1 = False
-        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 10):
+        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 10, condition=True):
             if x == 5:
                 _lx_break_1 = True
             if _lx.not_(_lx_break_1):
@@ -265,7 +265,7 @@ def test_while_else_with_break_runs_else_unless_the_flag_is_set():
     after = """
     def f(x):
         _lx_break_1 = False
-        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 10):
+        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 10, condition=True):
             x = x + 1
             if x == 5:
                 _lx_break_1 = True
@@ -314,7 +314,7 @@ def test_break_as_last_statement_needs_no_guard():
     after = """
     def f(x):
         _lx_break_1 = False
-        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 10):
+        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 10, condition=True):
             x = x + 1
             _lx_break_1 = True
         return x
@@ -378,7 +378,7 @@ def test_statements_before_a_break_on_one_line_lose_the_semicolon():
     after = """
     def f(x):
         _lx_break_1 = False
-        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 10):
+        while _lx.and_(_lx.not_(_lx_break_1), lambda: x < 10, condition=True):
             if x == 5:
                 x = x * 2
                 _lx_break_1 = True
@@ -649,7 +649,7 @@ def test_return_inside_while_stops_the_loop():
         _lx_do_return = False
         _lx_retval = _lx.UndefinedReturn()
         i = 0
-        while _lx.and_(_lx.not_(_lx_do_return), lambda: i < n):
+        while _lx.and_(_lx.not_(_lx_do_return), lambda: i < n, condition=True):
             if x[i] > 0:
                 _lx_retval = x[i]
                 _lx_do_return = True
@@ -740,7 +740,7 @@ def test_return_in_a_loop_inside_a_loop():
         for i in range(3):
             if _lx.not_(_lx_do_return):
                 j = 0
-                while _lx.and_(_lx.not_(_lx_do_return), lambda: j < 5):
+                while _lx.and_(_lx.not_(_lx_do_return), lambda: j < 5, condition=True):
                     if x[i] * j > 6:
                         _lx_retval = x[i] + j
                         _lx_do_return = True
@@ -900,7 +900,7 @@ def test_final_return_gets_the_line_of_the_def():
     def f(x):
         _lx_do_return = False
         _lx_retval = _lx.UndefinedReturn()
-        while _lx.and_(_lx.not_(_lx_do_return), lambda: x.sum() < 10):
+        while _lx.and_(_lx.not_(_lx_do_return), lambda: x.sum() < 10, condition=True):
             if x.max() > 3:
                 _lx_retval = x
                 _lx_do_return = True

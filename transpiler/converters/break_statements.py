@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from laxify.transpiler.converters.base import Context
-from laxify.transpiler.converters.guards import LoopJumpConverter, assign, lazy_lambda, not_flag, runtime_call
+from laxify.transpiler.converters.guards import LoopJumpConverter, assign, loop_test, not_flag
 
 __all__ = ["transform"]
 
@@ -17,7 +17,7 @@ class BreakTransformer(LoopJumpConverter):
 
     def rebuild(self, loop, flag: str, body: list):
         if isinstance(loop, cst.While):
-            test = runtime_call("and_", not_flag(flag), lazy_lambda(loop.test))
+            test = loop_test(flag, loop.test)
             new_loop = loop.with_changes(test=test, body=loop.body.with_changes(body=body), orelse=None)
         else:
             # The target is rebound under the guard, so after a break it keeps the element

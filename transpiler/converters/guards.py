@@ -12,7 +12,7 @@ from laxify.transpiler.converters.base import OwnCodeConverter
 from laxify.transpiler.analysis.walk import children
 
 __all__ = [
-    "LoopJumpConverter", "as_indented", "assign", "contains", "guard_block", "lazy_lambda", "not_flag", "rewrite_blocks",
+    "LoopJumpConverter", "as_indented", "assign", "loop_test", "contains", "guard_block", "lazy_lambda", "not_flag", "rewrite_blocks",
     "runtime_call",
 ]
 
@@ -45,6 +45,15 @@ def runtime_call(name: str, *args: cst.BaseExpression) -> cst.Call:
 
 def lazy_lambda(expr: cst.BaseExpression) -> cst.Lambda:
     return cst.Lambda(cst.Parameters(), expr)
+
+
+def loop_test(flag: str, test: cst.BaseExpression) -> cst.Call:
+    """``_lx.and_(_lx.not_(flag), lambda: test, condition=True)``: a loop's test once a jump
+    can end it (only its truth value is used, so Python operands decide as in Python)."""
+    call = runtime_call("and_", not_flag(flag), lazy_lambda(test))
+    keyword = cst.Arg(cst.Name("True"), keyword=cst.Name("condition"),
+                      equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    return call.with_changes(args=[*call.args, keyword])
 
 
 def not_flag(flag: str) -> cst.Call:

@@ -1,7 +1,16 @@
-"""``and``/``or``/``not`` and chained comparisons → ``_lx.and_``/``_lx.or_``/``_lx.not_``:
-Python's short-circuit for Python values, ``jnp.logical_*`` for traced ones. The right-hand
-side is passed as a lambda, evaluated only when needed (lazily, in a ``lax.cond`` branch, when
-it contains a call that may have effects)."""
+"""``and``/``or``/``not`` and chained comparisons → ``_lx.and_``/``_lx.or_``/``_lx.not_``/
+``_lx.compare``: Python's short-circuit for Python values; for traced ones the operand Python
+would give (``jnp.where``, or ``jnp.logical_*`` for booleans). The right-hand side is passed as
+a lambda, evaluated only when needed (lazily, in a ``lax.cond`` branch, when it contains a call
+that may have effects). An ``and``/``or`` whose value is only tested for truth (the test of an
+``if``, ``while``, conditional expression or ``assert``, the operand of ``not``, or an operand
+of such an ``and``/``or``) is marked: its result is then a boolean, and a Python operand such
+as ``None`` decides by its Python truth value, stopping the evaluation where it decides the
+result. ``condition=True`` marks the whole test of a statement or expression (its result stays
+traced when a traced operand was read), ``truth_only=True`` an ``and``/``or`` inside one (its
+result is a Python bool where a Python operand decided it, so that the enclosing ``and``/``or``
+short-circuits as in Python). A chain ``a or b or c`` is one call with a lambda per later
+operand."""
 
 from __future__ import annotations
 
@@ -41,17 +50,68 @@ def may_have_effects(node: cst.CSTNode) -> bool:
     return any(may_have_effects(child) for child in children(node))
 
 
-def lazy_keyword() -> cst.Arg:
-    """``lazy=True``: evaluate the operand in a ``lax.cond`` branch when traced."""
-    return cst.Arg(cst.Name("True"), keyword=cst.Name("lazy"),
+def _flag(name: str) -> cst.Arg:
+    """``name=True``."""
+    return cst.Arg(cst.Name("True"), keyword=cst.Name(name),
                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
 
 
-def _lazy_arg(node: cst.BaseExpression) -> list[cst.Arg]:
-    return [lazy_keyword()] if may_have_effects(node) else []
+def lazy_keyword() -> cst.Arg:
+    """``lazy=True``: evaluate the operand in a ``lax.cond`` branch when traced."""
+    return _flag("lazy")
+
+
+def _same_chain(node: cst.BooleanOperation, left: cst.BaseExpression) -> bool:
+    """``left`` continues the chain of ``node``: ``a or b or c`` is one call of three operands."""
+    return (isinstance(left, cst.BooleanOperation) and not left.lpar
+            and type(left.operator) is type(node.operator))
 
 
 class LogicalTransformer(OwnCodeConverter):
+    def __init__(self, ctx: Context):
+        super().__init__(ctx)
+        # Original `and`/`or` nodes whose value is only tested for truth: the whole test of an
+        # `if`/`while`/conditional expression/`assert` (conditions), or inside one (tested).
+        self._conditions: set[cst.BooleanOperation] = set()
+        self._tested: set[cst.BooleanOperation] = set()
+        # Left operands that continue their parent's chain (converted with the parent).
+        self._chained: set[cst.BooleanOperation] = set()
+
+    def _condition(self, expr: cst.BaseExpression) -> None:
+        if isinstance(expr, cst.BooleanOperation):
+            self._conditions.add(expr)
+
+    def _tests(self, expr: cst.BaseExpression) -> None:
+        if isinstance(expr, cst.BooleanOperation):
+            self._tested.add(expr)
+
+    def visit_If(self, node) -> None:
+        self._condition(node.test)
+
+    def visit_While(self, node) -> None:
+        self._condition(node.test)
+
+    def visit_IfExp(self, node) -> None:
+        self._condition(node.test)
+
+    def visit_Assert(self, node) -> None:
+        self._condition(node.test)
+
+    def visit_CompIf(self, node) -> None:
+        self._condition(node.test)
+
+    def visit_UnaryOperation(self, node) -> None:
+        if isinstance(node.operator, cst.Not):
+            self._tests(node.expression)
+
+    def visit_BooleanOperation(self, node) -> None:
+        if _same_chain(node, node.left):
+            self._chained.add(node.left)
+        if node in self._tested or node in self._conditions:
+            # `bool(a or b)` is `bool(a) or bool(b)`
+            self._tests(node.left)
+            self._tests(node.right)
+
     def leave_UnaryOperation(self, original_node, updated_node):
         if not isinstance(updated_node.operator, cst.Not):
             return updated_node
@@ -59,12 +119,26 @@ class LogicalTransformer(OwnCodeConverter):
             lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     def leave_BooleanOperation(self, original_node, updated_node):
-        if contains(updated_node.right, (cst.NamedExpr,)) or isinstance(updated_node.right, cst.NamedExpr):
-            return updated_node
+        if original_node in self._chained:
+            return updated_node  # the parent converts the whole chain
+        operands = [updated_node.right]
+        first = updated_node.left
+        while _same_chain(updated_node, first):
+            operands.append(first.right)
+            first = first.left
+        operands.reverse()
+        if any(contains(o, (cst.NamedExpr,)) or isinstance(o, cst.NamedExpr) for o in operands):
+            return updated_node  # `lambda: (n := ...)` would bind `n` in the lambda
         name = "and_" if isinstance(updated_node.operator, cst.And) else "or_"
-        call = runtime_call(name, updated_node.left, lazy_lambda(updated_node.right))
-        return call.with_changes(args=[*call.args, *_lazy_arg(updated_node.right)],
-                                 lpar=updated_node.lpar, rpar=updated_node.rpar)
+        call = runtime_call(name, first, *(lazy_lambda(o) for o in operands))
+        flags = []
+        if any(may_have_effects(o) for o in operands):
+            flags.append(lazy_keyword())
+        if original_node in self._conditions:
+            flags.append(_flag("condition"))
+        elif original_node in self._tested:
+            flags.append(_flag("truth_only"))
+        return call.with_changes(args=[*call.args, *flags], lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     def leave_Comparison(self, original_node, updated_node):
         if len(updated_node.comparisons) < 2:

@@ -7,7 +7,7 @@ import libcst as cst
 
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.converters.guards import (
-    as_indented, assign, contains, guard_block, lazy_lambda, not_flag, rewrite_blocks, runtime_call,
+    as_indented, assign, contains, guard_block, loop_test, not_flag, rewrite_blocks, runtime_call,
 )
 
 __all__ = ["transform", "FLAG", "VALUE"]
@@ -60,7 +60,7 @@ class _Rewriter:
         if isinstance(stmt, (cst.While, cst.For)):
             stmt = stmt.with_changes(body=as_indented(stmt.body))
         if isinstance(stmt, cst.While):
-            test = runtime_call("and_", not_flag(FLAG), lazy_lambda(stmt.test))
+            test = loop_test(FLAG, stmt.test)
             return stmt.with_changes(test=test, body=stmt.body.with_changes(body=self.block(list(stmt.body.body))))
         if isinstance(stmt, cst.For):
             body = self.block(list(stmt.body.body))
