@@ -267,7 +267,9 @@ def _join_tree(a, b, name: str, site: Site, sides: tuple[str, str], construct: s
 
 
 def _mismatch(site, name, sides, a, b, construct, what) -> ConversionError:
-    left, right = tree_lines(name, a), tree_lines(name, b)
+    returned = name.startswith("_lx_retval")
+    label = "return value" if returned else name
+    left, right = tree_lines(label, a), tree_lines(label, b)
     rows = []
     for path in dict.fromkeys([*left, *right]):
         l, r = left.get(path, "(absent)"), right.get(path, "(absent)")
@@ -278,6 +280,14 @@ def _mismatch(site, name, sides, a, b, construct, what) -> ConversionError:
         rows.append(f"    structure: {ta}  vs  {tb}")
     width = max(len(s) for s in sides)
     header = f"  {sides[0]:<{width}}  vs  {sides[1]}"
+    if returned:
+        return site_error(
+            site,
+            f"The function returns values of a different {what} on paths decided by {construct}; "
+            f"one XLA program returns one {what}:\n{header}\n" + "\n".join(rows),
+            f"Revise the `return` statements so that every path returns the same {what} "
+            f"(for example the same tuple length or dict keys).",
+        )
     return site_error(
         site,
         f"`{name}` has a different {what} on the two sides of {construct}:\n{header}\n" + "\n".join(rows),

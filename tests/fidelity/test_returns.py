@@ -158,12 +158,11 @@ def dead_code_then_trailing_return(x):
     return x - 1
 
 
-DEAD = _xfail("code after a `return` in a traced branch makes the function seem to fall off its end")
 
 DEAD_CASES = [
-    case(dead_assignment_after_return_in_branch, (XS,), (-XS,), prims={"cond"}, marks=DEAD),
-    case(dead_call_after_return_in_else, (XS,), (-XS,), prims={"cond"}, marks=DEAD),
-    case(dead_code_after_return_in_elif, (XS,), (XS * 0.1,), (-XS,), prims={"cond"}, marks=DEAD),
+    case(dead_assignment_after_return_in_branch, (XS,), (-XS,), prims={"cond"}),
+    case(dead_call_after_return_in_else, (XS,), (-XS,), prims={"cond"}),
+    case(dead_code_after_return_in_elif, (XS,), (XS * 0.1,), (-XS,), prims={"cond"}),
     case(dead_code_after_return_in_while, (XS,), (XS * 5,), prims={"while", "cond"}),
     case(dead_code_then_trailing_return, (XS,), (-XS,), prims={"cond"}),
 ]
@@ -189,10 +188,8 @@ def returns_dicts_with_other_keys(x):
 
 
 @pytest.mark.parametrize("fn, snippet", [
-    pytest.param(returns_tuple_or_array, "return x, x", id="tuple_or_array",
-                 marks=_xfail("the return-structure mismatch message names `_lx_retval`")),
-    pytest.param(returns_dicts_with_other_keys, 'return {"a": x}', id="dict_keys",
-                 marks=_xfail("the return-structure mismatch message names `_lx_retval`")),
+    pytest.param(returns_tuple_or_array, "return x, x", id="tuple_or_array"),
+    pytest.param(returns_dicts_with_other_keys, 'return {"a": x}', id="dict_keys"),
 ])
 def test_return_structure_mismatch_is_in_the_users_words(fn, snippet):
     results = outcomes(fn, XS)

@@ -98,7 +98,11 @@ def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrit
             out.append(new)
             rest = list(stmts[k + 1:])
             if rest:
-                out.append(_guard(flag, guard_block(rest, flag, jump, replace, rewrite, stop, positions)))
+                guard = _guard(flag, guard_block(rest, flag, jump, replace, rewrite, stop, positions))
+                if positions is not None and stmt in positions:
+                    # The guard belongs to the statement that may jump: errors point there.
+                    positions.setdefault(guard, positions[stmt])
+                out.append(guard)
             return out
         out.append(stmt)
     return out

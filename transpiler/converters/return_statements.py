@@ -28,10 +28,14 @@ def _nested_return(body: list) -> bool:
 
 
 def _always_returns(stmts: list) -> bool:
-    """Whether every path through ``stmts`` ends in a ``return`` (structurally)."""
-    if not stmts:
-        return False
-    last = stmts[-1]
+    """Whether every path through ``stmts`` ends in a ``return`` (structurally); code after a
+    statement that always returns is dead and does not count."""
+    return any(_statement_returns(stmt) for stmt in stmts)
+
+
+def _statement_returns(last) -> bool:
+    if isinstance(last, cst.Return):  # a small statement of a one-line suite
+        return True
     if isinstance(last, cst.SimpleStatementLine):
         return any(isinstance(s, cst.Return) for s in last.body)
     if isinstance(last, cst.While) and isinstance(last.test, cst.Name) and last.test.value == "True":
