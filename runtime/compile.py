@@ -56,7 +56,12 @@ def _without_factory(code: types.CodeType) -> types.CodeType:
     """``code`` and the code nested in it with qualified names as in the user's source: the
     factory is laxify's, so ``_lx_factory.<locals>.f.<locals>.g`` becomes ``f.<locals>.g``."""
     prefix = f"{FACTORY}.<locals>."
-    consts = tuple(_without_factory(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    consts = tuple(
+        _without_factory(c) if isinstance(c, types.CodeType)
+        else c.removeprefix(prefix) if isinstance(c, str) and c.startswith(prefix)  # a class's __qualname__
+        else c
+        for c in code.co_consts
+    )
     qualname = code.co_qualname.removeprefix(prefix)
     return code.replace(co_consts=consts, co_qualname=qualname)
 

@@ -26,7 +26,10 @@ def describe(x) -> str:
     if hasattr(x, "shape") and hasattr(x, "dtype"):
         weak = "weak " if getattr(x, "weak_type", False) else ""
         return f"{weak}{x.dtype}[{','.join(map(str, x.shape))}]"
-    return f"Python {type(x).__name__} {x!r}"[:80]
+    kind = type(x)
+    if kind.__repr__ is object.__repr__:  # `<Box object at 0x...>` says no more than its type
+        return f"Python `{kind.__name__}` object"
+    return f"Python {kind.__name__} {x!r}"[:80]
 
 
 def tree_lines(name: str, tree) -> dict[str, str]:

@@ -113,6 +113,7 @@ class _Builder:
         self.local_names: set[str] = set()
         self.declared: set[str] = set()  # names the function declares `global` or `nonlocal`
         self.globals_: set[str] = set()
+        self.bound: set[str] = set()  # the function's local variables (parameters, assigned names)
 
     # -- helpers -------------------------------------------------------------------
     def value(self, hint: str) -> Value:
@@ -232,7 +233,13 @@ class _Builder:
             return f"`{'while' if isinstance(stmt, cst.While) else 'for'} ... else` is not converted"
         if isinstance(stmt, cst.For) and stmt.asynchronous is not None:
             return "`async for` is not converted"
-        shared = [n for n in stmt_access(stmt).writes if n in self.declared]
+        access = stmt_access(stmt)
+        outside = [n for n in access.mutates if n not in self.bound and n not in self.declared]
+        if outside:
+            # Branches and iterations run as functions of their own while tracing (all of them,
+            # for a traced condition): an object from outside cannot be changed exactly as written.
+            return f"it changes `{outside[0]}`, an object from outside the function, in place"
+        shared = [n for n in access.writes if n in self.declared]
         if shared:
             # Its branches or iterations would run as functions of their own while tracing (all
             # of them, for a traced condition), so the write cannot happen exactly as written.
@@ -265,6 +272,12 @@ class _Builder:
             except (ValueError, SyntaxError):
                 pass
         self.emit_stmt(access, attrs, span)
+        for small in line_node.body:
+            if isinstance(small, cst.Del):
+                # After `del y` the name has no value: a later use raises UnboundLocalError at
+                # that use, and a traced branch that deletes it says so by name.
+                for name in target_names(small.target):
+                    self.scope.env[name] = self.emit(UndefOp(results=[self.value(name)], span=span)).results[0]
 
     def set_deps(self, attrs: dict, rule: str, deps, operands: list[Value]) -> None:
         """Record the names a static rule depends on, when they are not simply every operand."""
@@ -463,7 +476,9 @@ def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str]
     node = src.node
     b = _Builder(src, positions, freevars)
     params = function_params(node)
-    b.local_names = set(params) | set(block_access(node.body).writes)
+    body_access = block_access(node.body)
+    b.local_names = set(params) | set(body_access.writes)
+    b.bound = set(params) | set(body_access.binds)
     b.globals_, nonlocals = _declared(node)
     b.declared = b.globals_ | nonlocals
     fn = Function(node.name.value, span=b.span_of(node))

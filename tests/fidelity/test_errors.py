@@ -106,8 +106,7 @@ def deleted_under_python_if(x, flag):
                  marks=_xfail("an unset name passed to a jnp function raises 'Triggering __jax_array__()'")),
     pytest.param(undefined_under_python_if, (XS, False), "y", "return y + 1",
                  id="python_if"),
-    pytest.param(deleted_under_python_if, (XS, True), "y", "return y", id="python_del",
-                 marks=_xfail("after `del` under a Python `if` the error is raised at the `if` line, not the use")),
+    pytest.param(deleted_under_python_if, (XS, True), "y", "return y", id="python_del"),
 ])
 def test_unbound_local_as_in_python(fn, args, name, snippet):
     check_raises_like_python(fn, *args, error=UnboundLocalError, name=name, snippet=snippet)
@@ -172,7 +171,6 @@ def deleted_in_scanned_loop_then_reassigned(x):
     return y
 
 
-@_xfail("`del` of a name in a traced branch raises a raw UnboundLocalError without the user's line")
 @pytest.mark.parametrize("x", [XS, -XS], ids=["deleting_path", "keeping_path"])
 def test_del_in_traced_branch_then_use_is_a_located_error(x):
     fn = deleted_in_traced_branch_then_used
@@ -275,13 +273,13 @@ def _check_attribute_write(fn, args, name, snippet):
 
 @pytest.mark.parametrize("fn, args, name, snippet", [
     pytest.param(attribute_of_local_object_in_traced_while, (XS,), "foo", "while x.sum() < 10:",
-                 id="local_object", marks=_xfail("the refusal shows the object's address")),
+                 id="local_object"),
     pytest.param(attribute_of_local_class_in_traced_while, (XS,), "foo", "while x.sum() < 10:",
-                 id="local_class", marks=_xfail("the refusal shows `_lx_factory.<locals>...` and an address")),
+                 id="local_class"),
     pytest.param(attribute_of_argument_in_traced_branch, (XS, Box()), "foo", "if x.sum() > 0:",
-                 id="argument", marks=_xfail("the refusal shows the object's address")),
-    pytest.param(attribute_of_global_in_traced_branch_loop, (XS,), "BOX", "if x.sum() > 0:", id="global",
-                 marks=_xfail("an attribute write on a global object in a traced branch raises UnboundLocalError")),
+                 id="argument"),
+    pytest.param(attribute_of_global_in_traced_branch_loop, (XS,), "BOX", ("if x.sum() > 0:", "for i in range(3):"),
+                 id="global"),
     pytest.param(attribute_of_local_object_in_static_loop, (XS,), "foo", "foo.c = foo.c + x.sum()",
                  id="static_loop"),
 ])

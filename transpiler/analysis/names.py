@@ -28,6 +28,8 @@ class Access:
     writes: dict[str, None] = field(default_factory=dict)
     # Names whose value is mutated in place (``x[0] = v``, ``x.a = v``): read and written.
     mutates: dict[str, None] = field(default_factory=dict)
+    # Names bound by the code (assigned, imported, deleted, defined): local variables.
+    binds: dict[str, None] = field(default_factory=dict)
 
     def read(self, names) -> None:
         for n in names:
@@ -36,12 +38,21 @@ class Access:
     def write(self, names) -> None:
         for n in names:
             self.writes.setdefault(n)
+            self.binds.setdefault(n)
+
+    def mutate(self, name: str) -> None:
+        """``name``'s object changes in place: a new value, yet no binding of the name."""
+        self.writes.setdefault(name)
+        self.mutates.setdefault(name)
 
     def merge(self, other: "Access") -> None:
         self.read(other.reads)
-        self.write(other.writes)
+        for n in other.writes:
+            self.writes.setdefault(n)
         for n in other.mutates:
             self.mutates.setdefault(n)
+        for n in other.binds:
+            self.binds.setdefault(n)
 
 
 def _param_names(params: cst.Parameters) -> list[str]:
@@ -146,8 +157,7 @@ def _target_access(target: cst.CSTNode, acc: Access) -> None:
         while isinstance(base, (cst.Subscript, cst.Attribute)):
             base = base.value
         if isinstance(base, cst.Name):
-            acc.write([base.value])
-            acc.mutates.setdefault(base.value)
+            acc.mutate(base.value)
 
 
 def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
@@ -204,8 +214,7 @@ def _mutating_calls(node: cst.CSTNode, acc: Access) -> None:
         func = node.func
         if (type(func) is cst.Attribute and type(func.value) is cst.Name
                 and func.attr.value in MUTATING_METHODS and func.value.value != "_lx"):
-            acc.write([func.value.value])
-            acc.mutates.setdefault(func.value.value)
+            acc.mutate(func.value.value)
     if kind in _SCOPES:
         return
     for child in children(node):
