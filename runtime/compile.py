@@ -7,7 +7,7 @@ import ast
 import types
 
 from laxify.runtime import dispatch
-from laxify.runtime.lowering import RUNTIME, SITES, LoweredSource
+from laxify.runtime.lowering import LoweredSource
 
 __all__ = ["compile_lowered", "make_function"]
 
@@ -38,7 +38,8 @@ def _remap(tree: ast.AST, mapping: list[tuple[int, int]], wrapper_lines: int) ->
 def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename: str) -> types.CodeType:
     """The code object of the converted function (shared by every closure of one ``def``)."""
     # A nested function of converted code may already close over the runtime's names.
-    params = ", ".join((RUNTIME, SITES, *(v for v in freevars if v not in (RUNTIME, SITES))))
+    handles = (lowered.runtime, lowered.sites_name)
+    params = ", ".join((*handles, *(v for v in freevars if v not in handles)))
     body, mapping = lowered.emitter.render(base_depth=1)
     # The factory binds the names closures capture, so that a generated function's `nonlocal`
     # always finds them, even where the converted function itself no longer assigns one.
@@ -69,8 +70,8 @@ def _without_factory(code: types.CodeType) -> types.CodeType:
 def make_function(code: types.CodeType, lowered: LoweredSource, original: types.FunctionType) -> types.FunctionType:
     """Bind ``code`` to ``original``'s globals, closure cells, defaults and metadata."""
     cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
-    cells[RUNTIME] = types.CellType(dispatch)
-    cells[SITES] = types.CellType(lowered.sites)
+    cells[lowered.runtime] = types.CellType(dispatch)
+    cells[lowered.sites_name] = types.CellType(lowered.sites)
     for name in lowered.cells:  # captured names the converted code no longer assigns itself
         cells.setdefault(name, types.CellType())
     closure = tuple(cells[name] for name in code.co_freevars)

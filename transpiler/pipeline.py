@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from laxify.ir import Function
+from laxify.ir.naming import DEFAULT_PREFIX, choose_prefix
 from laxify.transpiler.analysis.features import features
 from laxify.transpiler.analysis.positions import statement_positions
 from laxify.transpiler.converters import (
@@ -28,6 +29,7 @@ from laxify.transpiler.converters import (
     walrus_conditions,
 )
 from laxify.transpiler.converters.base import Context
+from laxify.transpiler.naming import hide_user_names, rename_generated
 from laxify.transpiler.source import FunctionSource, get_source
 from laxify.transpiler.to_ir import Fallback, build_ir
 
@@ -100,10 +102,16 @@ def convert_source(fn) -> Conversion:
     src = get_source(fn)
     positions = statement_positions(src.text, src.node, src.first_line, src.indent)
     ctx = Context(positions)
+    prefix = choose_prefix(src.text)
+    if prefix != DEFAULT_PREFIX:
+        # The user's own names start like laxify's: laxify's move out of their way.
+        src.node, hidden = hide_user_names(src.node, ctx)
     src.node = canonicalize(src.node, ctx)
+    if prefix != DEFAULT_PREFIX:
+        src.node = rename_generated(src.node, hidden, prefix, ctx)
     freevars = frozenset(fn.__code__.co_freevars)
     # Names the function's own closures capture: generated branch and loop functions share
     # these variables with them (see the lowering of regions).
     cells = frozenset(fn.__code__.co_cellvars)
-    ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells)
+    ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells, prefix)
     return Conversion(src, src.node, ir_fn, fallbacks, ctx.pushes_loop_options)

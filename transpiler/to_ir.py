@@ -31,6 +31,7 @@ from laxify.ir import (
     WhileOp,
     YieldOp,
 )
+from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.transpiler.analysis.liveness import Liveness
 from laxify.transpiler.analysis.positions import Positions
 from laxify.transpiler.analysis.names import block_access, expr_reads, stmt_access, target_names
@@ -114,6 +115,7 @@ class _Builder:
         self.declared: set[str] = set()  # names the function declares `global` or `nonlocal`
         self.globals_: set[str] = set()
         self.bound: set[str] = set()  # the function's local variables (parameters, assigned names)
+        self.item_name = ITEM_NAME
 
     # -- helpers -------------------------------------------------------------------
     def value(self, hint: str) -> Value:
@@ -391,7 +393,7 @@ class _Builder:
         else:
             lead = [self.expr(stmt.iter, span)]
             op_class = ScanOp
-        item_hint = target.value if isinstance(target, cst.Name) else ITEM_NAME
+        item_hint = target.value if isinstance(target, cst.Name) else self.item_name
         item = self.value(item_hint)
         carry_args = [self.value("" if n in targets else n) for n in carries]
         const_args = [self.value(n) for n in consts]
@@ -405,7 +407,7 @@ class _Builder:
             if isinstance(target, cst.Name):
                 env[target.value] = item
             else:
-                unpack = cst.Assign([cst.AssignTarget(target)], cst.Name(ITEM_NAME))
+                unpack = cst.Assign([cst.AssignTarget(target)], cst.Name(self.item_name))
                 attrs = {"code": self.code(unpack), "kind": "stmt", "static": "operands"}
                 self.emit_stmt(stmt_access(unpack), attrs, span)
 
@@ -471,10 +473,11 @@ def function_params(node: cst.FunctionDef) -> list[str]:
 
 
 def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str] = frozenset(),
-             cells: frozenset[str] = frozenset()) -> tuple[Function, list[Fallback]]:
+             cells: frozenset[str] = frozenset(), prefix: str = DEFAULT_PREFIX) -> tuple[Function, list[Fallback]]:
     """Build the IR of ``src.node`` (already canonicalised by the converters)."""
     node = src.node
     b = _Builder(src, positions, freevars)
+    b.item_name = prefix + ITEM_NAME[len(DEFAULT_PREFIX):]
     params = function_params(node)
     body_access = block_access(node.body)
     b.local_names = set(params) | set(body_access.writes)
@@ -489,6 +492,8 @@ def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str]
         b.scope.env[name] = v
     b.scope.ops = fn.body.ops
     fn.attributes["params_code"] = b.code(node.params)
+    if prefix != DEFAULT_PREFIX:
+        fn.attributes["prefix"] = prefix
     if node.returns is not None:
         fn.attributes["returns_code"] = b.code(node.returns.annotation)
     # A name a closure captures may be read whenever the closure is called: always live.

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from laxify.ir.errors import ConversionError
+from laxify.ir.naming import is_return_value
 from laxify.runtime import lists as lists_mod
 from laxify.runtime.dispatch.values import Fillable, Undefined, array_like, fresh, is_traced
 from laxify.runtime.lowering import Site
@@ -200,7 +201,7 @@ def _lax_cond(pred, fns, operands):
 
 def _display_name(name: str) -> str:
     """The user's word for a name laxify made up."""
-    return "the return value" if name.startswith("_lx_retval") else name
+    return "the return value" if is_return_value(name) else name
 
 
 def _branch_name(k: int, n: int) -> str:
@@ -267,7 +268,7 @@ def _join_tree(a, b, name: str, site: Site, sides: tuple[str, str], construct: s
 
 
 def _mismatch(site, name, sides, a, b, construct, what) -> ConversionError:
-    returned = name.startswith("_lx_retval")
+    returned = is_return_value(name)
     label = "return value" if returned else name
     left, right = tree_lines(label, a), tree_lines(label, b)
     rows = []

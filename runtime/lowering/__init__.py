@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from laxify.ir import Function, Op, Region, UndefOp, Value
+from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.runtime.lowering.emitter import Emitter
 
 __all__ = ["lowers", "lower_function", "LoweredSource", "Site", "RULES"]
@@ -49,6 +50,15 @@ class LoweredSource:
     emitter: Emitter
     sites: list[Site]
     cells: tuple[str, ...] = ()  # the user's names that closures capture (see ``rules._function``)
+    prefix: str = DEFAULT_PREFIX  # of the generated names (see ``laxify.ir.naming``)
+
+    @property
+    def runtime(self) -> str:
+        return self.prefix
+
+    @property
+    def sites_name(self) -> str:
+        return self.prefix + SITES[len(DEFAULT_PREFIX):]
 
     def text(self, base_depth: int = 0) -> str:
         return self.emitter.render(base_depth)[0]
@@ -66,9 +76,14 @@ class Lowerer:
     counter: int = 0
     may_be_undefined: bool = False  # some name may be unbound: returns check their value
     cells: frozenset = frozenset()  # the user's names that closures capture
+    prefix: str = DEFAULT_PREFIX  # of the generated names: the runtime handle is the prefix itself
+
+    @property
+    def runtime(self) -> str:
+        return self.prefix
 
     def name(self, v: Value) -> str:
-        return v.hint if v.hint else f"_lx_t{v.version}"
+        return v.hint if v.hint else f"{self.prefix}_t{v.version}"
 
     def ref(self, v: Value) -> str:
         """Python text for a value: an inlined expression or the variable's name."""
@@ -76,12 +91,12 @@ class Lowerer:
 
     def fresh(self, stem: str) -> str:
         self.counter += 1
-        return f"_lx_{stem}_{self.counter}"
+        return f"{self.prefix}_{stem}_{self.counter}"
 
     def site(self, op: Op, construct: str, names=()) -> str:
         line, col = (op.span.line, op.span.col) if op.span else (0, 0)
         self.sites.append(Site(construct, self.filename, line, col, tuple(names)))
-        return f"{SITES}[{len(self.sites) - 1}]"
+        return f"{self.prefix}{SITES[len(DEFAULT_PREFIX):]}[{len(self.sites) - 1}]"
 
     def at(self, op: Op) -> tuple[int, int]:
         return (op.span.line, op.span.col) if op.span else (self.fn.span.line, 0)
@@ -114,6 +129,7 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
     low = Lowerer(fn, filename)
     low.may_be_undefined = any(isinstance(op, UndefOp) for op in fn.walk())
     low.cells = frozenset(fn.attributes.get("cells", ()))
+    low.prefix = fn.attributes.get("prefix", DEFAULT_PREFIX)
     for op in fn.walk():
         for v in op.operands:
             low.uses[id(v)] += 1
@@ -127,4 +143,4 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
     if len(low.emitter.lines) == start:
         low.emitter.line("pass", line, col)
     low.emitter.depth -= 1
-    return LoweredSource(fn.name, low.emitter, low.sites, tuple(sorted(low.cells)))
+    return LoweredSource(fn.name, low.emitter, low.sites, tuple(sorted(low.cells)), low.prefix)

@@ -6,9 +6,9 @@ import re
 
 from laxify.ir import CondOp, ForRangeOp, PyOp, Region, ReturnOp, ScanOp, UndefOp, WhileOp, YieldOp
 from laxify.ir.dataflow import loop_trace_deps
-from laxify.runtime.lowering import RUNTIME, Lowerer, lowers
+from laxify.runtime.lowering import Lowerer, lowers
 
-CELL_PARAM = "_lx_cell_"  # the parameter that carries a captured name into a generated function
+CELL_PARAM = "_cell_"  # after the prefix: the parameter that carries a captured name into a generated function
 
 
 def _leading_comment_lines(code: str) -> int:
@@ -65,7 +65,7 @@ def lower_py(low: Lowerer, op: PyOp) -> None:
 @lowers(UndefOp)
 def lower_undef(low: Lowerer, op: UndefOp) -> None:
     name = op.results[0].hint
-    low.line(f"{name} = {RUNTIME}.Undefined({name!r}, {low.site(op, 'undefined', (name,))})", op)
+    low.line(f"{name} = {low.runtime}.Undefined({name!r}, {low.site(op, 'undefined', (name,))})", op)
 
 
 @lowers(ReturnOp)
@@ -73,7 +73,7 @@ def lower_return(low: Lowerer, op: ReturnOp) -> None:
     if not op.operands:
         low.line("return", op)
     elif low.may_be_undefined:
-        low.line(f"return {RUNTIME}.check_defined({low.ref(op.operands[0])})", op)
+        low.line(f"return {low.runtime}.check_defined({low.ref(op.operands[0])})", op)
     else:
         # `return a, b` needs no parentheses around its tuple.
         value = op.operands[0]
@@ -114,13 +114,14 @@ def _function(low: Lowerer, name: str, params, region: Region, op, returns: str 
         low.line(f"def {name}({', '.join(params)}):", op)
         _body(low, region, op, returns)
         return
-    params = [f"{CELL_PARAM}{p}" if p in low.cells else p for p in params]
+    cell = low.prefix + CELL_PARAM
+    params = [f"{cell}{p}" if p in low.cells else p for p in params]
     low.line(f"def {name}({', '.join(params)}):", op)
     low.emitter.depth += 1
     low.line(f"nonlocal {', '.join(shared)}", op)
     for p in params:
-        if p.startswith(CELL_PARAM):
-            low.line(f"{p[len(CELL_PARAM):]} = {p}", op)
+        if p.startswith(cell):
+            low.line(f"{p[len(cell):]} = {p}", op)
     low.emitter.depth -= 1
     _body(low, region, op, returns)
 
@@ -150,7 +151,7 @@ def lower_cond(low: Lowerer, op: CondOp) -> None:
     operands = low.tuple_of([op.inputs[k] for k in keep])
     site = low.site(op, "if", [r.hint for r in op.results])
     branches = "(" + ", ".join(names) + ")"
-    _assign(low, op, f"{RUNTIME}.cond({pred}, {branches}, {operands}, {site})")
+    _assign(low, op, f"{low.runtime}.cond({pred}, {branches}, {operands}, {site})")
 
 
 def _static_cond(low: Lowerer, op: CondOp, pred: str) -> None:
@@ -215,7 +216,7 @@ def lower_while(low: Lowerer, op: WhileOp) -> None:
     _function(low, cond_name, params, before, op, "single")
     _function(low, body_name, [low.name(a) for a in body.args[:n]], body, op)
     site = low.site(op, "while", [r.hint for r in op.results])
-    call = (f"{RUNTIME}.while_loop({cond_name}, {body_name}, {low.tuple_of(op.inits)}, "
+    call = (f"{low.runtime}.while_loop({cond_name}, {body_name}, {low.tuple_of(op.inits)}, "
             f"{_deps(low, op)}, {site})")
     _assign(low, op, call)
 
@@ -254,6 +255,6 @@ def _loop_function(low: Lowerer, op, kind: str, lead: str) -> None:
     extra = ""
     if op.attributes.get("python_index"):
         extra = f", python_index={op.attributes['python_index']!r}"
-    call = (f"{RUNTIME}.{kind}({lead}, {body_name}, {low.tuple_of(op.inits)}, {_deps(low, op)}, "
+    call = (f"{low.runtime}.{kind}({lead}, {body_name}, {low.tuple_of(op.inits)}, {_deps(low, op)}, "
             f"{site}{extra})")
     _assign(low, op, call)

@@ -163,13 +163,27 @@ def user_parameter_named_lx(x, _lx):
     return x
 
 
-NAMES = _xfail("a user name `_lx`/`_lx_sites` shadows laxify's own runtime names")
+def user_names_like_every_generated_name(x, _lx_retval):
+    _lx_do_return = 1.0
+    _lx_break_1 = 2.0
+    _lx_item = 3.0
+    for row in x:
+        if row > 2:
+            break
+        _lx_item = _lx_item + row
+    for i, v in enumerate(x):
+        if v > 5:
+            return x * _lx_retval + _lx_do_return + _lx_break_1 + _lx_item + i
+    return x * _lx_item
+
+
 
 NAME_CASES = [
-    case(user_name_lx, (XS,), (-XS,), prims={"cond"}, marks=NAMES),
-    case(user_name_lx_sites, (XS,), (-XS,), prims={"cond"}, marks=NAMES),
-    case(user_name_lx_in_loop, (XS,), prims={"while"}, marks=NAMES),
-    case(user_parameter_named_lx, (XS, 2.0), (-XS, 2.0), prims={"cond"}, marks=NAMES),
+    case(user_name_lx, (XS,), (-XS,), prims={"cond"}),
+    case(user_name_lx_sites, (XS,), (-XS,), prims={"cond"}),
+    case(user_name_lx_in_loop, (XS,), prims={"while"}),
+    case(user_parameter_named_lx, (XS, 2.0), (-XS, 2.0), prims={"cond"}),
+    case(user_names_like_every_generated_name, (XS, 2.0), (XS * 3, 2.0), prims={"scan", "cond"}),
 ]
 
 

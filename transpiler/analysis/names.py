@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from laxify.ir.naming import is_runtime_name
+
 from laxify.transpiler.analysis.walk import children
 
 __all__ = ["Access", "expr_reads", "stmt_access", "target_names", "block_access"]
@@ -213,7 +215,7 @@ def _mutating_calls(node: cst.CSTNode, acc: Access) -> None:
     if kind is cst.Call:
         func = node.func
         if (type(func) is cst.Attribute and type(func.value) is cst.Name
-                and func.attr.value in MUTATING_METHODS and func.value.value != "_lx"):
+                and func.attr.value in MUTATING_METHODS and not is_runtime_name(func.value.value)):
             acc.mutate(func.value.value)
     if kind in _SCOPES:
         return

@@ -11,6 +11,8 @@ import ast
 
 import libcst as cst
 
+from laxify.ir.naming import is_runtime_name
+
 from laxify.transpiler.analysis.walk import children
 
 __all__ = ["StaticInfo", "static_rule", "literal_value", "stmt_static_rule"]
@@ -65,7 +67,7 @@ def static_rule(node: cst.CSTNode) -> StaticInfo:
     if isinstance(node, cst.Call):
         func = node.func
         if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and func.value.value == "_lx" and func.attr.value in RUNTIME_OPERATORS):
+                and is_runtime_name(func.value.value) and func.attr.value in RUNTIME_OPERATORS):
             return _combine([static_rule(a.value) for a in node.args if a.keyword is None])
         if isinstance(func, cst.Name) and func.value in ALWAYS_STATIC_CALLS:
             return "always", ()

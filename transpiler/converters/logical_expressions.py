@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from laxify.ir.naming import is_runtime_name
+
 from laxify.transpiler.analysis.features import CHAINED_COMPARISON
 
 from laxify.transpiler.analysis.walk import children
@@ -37,7 +39,7 @@ _OPERATORS = {
 def _is_runtime_operator(node: cst.CSTNode) -> bool:
     func = getattr(node, "func", None)
     return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-            and func.value.value == "_lx" and func.attr.value in RUNTIME_OPERATORS)
+            and is_runtime_name(func.value.value) and func.attr.value in RUNTIME_OPERATORS)
 
 
 def may_have_effects(node: cst.CSTNode) -> bool:

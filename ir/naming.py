@@ -1,0 +1,40 @@
+"""The names laxify writes into generated code, kept apart from the user's.
+
+Generated names start with a prefix: ``_lx`` unless the user's own function uses identifiers
+that start with it (``_lx``, ``_lx_sites``, ...), then ``_lx1``, ``_lx2``, ... the first that
+no identifier of the function starts with. The runtime handle is the prefix itself, the site
+table ``<prefix>_sites``, every other generated name ``<prefix>_<stem>...``.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DEFAULT_PREFIX", "choose_prefix", "is_runtime_name", "is_return_value"]
+
+DEFAULT_PREFIX = "_lx"
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_RUNTIME = re.compile(r"_lx\d*")
+_RETURN_VALUE = re.compile(r"_lx\d*_retval")
+
+
+def choose_prefix(text: str) -> str:
+    """The prefix for generated names in a function whose source is ``text``."""
+    if DEFAULT_PREFIX not in text:
+        return DEFAULT_PREFIX
+    used = {name for name in _IDENTIFIER.findall(text) if name.startswith(DEFAULT_PREFIX)}
+    prefix, k = DEFAULT_PREFIX, 0
+    while any(name.startswith(prefix) for name in used):
+        k += 1
+        prefix = f"{DEFAULT_PREFIX}{k}"
+    return prefix
+
+
+def is_runtime_name(name: str) -> bool:
+    """Whether ``name`` is the runtime handle of some prefix (``_lx``, ``_lx1``, ...)."""
+    return _RUNTIME.fullmatch(name) is not None
+
+
+def is_return_value(name: str) -> bool:
+    """Whether ``name`` is the return-value slot the return converter made."""
+    return _RETURN_VALUE.match(name) is not None
