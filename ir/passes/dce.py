@@ -31,22 +31,33 @@ def _removable(op: Op) -> bool:
 
 
 @dataclass(frozen=True)
+class _Uses:
+    counts: Counter
+    captured: frozenset  # names closures capture: their values are never dead
+
+    def live(self, value) -> bool:
+        return bool(self.counts[id(value)]) or value.hint in self.captured
+
+
+@dataclass(frozen=True)
 class DeadCodeElimination:
     name = "dce"
 
     def apply(self, fn: Function) -> None:
+        # Names closures capture are read whenever a closure is called: never dead.
+        captured = frozenset(fn.attributes.get("cells", ()))
         changed = True
         while changed:
-            uses = _use_counts(fn.body)
+            uses = _Uses(_use_counts(fn.body), captured)
             changed = self._region(fn.body, uses)
 
-    def _region(self, region: Region, uses: Counter) -> bool:
+    def _region(self, region: Region, uses: _Uses) -> bool:
         changed = False
         kept: list[Op] = []
         for op in region.ops:
             for inner in op.regions:
                 changed |= self._region(inner, uses)
-            if op.results and _removable(op) and not any(uses[id(r)] for r in op.results):
+            if op.results and _removable(op) and not any(uses.counts[id(r)] for r in op.results):
                 changed = True
                 continue
             if isinstance(op, CondOp):
@@ -57,28 +68,28 @@ class DeadCodeElimination:
         region.ops = kept
         return changed
 
-    def _dead_outputs(self, op: CondOp, uses: Counter) -> bool:
-        dead = [k for k, r in enumerate(op.results) if not uses[id(r)]]
+    def _dead_outputs(self, op: CondOp, uses: _Uses) -> bool:
+        dead = [k for k, r in enumerate(op.results) if not uses.live(r)]
         for k in reversed(dead):
             del op.results[k]
             for region in op.regions:
                 del region.terminator.operands[k]
         return bool(dead)
 
-    def _dead_carries(self, op, uses: Counter) -> bool:
+    def _dead_carries(self, op, uses: _Uses) -> bool:
         body = op.regions[-1]
         lead = 0 if isinstance(op, WhileOp) else 1
         yields = body.terminator.operands
         dead = []
         for k, res in enumerate(op.results):
-            if uses[id(res)]:
+            if uses.live(res):
                 continue
             args = [r.args[lead + k] for r in op.regions[:-1]] + [body.args[lead + k]]
             own_use = 1 if yields[k] is body.args[lead + k] else 0
-            if sum(uses[id(a)] for a in args) > own_use:
+            if sum(uses.counts[id(a)] for a in args) > own_use:
                 continue
             # Its yielded value must not be needed by anything else either.
-            if yields[k] is not body.args[lead + k] and uses[id(yields[k])] > 1:
+            if yields[k] is not body.args[lead + k] and uses.counts[id(yields[k])] > 1:
                 continue
             dead.append(k)
         for k in reversed(dead):

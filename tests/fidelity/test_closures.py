@@ -130,8 +130,6 @@ def lambdas_with_default_bind_early(x):
 
 
 N3 = (jnp.int32(3),)
-IF_CLOSURE = pytest.mark.xfail(
-    strict=True, reason="a closure called after a traced `if` reads the value before the `if`")
 
 CASES = [
     case(lambda_reads_while_counter, N3, (jnp.int32(0),), prims={"while"}),
@@ -141,7 +139,7 @@ CASES = [
     case(lambda_reads_carry_in_traced_while, (XS,), prims={"while"}),
     case(nested_def_reads_scanned_element, (XS,), prims={"scan"}),
     case(nested_def_defined_in_traced_while, (XS,), prims={"while"}),
-    case(lambda_reads_name_changed_in_traced_if, (XS,), (-XS,), prims={"cond"}, marks=IF_CLOSURE),
+    case(lambda_reads_name_changed_in_traced_if, (XS,), (-XS,), prims={"cond"}),
     case(closure_over_value_set_before_loop, (XS,), prims={"while"}),
     case(closure_reads_element_in_python_loop, (XS,), prims=()),
     case(lambdas_appended_in_static_loop, (XS,)),
