@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean fuzz
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,6 +17,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# A long differential fuzzing campaign: `make fuzz N=10000 [SEED=1234]` (random seed when
+# SEED is not given; the seed and a summary of failures by class are printed).
+N ?= 1000
+SEED ?=
+fuzz: $(STAMP)
+	LAXIFY_FUZZ_N=$(N) LAXIFY_FUZZ_SEED=$(SEED) $(PY) tests/fuzz/campaign.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

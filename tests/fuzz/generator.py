@@ -1,0 +1,746 @@
+"""Random well-formed Python functions over int32/float32 scalars and small vectors.
+
+``programs()`` is a Hypothesis strategy of :class:`Program`: the source text of a module
+(``import``s, a few module-level helpers, and ``f(x, y, a, k)``) plus input tuples for ``f``.
+Statements are built from small pieces (one method per construct) that each return source
+lines; the choices are Hypothesis draws, so a failing program shrinks to a minimal one.
+
+Every generated program is well-formed eagerly and is one static program by construction:
+
+* it terminates: ``while`` loops are bounded by a counter compared with a literal (or with
+  ``k``, an input kept in ``0..5``), the counter incremented first in the body;
+* values stay small and exact in float32 (inputs and literals are multiples of 0.5; only
+  ``+``, ``-``, ``*`` by small integers, ``floor``, ``abs``, ``min``/``max`` and ``clip``), so
+  eager and compiled runs take the same branches and agree exactly;
+* every variable has one kind (float scalar, int scalar, float vector of the input length)
+  and is assigned before the body, so traced branches and loop carries have one structure;
+* Python lists only change length outside loops, or by the same amount in every branch of
+  an ``if``; a list appended to in a loop is a static-trip-count loop that appends exactly
+  once per iteration and is never left early (the documented non-static classes, see
+  docs/semantics.md, "Fuzzing").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from hypothesis import strategies as st
+
+FLOAT, INT, VEC = "float", "int", "vec"
+FLOAT_LIMIT, INT_LIMIT = 64.0, 1000
+MAX_DEPTH = 3
+
+# Constructs of the classes of known laxify bugs the lead is fixing (see campaign --help):
+PRELUDE = "# jax and jnp (jax.numpy) are in this module's namespace\n"
+
+KNOWN_FEATURES = ("loop_else_jump", "and_or_value", "closure_in_loop", "return_in_loop")
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A source expression of one kind, with an upper bound of its absolute value."""
+
+    src: str
+    kind: str
+    bound: float = math.inf
+
+
+@dataclass(frozen=True)
+class Var:
+    """A name in scope: its kind, its bound, and whether statements may assign it."""
+
+    name: str
+    kind: str
+    bound: float
+    writable: bool = True
+    accumulator: bool = False
+
+
+@dataclass(frozen=True)
+class Loop:
+    """An enclosing loop: whether it appends to a list (so it must not be left early)."""
+
+    appends: bool = False
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a statement may read, write and jump to at its position."""
+
+    vars: tuple[Var, ...]
+    funcs: tuple[tuple[str, tuple[str, ...], str], ...]  # (name, parameter kinds, result kind)
+    loops: tuple[Loop, ...] = ()
+    returns: tuple[str, ...] = (FLOAT,)
+    main: bool = True
+    depth: int = 0
+    in_append_loop: bool = False  # somewhere inside a loop that appends (no `return`)
+    jumps: bool = True  # False inside branches that must reach their end (balanced lists)
+    top_level: bool = True  # straight-line code of f's body: lists may change length
+    lists: tuple[tuple[str, int], ...] = ()  # fixed-length float lists and their lengths
+    has_dict: bool = False
+    has_tuple: bool = False
+    in_loop_body: bool = False
+    in_loop_else: bool = False  # jumps here leave the enclosing loop from its `else:`
+    base: str = "x"  # a float vector of the input length (f's `x`, a helper's first parameter)
+    args: bool = True  # f's arguments `y`, `a`, `k` are in scope
+
+    @property
+    def small_int(self) -> str:
+        """A traced int in 0..5 (a loop bound)."""
+        return "k" if self.args else f"(jnp.int32(jnp.abs({self.base}[0])) % 4)"
+
+    def of(self, kind: str, *, writable: bool = False, accumulator: bool | None = None):
+        return [v for v in self.vars if v.kind == kind and (v.writable or not writable)
+                and (accumulator is None or v.accumulator == accumulator)]
+
+    def add(self, var: Var) -> "Scope":
+        return replace(self, vars=tuple(v for v in self.vars if v.name != var.name) + (var,))
+
+    def nested(self, **changes) -> "Scope":
+        return replace(self, depth=self.depth + 1, top_level=False, **changes)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A generated module: its source, the constructs it uses, and inputs for ``f``."""
+
+    source: str
+    features: frozenset[str]
+    inputs: tuple[tuple, ...]  # (x, y, a, k) as Python lists/numbers
+
+    def describe(self) -> str:
+        lines = [self.source.rstrip(), "", "inputs (x: float32[n], y: int32[n], a: float32, k: int32):"]
+        lines += [f"  {inp}" for inp in self.inputs]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Which constructs to generate and how big programs get."""
+
+    max_statements: int = 10
+    avoid: frozenset[str] = frozenset()  # KNOWN_FEATURES not to generate
+
+
+def bounded(e: Expr, limit: float | None = None) -> Expr:
+    """``e`` clipped to the kind's limit when its bound may exceed it."""
+    if e.kind == INT:
+        lim = INT_LIMIT if limit is None else limit
+        return e if e.bound <= lim else Expr(f"jnp.clip({e.src}, {-int(lim)}, {int(lim)})", INT, lim)
+    lim = FLOAT_LIMIT if limit is None else limit
+    return e if e.bound <= lim else Expr(f"jnp.clip({e.src}, {-lim}, {lim})", e.kind, lim)
+
+
+def literal(value: float, kind: str) -> Expr:
+    return Expr(repr(float(value)) if kind == FLOAT else str(int(value)), kind, abs(value))
+
+
+class Builder:
+    """Draws one program; each ``stmt_*`` method builds one construct as source lines."""
+
+    def __init__(self, draw: Callable, config: Config):
+        self.draw = draw
+        self.config = config
+        self.features: set[str] = set()
+        self.counter = 0
+        self.budget = config.max_statements
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def pick(self, options):
+        return self.draw(st.sampled_from(list(options)))
+
+    def int_in(self, lo: int, hi: int) -> int:
+        return self.draw(st.integers(lo, hi))
+
+    def flag(self) -> bool:
+        return self.draw(st.booleans())
+
+    def allowed(self, feature: str) -> bool:
+        return feature not in self.config.avoid
+
+    # -- expressions -----------------------------------------------------------------
+
+    def expr(self, kind: str, sc: Scope, depth: int = 0) -> Expr:
+        """An expression of ``kind`` (leaves first, so that shrinking simplifies)."""
+        return {FLOAT: self.float_expr, INT: self.int_expr, VEC: self.vec_expr}[kind](sc, depth)
+
+    def float_leaf(self, sc: Scope) -> Expr:
+        options: list[Callable[[], Expr]] = [
+            lambda: literal(self.int_in(-5, 5) / 2, FLOAT),
+            lambda: Expr(f"{sc.base}[{self.pick([0, 1, 2, -1])}]", FLOAT, 4.0),
+        ]
+        if sc.args:
+            options.append(lambda: Expr("a", FLOAT, 4.0))
+        for v in sc.of(FLOAT):
+            options.append(lambda v=v: Expr(v.name, FLOAT, v.bound))
+        for name, length in sc.lists:
+            options.append(lambda name=name, length=length:
+                           Expr(f"{name}[{self.pick([0, -1, length - 1])}]", FLOAT, FLOAT_LIMIT))
+        if sc.has_dict:
+            options.append(lambda: Expr('d["p"]', FLOAT, FLOAT_LIMIT))
+        if sc.has_tuple:
+            options.append(lambda: Expr("t[0]", FLOAT, FLOAT_LIMIT))
+        return options[self.pick(range(len(options)))]()
+
+    def float_expr(self, sc: Scope, depth: int) -> Expr:
+        if depth >= 2 or self.int_in(0, 2) == 0:
+            return self.float_leaf(sc)
+        d = depth + 1
+        choice = self.int_in(0, 14)
+        if choice == 0:
+            l, r = self.float_expr(sc, d), self.float_expr(sc, d)
+            op = self.pick("+-")
+            return Expr(f"({l.src} {op} {r.src})", FLOAT, l.bound + r.bound)
+        if choice == 1:
+            e, m = self.float_expr(sc, d), self.pick([2, -1, 3])
+            return Expr(f"({e.src} * {m}.0)", FLOAT, e.bound * abs(m))
+        if choice == 2:
+            e = self.float_expr(sc, d)
+            return Expr(f"jnp.floor({e.src} / 2.0)", FLOAT, e.bound / 2 + 1)
+        if choice == 3:
+            e = self.float_expr(sc, d)
+            return Expr(f"jnp.abs({e.src})", FLOAT, e.bound)
+        if choice == 4:
+            l, r = self.float_expr(sc, d), self.float_expr(sc, d)
+            fn = self.pick(["jnp.maximum", "jnp.minimum"])
+            return Expr(f"{fn}({l.src}, {r.src})", FLOAT, max(l.bound, r.bound))
+        if choice == 5:
+            i = self.int_expr(sc, d)
+            return Expr(f"jnp.float32({i.src})", FLOAT, i.bound)
+        if choice == 6:
+            c = self.cond(sc, d)
+            l, r = self.float_expr(sc, d), self.float_expr(sc, d)
+            return Expr(f"({l.src} if {c} else {r.src})", FLOAT, max(l.bound, r.bound))
+        if choice == 7 and self.allowed("and_or_value"):
+            self.features.add("and_or_value")
+            l, r = self.float_expr(sc, d), self.float_expr(sc, d)
+            return Expr(f"({l.src} {self.pick(['or', 'and'])} {r.src})", FLOAT, max(l.bound, r.bound))
+        if choice == 8:
+            v = self.vec_expr(sc, d)
+            fn = self.pick(["jnp.sum", "jnp.max", "jnp.min"])
+            return Expr(f"{fn}({v.src})", FLOAT, v.bound * (5 if fn == "jnp.sum" else 1))
+        if choice == 9:
+            i = self.int_expr(sc, d)
+            return Expr(f"{sc.base}[{i.src} % 3]", FLOAT, 4.0)
+        if choice == 10:
+            called = self.call(FLOAT, sc, d)
+            if called is not None:
+                return called
+        if choice == 11:
+            l, r = bounded(self.float_expr(sc, d)), bounded(self.float_expr(sc, d))
+            return Expr(f"jnp.floor({l.src} * {r.src})", FLOAT, l.bound * r.bound)
+        if choice == 12:
+            e = self.float_expr(sc, d)
+            return Expr(f"(-{e.src})", FLOAT, e.bound)
+        return self.float_leaf(sc)
+
+    def int_leaf(self, sc: Scope) -> Expr:
+        options: list[Callable[[], Expr]] = [
+            lambda: literal(self.int_in(-3, 5), INT),
+            lambda: Expr(f"len({sc.base})", INT, 5),
+        ]
+        if sc.args:
+            options.append(lambda: Expr("k", INT, 5))
+            options.append(lambda: Expr(f"y[{self.pick([0, 1, 2, -1])}]", INT, 5))
+        for v in sc.of(INT):
+            options.append(lambda v=v: Expr(v.name, INT, v.bound))
+        if sc.has_dict:
+            options.append(lambda: Expr('d["q"]', INT, INT_LIMIT))
+        if sc.has_tuple:
+            options.append(lambda: Expr("t[1]", INT, INT_LIMIT))
+        return options[self.pick(range(len(options)))]()
+
+    def int_expr(self, sc: Scope, depth: int) -> Expr:
+        if depth >= 2 or self.int_in(0, 2) == 0:
+            return self.int_leaf(sc)
+        d = depth + 1
+        choice = self.int_in(0, 11)
+        if choice == 0:
+            l, r = self.int_expr(sc, d), self.int_expr(sc, d)
+            op = self.pick("+-")
+            return Expr(f"({l.src} {op} {r.src})", INT, l.bound + r.bound)
+        if choice == 1:
+            e, m = self.int_expr(sc, d), self.pick([2, -1, 3])
+            return Expr(f"({e.src} * {m})", INT, e.bound * abs(m))
+        if choice == 2:
+            e, m = self.int_expr(sc, d), self.int_in(2, 5)
+            return Expr(f"({e.src} % {m})", INT, m)
+        if choice == 3:
+            e, m = self.int_expr(sc, d), self.int_in(2, 4)
+            return Expr(f"({e.src} // {m})", INT, e.bound)
+        if choice == 4:
+            e = bounded(self.float_expr(sc, d))
+            return Expr(f"jnp.int32({e.src})", INT, e.bound)
+        if choice == 5:
+            c = self.cond(sc, d)
+            l, r = self.int_expr(sc, d), self.int_expr(sc, d)
+            return Expr(f"({l.src} if {c} else {r.src})", INT, max(l.bound, r.bound))
+        if choice == 6:
+            v = self.vec_expr(sc, d)
+            return Expr(f"jnp.{self.pick(['argmax', 'argmin'])}({v.src})", INT, 5)
+        if choice == 7 and self.allowed("and_or_value"):
+            self.features.add("and_or_value")
+            l, r = self.int_expr(sc, d), self.int_expr(sc, d)
+            return Expr(f"({l.src} {self.pick(['or', 'and'])} {r.src})", INT, max(l.bound, r.bound))
+        if choice == 8:
+            called = self.call(INT, sc, d)
+            if called is not None:
+                return called
+        if choice == 9:
+            l, r = self.int_expr(sc, d), self.int_expr(sc, d)
+            fn = self.pick(["jnp.maximum", "jnp.minimum"])
+            return Expr(f"{fn}({l.src}, {r.src})", INT, max(l.bound, r.bound))
+        return self.int_leaf(sc)
+
+    def vec_expr(self, sc: Scope, depth: int) -> Expr:
+        leaves = [Expr(sc.base, VEC, 4.0)] + [Expr(v.name, VEC, v.bound) for v in sc.of(VEC)]
+        if depth >= 2 or self.int_in(0, 2) == 0:
+            return leaves[self.pick(range(len(leaves)))]
+        d = depth + 1
+        choice = self.int_in(0, 9)
+        if choice == 0:
+            l, r = self.vec_expr(sc, d), self.vec_expr(sc, d)
+            return Expr(f"({l.src} {self.pick('+-')} {r.src})", VEC, l.bound + r.bound)
+        if choice == 1:
+            l, r = self.vec_expr(sc, d), self.float_expr(sc, d)
+            return Expr(f"({l.src} + {r.src})", VEC, l.bound + r.bound)
+        if choice == 2:
+            e, m = self.vec_expr(sc, d), self.pick([2, -1, 3])
+            return Expr(f"({e.src} * {m}.0)", VEC, e.bound * abs(m))
+        if choice == 3:
+            c, l, r = self.float_expr(sc, d), self.vec_expr(sc, d), self.vec_expr(sc, d)
+            return Expr(f"jnp.where({sc.base} > {c.src}, {l.src}, {r.src})", VEC, max(l.bound, r.bound))
+        if choice == 4:
+            e = self.vec_expr(sc, d)
+            return Expr(f"{e.src}[::-1]", VEC, e.bound)
+        if choice == 5:
+            e = self.vec_expr(sc, d)
+            return Expr(f"jnp.roll({e.src}, {self.pick([1, -1])})", VEC, e.bound)
+        if choice == 6 and sc.args:
+            return Expr("(y * 1.0)", VEC, 5.0)
+        if choice == 7:
+            e, i, v = self.vec_expr(sc, d), self.int_expr(sc, d), bounded(self.float_expr(sc, d))
+            return Expr(f"{e.src}.at[{i.src} % 3].set({v.src})", VEC, max(e.bound, v.bound))
+        if choice == 8:
+            e = self.vec_expr(sc, d)
+            return Expr(f"jnp.cumsum({e.src})", VEC, e.bound * 5)
+        return leaves[0]
+
+    def call(self, kind: str, sc: Scope, depth: int) -> Expr | None:
+        """A call of a helper or nested function returning ``kind``, if one is in scope."""
+        funcs = [fn for fn in sc.funcs if fn[2] == kind]
+        if not funcs:
+            return None
+        name, params, _ = funcs[self.pick(range(len(funcs)))]
+        args = ", ".join(bounded(self.expr(p, sc, depth + 1)).src for p in params)
+        return Expr(f"{name}({args})", kind)
+
+    def cond(self, sc: Scope, depth: int = 0) -> str:
+        """A boolean condition: traced (on arrays), static (shapes), or on Python ints."""
+        d = depth + 1
+        choice = self.int_in(0, 10) if depth < 2 else self.int_in(0, 3)
+        if choice == 0:
+            l, r = self.float_expr(sc, d), self.float_expr(sc, d)
+            return f"{l.src} {self.pick(['<', '>', '<=', '>=', '==', '!='])} {r.src}"
+        if choice == 1:
+            i = self.int_expr(sc, d)
+            return f"{i.src} % {self.int_in(2, 3)} == {self.int_in(0, 1)}"
+        if choice == 2:
+            i, j = self.int_expr(sc, d), self.int_expr(sc, d)
+            return f"{i.src} {self.pick(['<', '>', '==', '!='])} {j.src}"
+        if choice == 3:
+            b = sc.base
+            return self.pick([f"{b}.ndim == 1", f"{b}.shape[0] > 9", f"len({b}) >= 3", f"{b}.size < 2"])
+        if choice == 4:
+            lo = self.int_in(-4, 1)
+            e = self.float_expr(sc, d)
+            return f"{lo}.0 < {e.src} <= {lo + self.int_in(1, 5)}.0"
+        if choice == 5:
+            return f"not ({self.cond(sc, d)})"
+        if choice in (6, 7):
+            return f"({self.cond(sc, d)}) {self.pick(['and', 'or'])} ({self.cond(sc, d)})"
+        if choice == 8:
+            v, e = self.vec_expr(sc, d), self.float_expr(sc, d)
+            return f"jnp.{self.pick(['any', 'all'])}({v.src} > {e.src})"
+        if choice == 9:
+            i = self.int_expr(sc, d)
+            return f"0 <= {i.src} < {self.int_in(1, 4)}"
+        return "True" if self.flag() else "False"
+
+    # -- statements ------------------------------------------------------------------
+
+    def block(self, sc: Scope, ind: int, max_len: int = 3) -> list[str]:
+        """A non-empty statement list; it ends after a jump (later lines would be dead)."""
+        lines: list[str] = []
+        n = self.int_in(1, max_len)
+        for _ in range(n):
+            if self.budget <= 0:
+                break
+            self.budget -= 1
+            new_lines, sc, jumped = self.stmt(sc, ind)
+            lines += new_lines
+            if jumped:
+                break
+        return lines or ["    " * ind + "pass"]
+
+    def stmt(self, sc: Scope, ind: int) -> tuple[list[str], Scope, bool]:
+        """One statement: (its lines, the scope after it, whether it always jumps)."""
+        simple = [self.stmt_assign, self.stmt_aug, self.stmt_tuple_assign, self.stmt_print,
+                  self.stmt_container]
+        compound = [self.stmt_if, self.stmt_for_range, self.stmt_for_array, self.stmt_while,
+                    self.stmt_match, self.stmt_append_loop, self.stmt_nested_def,
+                    self.stmt_balanced_list]
+        jumps = [self.stmt_break, self.stmt_continue, self.stmt_return]
+        options = simple + (compound if sc.depth < MAX_DEPTH else []) + jumps
+        chosen = options[self.int_in(0, len(options) - 1)]
+        result = chosen(sc, ind)
+        if result is None:
+            return self.stmt_assign(sc, ind)
+        return result
+
+    def pad(self, ind: int) -> str:
+        return "    " * ind
+
+    def stmt_assign(self, sc: Scope, ind: int):
+        targets = sc.of(FLOAT, writable=True) + sc.of(INT, writable=True) + sc.of(VEC, writable=True)
+        if not targets:
+            return [], sc, False
+        v = targets[self.pick(range(len(targets)))]
+        e = bounded(self.expr(v.kind, sc), FLOAT_LIMIT if v.kind != INT else INT_LIMIT)
+        return [f"{self.pad(ind)}{v.name} = {e.src}"], sc, False
+
+    def stmt_aug(self, sc: Scope, ind: int):
+        accs = sc.of(FLOAT, writable=True, accumulator=True) + sc.of(INT, writable=True, accumulator=True)
+        others = sc.of(FLOAT, writable=True, accumulator=False) + sc.of(INT, writable=True, accumulator=False)
+        if accs and self.flag():
+            v = accs[self.pick(range(len(accs)))]
+            e = bounded(self.expr(v.kind, sc), 8.0 if v.kind == FLOAT else 8)
+            return [f"{self.pad(ind)}{v.name} {self.pick(['+=', '-='])} {e.src}"], sc, False
+        if not others:
+            return None
+        v = others[self.pick(range(len(others)))]
+        op = self.pick(["*= -1.0", "*= -1.0"] if v.kind == FLOAT else ["*= -1", "//= 2", "%= 5"])
+        return [f"{self.pad(ind)}{v.name} {op}"], sc, False
+
+    def stmt_tuple_assign(self, sc: Scope, ind: int):
+        targets = sc.of(FLOAT, writable=True) + sc.of(INT, writable=True)
+        if len(targets) < 2:
+            return None
+        i = self.pick(range(len(targets)))
+        j = self.pick([n for n in range(len(targets)) if n != i])
+        p, q = targets[i], targets[j]
+        if p.kind == q.kind and not (p.accumulator or q.accumulator) and self.flag():
+            return [f"{self.pad(ind)}{p.name}, {q.name} = {q.name}, {p.name}"], sc, False
+        if sc.has_tuple and p.kind == FLOAT and q.kind == INT and not (p.accumulator or q.accumulator) \
+                and self.flag():
+            return [f"{self.pad(ind)}{p.name}, {q.name} = t"], sc, False
+        l, r = bounded(self.expr(p.kind, sc)), bounded(self.expr(q.kind, sc))
+        return [f"{self.pad(ind)}{p.name}, {q.name} = {l.src}, {r.src}"], sc, False
+
+    def stmt_print(self, sc: Scope, ind: int):
+        if not sc.main:
+            return None
+        self.features.add("print")
+        arg = self.pick(["x[0]", "a", "k", "x"])
+        e = self.expr(self.pick([FLOAT, INT, VEC]), sc)
+        return [f'{self.pad(ind)}print("p{self.fresh("")}", {arg}, {e.src})'], sc, False
+
+    def stmt_container(self, sc: Scope, ind: int):
+        """Writes into the fixed list, the dict or the tuple carry (structure unchanged)."""
+        options = []
+        for name, length in sc.lists:
+            options.append(f"{name}[{self.pick([0, -1])}] = {bounded(self.float_expr(sc, 0)).src}")
+        if sc.has_dict:
+            key, kind = self.pick([("p", FLOAT), ("q", INT)])
+            options.append(f'd["{key}"] = {bounded(self.expr(kind, sc)).src}')
+        if sc.has_tuple:
+            options.append(f"t = ({bounded(self.float_expr(sc, 0)).src}, {bounded(self.int_expr(sc, 0)).src})")
+        if not options:
+            return None
+        return [self.pad(ind) + options[self.pick(range(len(options)))]], sc, False
+
+    def stmt_if(self, sc: Scope, ind: int):
+        inner = sc.nested()
+        lines = [f"{self.pad(ind)}if {self.cond(sc)}:"] + self.block(inner, ind + 1)
+        for _ in range(self.int_in(0, 2)):
+            lines += [f"{self.pad(ind)}elif {self.cond(sc)}:"] + self.block(inner, ind + 1)
+        if self.flag():
+            lines += [f"{self.pad(ind)}else:"] + self.block(inner, ind + 1)
+        return lines, sc, False
+
+    def loop_scope(self, sc: Scope, appends: bool = False) -> Scope:
+        return sc.nested(loops=sc.loops + (Loop(appends),), in_loop_body=True, in_loop_else=False,
+                         in_append_loop=sc.in_append_loop or appends)
+
+    def loop_else(self, sc: Scope, ind: int) -> list[str]:
+        """An optional ``else:`` clause; its jumps belong to the enclosing loop."""
+        if not self.flag():
+            return []
+        inner = sc.nested(in_loop_else=True)
+        return [f"{self.pad(ind)}else:"] + self.block(inner, ind + 1, 2)
+
+    def stmt_for_range(self, sc: Scope, ind: int):
+        i = self.fresh("i")
+        traced = self.flag()
+        if traced:
+            k = sc.small_int
+            bounds = self.pick([k, f"1, {k} + 1", f"{k}, 0, -1", f"0, {k}, 2"] + (["y[0] % 4"] if sc.args else []))
+        else:
+            n = self.int_in(0, 4)
+            bounds = self.pick([f"{n}", f"1, {n}", f"{n}, 0, -1", f"0, {n + 1}, 2"])
+        pre: list[str] = []
+        after = sc
+        if self.flag():  # the target is assigned before and read after the loop
+            pre = [f"{self.pad(ind)}{i} = 0"]
+            after = sc.add(Var(i, INT, 5, writable=False))
+        body = self.loop_scope(sc).add(Var(i, INT, 5, writable=False))
+        lines = pre + [f"{self.pad(ind)}for {i} in range({bounds}):"] + self.block(body, ind + 1)
+        return lines + self.loop_else(sc, ind), after, False
+
+    def stmt_for_array(self, sc: Scope, ind: int):
+        v = self.fresh("e")
+        form = self.int_in(0, 4)
+        body = self.loop_scope(sc)
+        if form == 3 and not sc.args:
+            form = 0
+        if form == 0:
+            head, body = f"for {v} in {sc.base}:", body.add(Var(v, FLOAT, 4.0, writable=False))
+        elif form == 1:
+            vecs = sc.of(VEC)
+            src = vecs[self.pick(range(len(vecs)))].name if vecs else sc.base
+            head, body = f"for {v} in {src}:", body.add(Var(v, FLOAT, FLOAT_LIMIT, writable=False))
+        elif form == 2:
+            j = self.fresh("j")
+            head = f"for {j}, {v} in enumerate({sc.base}):"
+            body = body.add(Var(j, INT, 5, writable=False)).add(Var(v, FLOAT, 4.0, writable=False))
+        elif form == 3:
+            w = self.fresh("w")
+            head = f"for {v}, {w} in zip(x, y):"
+            body = body.add(Var(v, FLOAT, 4.0, writable=False)).add(Var(w, INT, 5, writable=False))
+        else:
+            head = f"for {v} in (1.0, -0.5, 2.0):"
+            body = body.add(Var(v, FLOAT, 2.0, writable=False))
+        lines = [f"{self.pad(ind)}{head}"] + self.block(body, ind + 1)
+        return lines + self.loop_else(sc, ind), sc, False
+
+    def stmt_while(self, sc: Scope, ind: int):
+        w = self.fresh("n")
+        limit = self.int_in(0, 5)
+        form = self.int_in(0, 3)
+        body = self.loop_scope(sc).add(Var(w, INT, 10, writable=False))
+        after = sc.add(Var(w, INT, 10, writable=False))
+        p = self.pad(ind)
+        if form == 0:  # a Python counter meeting a traced exit in the condition
+            c = self.cond(sc)
+            test = f"{w} < {limit} and ({c})" if self.flag() else f"({c}) and {w} < {limit}"
+            lines = [f"{p}{w} = 0", f"{p}while {test}:", f"{p}    {w} += 1"]
+            lines += self.block(body, ind + 1) + self.loop_else(sc, ind)
+        elif form == 1:  # `while True` left by `break`
+            lines = [f"{p}{w} = 0", f"{p}while True:", f"{p}    {w} += 1",
+                     f"{p}    if {w} > {limit}:", f"{p}        break"]
+            lines += self.block(body, ind + 1)
+        elif form == 2:  # a traced bound
+            lines = [f"{p}{w} = 0", f"{p}while {w} < {sc.small_int}:", f"{p}    {w} += 1"]
+            lines += self.block(body, ind + 1) + self.loop_else(sc, ind)
+        else:  # a traced start
+            lines = [f"{p}{w} = {sc.small_int}", f"{p}while {w} < 6:", f"{p}    {w} = {w} + 1"]
+            lines += self.block(body, ind + 1) + self.loop_else(sc, ind)
+        return lines, after, False
+
+    def stmt_match(self, sc: Scope, ind: int):
+        subject = self.int_expr(sc, 1)
+        inner = sc.nested()
+        lines = [f"{self.pad(ind)}match {subject.src}:"]
+        values = self.draw(st.lists(st.integers(-1, 3), min_size=1, max_size=3, unique=True))
+        for value in values:
+            pattern = f"{value} | {value + 5}" if self.flag() else str(value)
+            lines += [f"{self.pad(ind + 1)}case {pattern}:"] + self.block(inner, ind + 2, 2)
+        if self.flag():
+            lines += [f"{self.pad(ind + 1)}case _:"] + self.block(inner, ind + 2, 2)
+        return lines, sc, False
+
+    def stmt_append_loop(self, sc: Scope, ind: int):
+        """``acc = []``; a static-trip-count loop appending once per iteration; a use of acc."""
+        acc = self.fresh("acc")
+        i = self.fresh("i")
+        p = self.pad(ind)
+        if self.flag():
+            head = f"for {i} in range({self.int_in(1, 4)}):"
+            body = self.loop_scope(sc, appends=True).add(Var(i, INT, 5, writable=False))
+        else:
+            head = f"for {i} in {sc.base}:"
+            body = self.loop_scope(sc, appends=True).add(Var(i, FLOAT, 4.0, writable=False))
+        item = self.pick([FLOAT, VEC])
+        lines = [f"{p}{acc} = []", f"{p}{head}",
+                 f"{p}    {acc}.append({bounded(self.expr(item, body)).src})"]
+        lines += self.block(body, ind + 1, 2)
+        targets = sc.of(FLOAT, writable=True, accumulator=False)
+        ints = sc.of(INT, writable=True, accumulator=False)
+        if ints and self.flag():
+            t = ints[self.pick(range(len(ints)))]
+            lines.append(f"{p}{t.name} = len({acc}) + {bounded(self.int_expr(sc, 1), 100).src}")
+        elif targets:
+            t = targets[self.pick(range(len(targets)))]
+            use = self.pick([f"jnp.sum(jnp.stack({acc}))", f"jnp.sum({acc}[-1])", f"jnp.max({acc}[0])"])
+            lines.append(f"{p}{t.name} = jnp.clip({use}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})")
+        return lines, sc, False
+
+    def stmt_nested_def(self, sc: Scope, ind: int):
+        """A nested function or lambda (a closure over the current names), called later."""
+        name = self.fresh("g")
+        if sc.in_loop_body:
+            if not self.allowed("closure_in_loop"):
+                return None
+            self.features.add("closure_in_loop")
+        p = self.pad(ind)
+        inner = replace(sc, vars=sc.vars + (Var("z", FLOAT, FLOAT_LIMIT, writable=False),),
+                        loops=(), returns=(FLOAT,), main=False, depth=MAX_DEPTH - 1,
+                        in_append_loop=False, jumps=True, top_level=False, lists=(),
+                        in_loop_body=False)
+        if self.flag():
+            lines = [f"{p}{name} = lambda z: {self.float_expr(inner, 0).src}"]
+        else:
+            inner = replace(inner, vars=tuple(Var(v.name, v.kind, v.bound, writable=False)
+                                              for v in inner.vars))
+            lines = [f"{p}def {name}(z):"]
+            if self.flag():
+                lines += [f"{p}    if {self.cond(inner, 1)}:",
+                          f"{p}        return {self.float_expr(inner, 1).src}"]
+            lines.append(f"{p}    return {self.float_expr(inner, 0).src}")
+        return lines, replace(sc, funcs=sc.funcs + ((name, (FLOAT,), FLOAT),)), False
+
+    def stmt_balanced_list(self, sc: Scope, ind: int):
+        """List append/pop at f's top level, or in every branch of an ``if`` there."""
+        if not (sc.top_level and sc.lists):
+            return None
+        name, length = sc.lists[0]
+        p = self.pad(ind)
+        grow = length < 2 or (length < 5 and self.flag())
+        op = (lambda s: f"{name}.append({bounded(self.float_expr(s, 0)).src})") if grow \
+            else (lambda s: f"{name}.pop()")
+        after = replace(sc, lists=((name, length + (1 if grow else -1)),))
+        self.features.add("list_mut")
+        if self.flag():
+            return [p + op(sc)], after, False
+        inner = sc.nested(jumps=False)
+        lines = [f"{p}if {self.cond(sc)}:"] + self.block(inner, ind + 1, 2) + [f"{p}    {op(sc)}",
+                 f"{p}else:"] + self.block(inner, ind + 1, 2) + [f"{p}    {op(sc)}"]
+        return lines, after, False
+
+    def loop_jump_allowed(self, sc: Scope) -> bool:
+        if not sc.loops or not sc.jumps:
+            return False
+        if sc.in_loop_else:
+            if not self.allowed("loop_else_jump"):
+                return False
+            self.features.add("loop_else_jump")
+        return True
+
+    def stmt_break(self, sc: Scope, ind: int):
+        if sc.loops and sc.loops[-1].appends or not self.loop_jump_allowed(sc):
+            return None
+        return [f"{self.pad(ind)}break"], sc, True
+
+    def stmt_continue(self, sc: Scope, ind: int):
+        if not self.loop_jump_allowed(sc):
+            return None
+        return [f"{self.pad(ind)}continue"], sc, True
+
+    def stmt_return(self, sc: Scope, ind: int):
+        if sc.in_append_loop or not sc.jumps:
+            return None
+        if sc.loops:
+            self.features.add("return_in_loop")
+        return [f"{self.pad(ind)}return {self.return_value(sc)}"], sc, True
+
+    def return_value(self, sc: Scope) -> str:
+        return ", ".join(self.expr(kind, sc).src for kind in sc.returns)
+
+    # -- functions -------------------------------------------------------------------
+
+    def helper(self, index: int, funcs) -> tuple[list[str], tuple]:
+        """A module-level helper with its own control flow."""
+        name = f"helper{index}"
+        params = (VEC,) + tuple(self.pick([FLOAT, INT]) for _ in range(self.int_in(0, 1)))
+        result = self.pick([FLOAT, INT])
+        pnames = [f"q{n}" for n in range(len(params))]
+        vars_ = tuple(Var(pn, kind, INT_LIMIT if kind == INT else FLOAT_LIMIT, writable=False)
+                      for pn, kind in zip(pnames, params))[1:]
+        vars_ += (Var("hs", FLOAT, FLOAT_LIMIT), Var("hc", INT, INT_LIMIT))
+        sc = Scope(vars=vars_, funcs=funcs, returns=(result,), main=False, top_level=False,
+                   base="q0", args=False)
+        first = [p for p in pnames if params[pnames.index(p)] == FLOAT]
+        lines = [f"def {name}({', '.join(pnames)}):",
+                 f"    hs = {'jnp.clip(' + first[0] + ', -64.0, 64.0)' if first else '0.5'}",
+                 "    hc = 0"]
+        self.budget = max(2, self.config.max_statements // 3)
+        lines += self.block(sc, 1, 3)
+        lines.append(f"    return {self.expr(result, sc).src}")
+        return lines, (name, params, result)
+
+    def build(self, inputs) -> Program:
+        funcs: tuple = ()
+        # `jax` and `jnp` are put into the module's namespace by the oracle, not imported:
+        # see oracle.load (an `import` line trips a laxify bug, /tmp/fuzz_findings.md F1).
+        module = [PRELUDE]
+        for index in range(self.int_in(0, 2)):
+            lines, sig = self.helper(index, funcs)
+            funcs += (sig,)
+            module += lines + ["", ""]
+        returns = tuple(self.pick([FLOAT, INT, VEC]) for _ in range(self.int_in(1, 3)))
+        init = {
+            FLOAT: ["0.0", "a", "x[1]", "jnp.float32(1.5)"],
+            INT: ["0", "k", "y[0]", "jnp.int32(2)"],
+            VEC: ["x", "jnp.zeros_like(x)", "(x * 2.0)"],
+        }
+        body = ["def f(x, y, a, k):"]
+        vars_: list[Var] = []
+        for name, kind, acc in [("s0", FLOAT, False), ("s1", FLOAT, False), ("u0", FLOAT, True),
+                                ("c0", INT, False), ("m0", INT, True), ("v0", VEC, False)]:
+            if name in ("s1", "u0", "m0") and not self.flag():
+                continue
+            body.append(f"    {name} = {self.pick(init[kind])}")
+            vars_.append(Var(name, kind, math.inf if acc else
+                             (FLOAT_LIMIT if kind != INT else INT_LIMIT), accumulator=acc))
+        sc = Scope(vars=tuple(vars_), funcs=funcs, returns=returns)
+        if self.flag():
+            body.append("    lst = [x[0], 0.5]")
+            sc = replace(sc, lists=(("lst", 2),))
+        if self.flag():
+            body.append('    d = {"p": a, "q": k}')
+            sc = replace(sc, has_dict=True)
+        if self.flag():
+            body.append("    t = (a, 0)")
+            sc = replace(sc, has_tuple=True)
+        self.budget = self.config.max_statements
+        while self.budget > 0:
+            lines, sc, jumped = self.stmt(sc, 1)
+            self.budget -= 1
+            body += lines
+            if jumped or self.int_in(0, 3) == 0:
+                break
+        if not jumped:
+            body.append(f"    return {self.return_value(sc)}")
+        source = "\n".join(module + body) + "\n"
+        return Program(source, frozenset(self.features), inputs)
+
+
+def _inputs(n: int):
+    half = st.integers(-8, 8).map(lambda i: i / 2)
+    return st.tuples(st.lists(half, min_size=n, max_size=n), st.lists(st.integers(-5, 5), min_size=n, max_size=n),
+                     half, st.integers(0, 5))
+
+
+@st.composite
+def programs(draw, config: Config = Config()) -> Program:
+    """A random well-formed program with three input tuples of one length (3 to 5)."""
+    n = draw(st.integers(3, 5))
+    inputs = tuple(draw(st.lists(_inputs(n), min_size=3, max_size=3)))
+    return Builder(draw, config).build(inputs)

@@ -1,0 +1,249 @@
+"""Run a generated program eagerly (the oracle), through ``to_static`` and through
+``jax.jit(convert)``, and describe any difference as a labelled :class:`FuzzFailure`.
+
+A difference is: a result of another pytree structure, shape, dtype or value (float
+tolerance), another exception type, other printed output (order included), any
+``FallbackWarning``, and any ``ConversionError`` (generated programs avoid the documented
+classes that are genuinely not one static program). Python scalars in results compare as
+the array JAX makes of them (``int`` as int32, ``float`` as float32), as inside ``jit``.
+
+Every user-facing text laxify produces on the way (error messages, warnings, ``explain()``)
+is appended to :data:`MESSAGES`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import linecache
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import laxify
+from generator import Program
+
+MESSAGES: list[str] = []  # every user-facing text laxify produced during the fuzz run
+
+# Known bug classes the lead is fixing; a failure of a program using the construct is
+# grouped under the label (the minimal program in the report shows whether that is right).
+KNOWN = {
+    "return_in_loop": "K1 return in traced loop under static-false branch (`_lx_retval` first assigned)",
+    "loop_else_jump": "K2 break/continue in loop else falls back",
+    "and_or_value": "K3 and/or on traced non-boolean operands returns a boolean",
+    "closure_in_loop": "K4 closure reading a loop variable reads the wrong value",
+}
+
+_filenames = itertools.count()
+
+
+@dataclass
+class Run:
+    """What one way of running the program gave on one input."""
+
+    result: Any = None
+    error: BaseException | None = None
+    stdout: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+class FuzzFailure(AssertionError):
+    """A difference between eager and converted runs; ``label`` is its class."""
+
+    label = "failure"
+
+    def __init__(self, detail: str, program: Program):
+        super().__init__(f"[{self.label}] {detail}\n\n--- program ---\n{program.describe()}")
+        self.detail = detail
+        self.program = program
+
+
+_FAILURE_TYPES: dict[str, type[FuzzFailure]] = {}
+
+
+def failure_type(label: str) -> type[FuzzFailure]:
+    """One ``FuzzFailure`` subclass per label, so Hypothesis shrinks each class apart."""
+    if label not in _FAILURE_TYPES:
+        slug = re.sub(r"\W+", "_", label)[:60]
+        _FAILURE_TYPES[label] = type(f"FuzzFailure_{slug}", (FuzzFailure,), {"label": label})
+    return _FAILURE_TYPES[label]
+
+
+def load(program: Program) -> Callable:
+    """``f`` of ``program``, exec'd under a fresh file name registered in linecache."""
+    filename = f"<laxify-fuzz-{next(_filenames)}>"
+    src = program.source
+    linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
+    # Bound here rather than by `import` lines in the source: CPython 3.11 compiles
+    # `jnp.f(...)` differently when `jnp` is a module-level import, which laxify's stale-source
+    # check takes for an edited file (finding F1 in /tmp/fuzz_findings.md).
+    namespace: dict = {"__name__": f"laxify_fuzz_{filename[13:-1]}", "jax": jax, "jnp": jnp}
+    exec(compile(src, filename, "exec", dont_inherit=True), namespace)
+    return namespace["f"]
+
+
+def arrays(inputs: tuple) -> tuple:
+    """The input tuple as arrays: x float32[n], y int32[n], a float32, k int32."""
+    x, y, a, k = inputs
+    return (jnp.asarray(x, jnp.float32), jnp.asarray(y, jnp.int32), jnp.float32(a), jnp.int32(k))
+
+
+def _laxify_warning(w: warnings.WarningMessage) -> bool:
+    return issubclass(w.category, laxify.FallbackWarning) or type(w.category).__module__.startswith("laxify")
+
+
+def execute(fn: Callable, args: tuple, *, barrier: bool) -> Run:
+    """Call ``fn(*args)``, capturing its result or exception, stdout and laxify warnings."""
+    run = Run()
+    out = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out):
+        warnings.simplefilter("always")
+        try:
+            run.result = fn(*args)
+            if barrier:
+                jax.block_until_ready(run.result)
+        except Exception as exc:  # noqa: BLE001 - any exception is an observation
+            run.error = exc
+        if barrier:
+            jax.effects_barrier()
+    run.stdout = out.getvalue()
+    run.warnings = [str(w.message) for w in caught if _laxify_warning(w)]
+    MESSAGES.extend(run.warnings)
+    if isinstance(run.error, laxify.ConversionError):
+        MESSAGES.append(str(run.error))
+    return run
+
+
+# -- comparison -------------------------------------------------------------------------
+
+def _leaf(value: Any) -> np.ndarray:
+    return np.asarray(jnp.asarray(value))
+
+
+def result_difference(expected: Any, actual: Any) -> tuple[str, str] | None:
+    """(kind, detail) of the first difference between two results, or None."""
+    exp_leaves, exp_def = jax.tree_util.tree_flatten(expected)
+    act_leaves, act_def = jax.tree_util.tree_flatten(actual)
+    if exp_def != act_def:
+        return "structure", f"pytree {exp_def} vs {act_def}"
+    for n, (e, a) in enumerate(zip(exp_leaves, act_leaves)):
+        e_arr, a_arr = _leaf(e), _leaf(a)
+        if e_arr.shape != a_arr.shape:
+            return "shape", f"leaf {n}: shape {e_arr.shape} vs {a_arr.shape}"
+        if e_arr.dtype != a_arr.dtype:
+            return "dtype", f"leaf {n}: dtype {e_arr.dtype} vs {a_arr.dtype} ({e!r} vs {a!r})"
+        if not np.allclose(e_arr, a_arr, rtol=1e-5, atol=1e-6, equal_nan=True):
+            return "value", f"leaf {n}: {e_arr.tolist()} vs {a_arr.tolist()}"
+    return None
+
+
+def _tokens(text: str) -> list[Any]:
+    out: list[Any] = []
+    for tok in text.replace("[", " ").replace("]", " ").split():
+        try:
+            out.append(float(tok))
+        except ValueError:
+            out.append(tok)
+    return out
+
+
+def stdout_difference(expected: str, actual: str) -> str | None:
+    """Printed output compared token by token, numbers up to float tolerance."""
+    e, a = _tokens(expected), _tokens(actual)
+    same = len(e) == len(a) and all(
+        (isinstance(p, float) and isinstance(q, float) and np.isclose(p, q, rtol=1e-5, atol=1e-6))
+        or p == q for p, q in zip(e, a))
+    return None if same else f"stdout {expected!r} vs {actual!r}"
+
+
+def _short(message: str) -> str:
+    """The first line of a message with names, numbers and locations made generic."""
+    line = next((ln for ln in message.splitlines() if ln.strip()), "")
+    line = re.sub(r"<laxify-fuzz-\d+>(:\d+)?", "<file>", line)
+    line = re.sub(r"`[^`]*`", "`_`", line)
+    line = re.sub(r"'[^']*'", "'_'", line)
+    line = re.sub(r"\d+", "N", line)
+    return line[:90]
+
+
+def label_for(kind: str, detail: str, program: Program) -> str:
+    """The failure class: a known bug class when the signature fits, else kind + message."""
+    if "_lx_retval" in detail and "first assigned" in detail:
+        return KNOWN["return_in_loop"]
+    if kind in ("fallback", "ConversionError") and "loop_else_jump" in program.features \
+            and re.search(r"\b(break|continue)\b", detail):
+        return KNOWN["loop_else_jump"]
+    # A wrong value spreads: a later operation may raise on it (`-` on a boolean).
+    if kind not in ("fallback", "ConversionError") and "and_or_value" in program.features:
+        return KNOWN["and_or_value"]
+    if kind not in ("fallback", "ConversionError") and "closure_in_loop" in program.features:
+        return KNOWN["closure_in_loop"]
+    if kind in ("value", "dtype", "shape", "structure", "stdout"):
+        return f"{kind} mismatch"
+    return f"{kind}: {_short(detail)}"
+
+
+def _describe(way: str, n: int, args: tuple, expected: Run, actual: Run) -> tuple[str, str] | None:
+    """(kind, detail) when ``actual`` differs from the eager run ``expected``."""
+    where = f"{way} on input #{n}"
+    if actual.warnings:
+        return "fallback", f"{where}: FallbackWarning: {actual.warnings[0]}"
+    if expected.error is not None or actual.error is not None:
+        if type(expected.error) is type(actual.error):
+            return None
+        kind = type(actual.error).__name__ if actual.error is not None else "missing exception"
+        return kind, (f"{where}: eager {type(expected.error).__name__}: {expected.error}; "
+                      f"{way} {type(actual.error).__name__}: {actual.error}")
+    diff = result_difference(expected.result, actual.result)
+    if diff is not None:
+        return diff[0], f"{where}: {diff[1]} (eager {expected.result!r} vs {way} {actual.result!r})"
+    out = stdout_difference(expected.stdout, actual.stdout)
+    if out is not None:
+        return "stdout", f"{where}: {out}"
+    return None
+
+
+def check_program(program: Program) -> FuzzFailure | None:
+    """Run ``program`` three ways on each of its inputs; the first difference, or None."""
+    fn = load(program)
+    static_fn = laxify.to_static(fn)
+    jitted = _lazy(lambda: jax.jit(laxify.convert(fn)))  # convert errors count per call
+    for n, inputs in enumerate(program.inputs):
+        args = arrays(inputs)
+        expected = execute(fn, args, barrier=False)
+        if expected.error is not None:
+            detail = f"eager run raised {type(expected.error).__name__}: {expected.error}"
+            return failure_type("invalid program (generator bug)")(detail, program)
+        for way, callee in (("to_static", static_fn), ("jit(convert)", jitted)):
+            found = _describe(way, n, args, expected, execute(callee, args, barrier=True))
+            if found is not None:
+                kind, detail = found
+                return failure_type(label_for(kind, detail, program))(detail, program)
+    _collect_explain(static_fn, arrays(program.inputs[0]))
+    return None
+
+
+def _lazy(make: Callable[[], Callable]) -> Callable:
+    """A function that builds its callee on first call (so that errors building it are
+    observed like errors calling it), and reuses it afterwards."""
+    built: list[Callable] = []
+
+    def call(*args):
+        if not built:
+            built.append(make())
+        return built[0](*args)
+
+    return call
+
+
+def _collect_explain(static_fn: Any, args: tuple) -> None:
+    try:
+        MESSAGES.append(str(static_fn.explain(*args)))
+    except Exception as exc:  # noqa: BLE001 - explain() failing is itself worth reporting
+        MESSAGES.append(f"explain() raised {type(exc).__name__}: {exc}")
