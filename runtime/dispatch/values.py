@@ -75,7 +75,10 @@ class Undefined:
     __getattr__ = __getitem__ = _fail
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
     __rtruediv__ = __floordiv__ = __mod__ = __pow__ = __matmul__ = __neg__ = __abs__ = _fail
-    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __array__ = __jax_array__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __array__ = _fail
+    # JAX looks this attribute up (and refuses objects that have it) before calling it: fail
+    # at the lookup, so that `jnp.sin(name)` raises like Python's read of an unbound name.
+    __jax_array__ = property(_fail)
     __str__ = __format__ = __contains__ = _fail
     __hash__ = object.__hash__
 
