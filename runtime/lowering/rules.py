@@ -140,7 +140,11 @@ def lower_cond(low: Lowerer, op: CondOp) -> None:
         _static_cond(low, op, pred)
         return
     written = set().union(*(_written(r) for r in op.regions))
-    keep = [k for k, v in enumerate(op.inputs) if v.hint in written]
+    # A name a branch assigns is local to the branch function: pass its value in, unless no
+    # branch reads it before assigning it (then the value may not even exist where the `if`
+    # stands, for example a name the enclosing loop body assigns only after the `if`).
+    keep = [k for k, v in enumerate(op.inputs)
+            if v.hint in written and any(low.uses[id(r.args[k])] for r in op.regions)]
     stems = ["true", "false"] if len(op.regions) == 2 else [f"case{k}" for k in range(len(op.regions))]
     names = []
     for stem, region in zip(stems, op.regions):

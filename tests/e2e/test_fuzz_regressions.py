@@ -1,0 +1,53 @@
+"""Bugs the differential fuzzer (tests/fuzz) found, each as its minimal program: eager Python,
+``to_static`` and ``jax.jit(convert)`` agree, and the traced constructs become lax primitives."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import pytest
+
+from harness import CASE_FIELDS, case, check
+
+X = jnp.array([1.0, 2.0, 3.0], jnp.float32)
+
+
+def index_write_in_scanned_loop_with_break(x, a):
+    lst = [a, 0.5]
+    for i in range(3):
+        lst[0] = x[i]
+        if x[i] > a:
+            break
+    return lst[0]
+
+
+def branch_assigns_a_name_the_loop_body_assigns_later(x, k):
+    s0 = 0.0
+    acc = []
+    for v in x:
+        acc.append(v)
+        if k == 0:
+            s0 = 1.0
+        s0 = 0.0
+    return jnp.stack(acc) + s0
+
+
+def print_order_across_a_traced_branch(x, a):
+    if a > 0:
+        print("in", a)
+    print("after", x)
+    return x
+
+
+CASES = [
+    case(index_write_in_scanned_loop_with_break, (X, jnp.float32(0.5)), (X, jnp.float32(9.0)),
+         prims={"scan", "cond"}),
+    case(branch_assigns_a_name_the_loop_body_assigns_later, (X, jnp.int32(0)), (X, jnp.int32(1)),
+         prims={"scan", "cond"}),
+    case(print_order_across_a_traced_branch, (X, jnp.float32(1.0)), (X, jnp.float32(-1.0)),
+         prims={"cond"}),
+]
+
+
+@pytest.mark.parametrize(CASE_FIELDS, CASES)
+def test_fuzz_found_bugs_stay_fixed(fn, inputs, prims, static_argnums):
+    check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
