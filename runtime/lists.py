@@ -63,13 +63,44 @@ def appended_carries(init, names, step) -> list[int]:
 
 
 class AppendProbe(list):
-    """A copy of a list that notes whether the loop body appends to it."""
+    """A copy of a list that notes whether the loop body appends to it. It is a pytree of its
+    items, so inner loops and branches carry it like a list; the copies they rebuild report an
+    append to the probe they came from."""
 
-    appended = False
+    def __init__(self, items=(), origin: "AppendProbe | None" = None):
+        super().__init__(items)
+        self.origin = origin
+        self.appended = False
 
     def append(self, value) -> None:
-        self.appended = True
+        probe = self
+        while probe is not None:
+            probe.appended = True
+            probe = probe.origin
         super().append(value)
+
+
+class _ProbeLink:
+    """The pytree metadata of an :class:`AppendProbe`: the probe its rebuilt copies report to.
+    All links compare equal, so a loop's carry keeps one structure from step to step."""
+
+    __slots__ = ("probe",)
+
+    def __init__(self, probe: AppendProbe):
+        self.probe = probe
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _ProbeLink)
+
+    def __hash__(self) -> int:
+        return hash(_ProbeLink)
+
+
+jax.tree_util.register_pytree_node(
+    AppendProbe,
+    lambda probe: (list(probe), _ProbeLink(probe)),
+    lambda link, items: AppendProbe(items, origin=link.probe),
+)
 
 
 def _abstractable(value) -> bool:

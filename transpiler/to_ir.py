@@ -116,6 +116,7 @@ class _Builder:
         self.globals_: set[str] = set()
         self.bound: set[str] = set()  # the function's local variables (parameters, assigned names)
         self.item_name = ITEM_NAME
+        self.cells: frozenset[str] = frozenset()  # names the function's closures capture
 
     # -- helpers -------------------------------------------------------------------
     def value(self, hint: str) -> Value:
@@ -315,7 +316,7 @@ class _Builder:
         inner = block_access(stmt.body)
         if stmt.orelse is not None:
             inner.merge(stmt_access(stmt.orelse))
-        outputs = [n for n in stmt_access(stmt).writes if n in live_out]
+        outputs = [n for n in stmt_access(stmt).writes if n in live_out and self.carried_cell(n, stmt)]
         inputs = [n for n in {**inner.reads, **inner.writes} if n in self.scope.env]
         pred = self.expr(stmt.test, span)
         regions = []
@@ -339,11 +340,30 @@ class _Builder:
         ))
         self.bind(outputs, results)
 
+    def carried_cell(self, name: str, stmt: cst.If | None) -> bool:
+        """Whether a construct carries ``name`` out, as far as closures are concerned: a name a
+        closure captures is live everywhere (the closure may run later), but only one with a
+        value before the construct (or set by every branch of ``stmt``) can be carried."""
+        if name not in self.cells or name in self.scope.env:
+            return True
+        if stmt is None:
+            return False
+        branches = [stmt.body]
+        node = stmt
+        while isinstance(node.orelse, cst.If):
+            node = node.orelse
+            branches.append(node.body)
+        if node.orelse is None:
+            return False
+        branches.append(node.orelse.body)
+        return all(name in block_access(b).binds for b in branches)
+
     def loop_names(self, stmt, live: Liveness, exclude=()) -> tuple[list[str], list[str]]:
         head = live.live_out[("head", id(stmt))]
         live_out = live.live_out[id(stmt)]
         body = block_access(stmt.body)
-        carries = [n for n in body.writes if (n in head or n in live_out) and n not in exclude]
+        carries = [n for n in body.writes if (n in head or n in live_out) and n not in exclude
+                   and self.carried_cell(n, None)]
         reads = dict(body.reads)
         if isinstance(stmt, cst.While):
             reads.update(expr_reads(stmt.test))
@@ -477,6 +497,7 @@ def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str]
     """Build the IR of ``src.node`` (already canonicalised by the converters)."""
     node = src.node
     b = _Builder(src, positions, freevars)
+    b.cells = cells
     b.item_name = prefix + ITEM_NAME[len(DEFAULT_PREFIX):]
     params = function_params(node)
     body_access = block_access(node.body)

@@ -73,25 +73,23 @@ def _appendable(v) -> bool:
 
 def _cond_probing(pred, branches, operands, site: Site):
     """A traced ``if`` met while a loop body is probed for appends: each branch gets its own
-    copy of the probed lists; whether any branch appended is noted on the original, which
-    comes out of the ``if`` unchanged (the probe's values are never used)."""
+    copy of the probed lists, linked to the original so that an append in any branch is noted
+    there; the original comes out of the ``if`` unchanged (the probe's values are never used)."""
     lists = [k for k, v in enumerate(operands) if isinstance(v, lists_mod.AppendProbe)]
     out_of: dict[int, int] = {}
 
     def wrap(branch):
         def run(*ops):
             ops = list(ops)
-            copies = {k: lists_mod.AppendProbe(operands[k]) for k in lists}
+            copies = {k: lists_mod.AppendProbe(operands[k], origin=operands[k]) for k in lists}
             for k, copy in copies.items():
                 ops[k] = copy
             outs = list(branch(*ops))
             for i, out in enumerate(outs):
                 for k, copy in copies.items():
-                    if out is copy:
+                    if out is copy or (isinstance(out, lists_mod.AppendProbe) and _comes_from(out, copy)):
                         out_of[i] = k
-                        outs[i] = None
-                        if copy.appended:
-                            operands[k].appended = True
+                        outs[i] = None  # an append reached the original through `origin`
             return tuple(outs)
 
         return run
@@ -101,6 +99,15 @@ def _cond_probing(pred, branches, operands, site: Site):
     for i, k in out_of.items():
         outs[i] = operands[k]
     return tuple(outs)
+
+
+def _comes_from(probe, origin) -> bool:
+    """Whether ``probe`` is ``origin`` or a copy an inner loop or branch rebuilt from it."""
+    while probe is not None:
+        if probe is origin:
+            return True
+        probe = probe.origin
+    return False
 
 
 def _cond_appending(pred, branches, operands, site: Site):

@@ -38,7 +38,46 @@ def print_order_across_a_traced_branch(x, a):
     return x
 
 
+def closure_over_loop_target_under_traced_if(x, a):
+    if 0.0 < a:
+        for e in x:
+            def g(z):
+                return z + e
+    return x * 2
+
+
+def list_index_write_in_inner_loop_of_appending_loop(x, a):
+    lst = [x[0], 0.5]
+    acc = []
+    for _ in x:
+        acc.append(a)
+        if a < 0.0:
+            for j, e in enumerate(x):
+                lst[0] = e * 0.0
+    return jnp.stack(acc), lst[0]
+
+
+def list_index_write_after_break_in_inner_while(x):
+    s = 0.0
+    lst = [x[0], 0.5]
+    for e in x:
+        s = s + e
+        n = 0
+        while True:
+            n += 1
+            if n > 0:
+                break
+            lst[0] = 0.0
+            return x
+    return x * s
+
+
 CASES = [
+    case(closure_over_loop_target_under_traced_if, (X, jnp.float32(1.0)), (X, jnp.float32(-1.0)),
+         prims={"cond", "scan"}),
+    case(list_index_write_in_inner_loop_of_appending_loop, (X, jnp.float32(1.0)), (X, jnp.float32(-1.0)),
+         prims={"cond", "scan"}),
+    case(list_index_write_after_break_in_inner_while, (X,), prims={"cond", "scan", "while"}),
     case(index_write_in_scanned_loop_with_break, (X, jnp.float32(0.5)), (X, jnp.float32(9.0)),
          prims={"scan", "cond"}),
     case(branch_assigns_a_name_the_loop_body_assigns_later, (X, jnp.int32(0)), (X, jnp.int32(1)),
