@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import types
 import warnings
 from typing import Any, Callable
@@ -20,11 +21,13 @@ from laxify.fallback import (
     fallback_error,
     located_concrete_error,
     warn_fallback,
+    warn_unconverted_eager,
 )
 from laxify.ir.errors import ConversionError, FallbackWarning
 from laxify.ir.printer import print_function
 from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.signature import param_types_for
+from laxify.transpiler.source import python_only_error
 
 __all__ = ["to_static", "StaticFunction", "convert", "do_not_convert", "load"]
 
@@ -92,15 +95,76 @@ def do_not_convert(fn: Callable) -> Callable:
     return fn
 
 
-def convert(fn: Callable) -> Callable:
-    """The converted, un-jitted Python function: composable with ``jax.jit``/``grad``/``vmap``."""
+# -- what laxify can be given --------------------------------------------------------------
+
+def _describe(value: Any) -> str:
+    kind = type(value)
+    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    text = repr(value)
+    article = "an" if name[0] in "aeiou" else "a"
+    return f"{text if len(text) <= 60 else text[:57] + '...'} ({article} {name} object)"
+
+
+def _callable_target(fn: Any, api: str) -> Callable:
+    """The callable ``api`` converts for ``fn``: ``fn`` itself, or the bound ``__call__`` of an
+    object that defines one. Non-callables and classes are a TypeError saying what to pass."""
+    if isinstance(fn, type):
+        raise TypeError(
+            f"{api} expects a function, got the class {fn.__qualname__}. Decorate one of its "
+            f"methods (for example __call__), or pass an instance whose class defines __call__.")
+    if not callable(fn):
+        raise TypeError(
+            f"{api} expects a function, got {_describe(fn)}. Pass a Python function (def or "
+            f"lambda), a method, or an object whose class defines __call__.")
+    if isinstance(fn, (types.FunctionType, types.MethodType, functools.partial, StaticFunction,
+                       types.BuiltinFunctionType)):
+        return fn
+    call = getattr(type(fn), "__call__", None)
+    if isinstance(call, (types.FunctionType, StaticFunction)):
+        return fn.__call__  # an object with a Python __call__: its bound method
+    return fn
+
+
+def _convert_callable(fn: Callable, locate_fallbacks: bool = True) -> Callable:
+    """``fn`` converted: Python functions, bound methods (bound to the same object), partials
+    (with the same arguments); anything else is a ConversionError saying why."""
     if isinstance(fn, StaticFunction):
         fn = fn.python_function
-    if isinstance(fn, types.MethodType):
-        return types.MethodType(convert(fn.__func__), fn.__self__)
     if getattr(fn, "__laxify_do_not_convert__", False):
         return fn
-    return convert_function(fn).bind(fn)
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(_convert_callable(fn.__func__, locate_fallbacks), fn.__self__)
+    if isinstance(fn, functools.partial):
+        return functools.partial(_convert_callable(fn.func, locate_fallbacks), *fn.args, **fn.keywords)
+    return convert_function(fn).bind(fn, locate_fallbacks)
+
+
+def _function_and_arguments(fn: Callable, args: tuple, kwargs: dict):
+    """The plain function under bound methods and partials, with the arguments they bind."""
+    if isinstance(fn, StaticFunction):
+        return _function_and_arguments(fn.python_function, args, kwargs)
+    if isinstance(fn, types.MethodType):
+        return _function_and_arguments(fn.__func__, (fn.__self__, *args), kwargs)
+    if isinstance(fn, functools.partial):
+        return _function_and_arguments(fn.func, (*fn.args, *args), {**fn.keywords, **kwargs})
+    return fn, args, kwargs
+
+
+def convert(fn: Callable) -> Callable:
+    """The converted, un-jitted Python function: composable with ``jax.jit``/``grad``/``vmap``.
+
+    Takes functions, lambdas, bound methods, ``functools.partial`` objects, objects whose class
+    defines ``__call__`` (their bound ``__call__`` is converted), and ``staticmethod`` /
+    ``classmethod`` objects (converted inside, same kind returned)."""
+    if isinstance(fn, StaticFunction):
+        fn = fn._unconverted()
+    if isinstance(fn, (staticmethod, classmethod)):
+        return type(fn)(convert(fn.__func__))
+    target = _callable_target(fn, "laxify.convert")
+    lazy = python_only_error(_function_and_arguments(target, (), {})[0])
+    if lazy is not None:
+        raise lazy
+    return _convert_callable(target)
 
 
 class StaticFunction:
@@ -115,7 +179,14 @@ class StaticFunction:
             fallback = "error"
         if fallback not in FALLBACK_MODES:
             raise ValueError(f"fallback must be one of {FALLBACK_MODES}, got {fallback!r}")
+        # `@to_static` over `@staticmethod`/`@classmethod`: convert the function, bind as they do.
+        self._binding = type(fn) if isinstance(fn, (staticmethod, classmethod)) else None
+        if self._binding is not None:
+            fn = fn.__func__
+        fn = _callable_target(fn, "laxify.to_static")
         functools.update_wrapper(self, fn)
+        if not isinstance(getattr(self, "__qualname__", None), str):
+            self.__qualname__ = self.__name__ = getattr(fn, "__qualname__", None) or type(fn).__qualname__
         self.python_function = fn
         self.fallback = fallback
         self._static_argnums = frozenset(
@@ -131,29 +202,43 @@ class StaticFunction:
         self._static_values: set = set()
         self._retrace_warned = False
         self._no_source: ConversionError | None = None
+        self._inner = _function_and_arguments(fn, (), {})[0]  # under bound methods and partials
+        # A generator or coroutine function runs as Python: jax.jit cannot return its result.
+        self._python_only = python_only_error(self._inner)
+        self._python_only_warned = False
+        self._lock = threading.RLock()
 
     # -- conversion ------------------------------------------------------------------
+    def _unconverted(self) -> Any:
+        """The function as given (a ``staticmethod``/``classmethod`` wrapped again)."""
+        return self._binding(self.python_function) if self._binding else self.python_function
+
     @property
     def _converted(self) -> Converted:
-        return convert_function(self.python_function)
+        return convert_function(self._inner)
 
     def _function(self) -> Callable:
+        """The converted function (converted once, also when threads call first at once)."""
         fn = self._converted_fn
         if fn is None:
-            if getattr(self.python_function, "__laxify_do_not_convert__", False):
-                fn = self.python_function
-            else:
-                try:
-                    fn = self._converted.bind(self.python_function, locate_fallbacks=False)
-                except ConversionError as e:
-                    if self.fallback == "error":
-                        raise
-                    self._no_source = e
-                    if self.fallback == "warn":
-                        warnings.warn(f"{e}\nThe function runs unconverted.", FallbackWarning, stacklevel=3)
-                    fn = self.python_function
-            self._converted_fn = fn
+            with self._lock:
+                if self._converted_fn is None:
+                    self._converted_fn = self._convert()
+                fn = self._converted_fn
         return fn
+
+    def _convert(self) -> Callable:
+        """The converted function, or the function as written (with a warning) when it has no
+        source that laxify can convert."""
+        try:
+            return _convert_callable(self.python_function, locate_fallbacks=False)
+        except ConversionError as e:
+            if self.fallback == "error":
+                raise
+            self._no_source = e
+            if self.fallback == "warn":
+                warnings.warn(f"{e}\nThe function runs unconverted.", FallbackWarning, stacklevel=5)
+            return self.python_function
 
     # -- calling ---------------------------------------------------------------------
     def _key(self, args, kwargs) -> tuple:
@@ -169,9 +254,12 @@ class StaticFunction:
         jitted = self._jitted.get(key)
         if jitted is None:
             fn = _unwrapping(self._function()) if len(key) == 3 else self._function()
-            jitted = jax.jit(fn, static_argnums=key[0], static_argnames=key[1],
-                             donate_argnums=self._donate, **self._jit_options)
-            self._jitted[key] = jitted
+            with self._lock:
+                jitted = self._jitted.get(key)
+                if jitted is None:
+                    jitted = jax.jit(fn, static_argnums=key[0], static_argnames=key[1],
+                                     donate_argnums=self._donate, **self._jit_options)
+                    self._jitted[key] = jitted
         return jitted
 
     def _note_static(self, key, args, kwargs) -> None:
@@ -182,12 +270,12 @@ class StaticFunction:
             return
         if len(self._static_values) > RETRACE_WARNING_AFTER and not self._retrace_warned:
             self._retrace_warned = True
-            code = self.python_function.__code__
+            code = getattr(self._inner, "__code__", None)
             warnings.warn_explicit(
                 f"{self.__qualname__} has been traced for {len(self._static_values)} distinct static "
                 f"argument values; each one compiles anew. Pass values that change from call to call "
                 f"as arrays (jnp.asarray) so that they are traced instead.",
-                FallbackWarning, code.co_filename, code.co_firstlineno,
+                FallbackWarning, code.co_filename if code else "<unknown>", code.co_firstlineno if code else 0,
             )
 
     def __call__(self, *args, **kwargs):
@@ -199,6 +287,8 @@ class StaticFunction:
                     return jitted(*args)
                 except CONCRETE_ERRORS as e:
                     return self._concrete_error(e, ((), ()), args, kwargs)
+        if self._python_only is not None:
+            return self._run_as_python(args, kwargs)
         key = self._key(args, kwargs)
         if key in self._eager:
             return self.python_function(*args, **kwargs)
@@ -215,16 +305,38 @@ class StaticFunction:
         except CONCRETE_ERRORS as e:
             return self._concrete_error(e, key, args, kwargs)
 
+    def _run_as_python(self, args, kwargs):
+        """A generator or coroutine function: called as written (no conversion, no jit), with a
+        FallbackWarning once at its ``yield``/``async def`` line; an error if fallback="error"."""
+        error = self._python_only
+        if self.fallback == "error":
+            raise error
+        if self.fallback == "warn" and not self._python_only_warned:
+            self._python_only_warned = True
+            where = error.location
+            warnings.warn_explicit(
+                f"{error.message} It runs as plain Python, eagerly, op by op, which is much slower. "
+                f"{error.fix}", FallbackWarning, where.filename, where.line)
+        return self.python_function(*args, **kwargs)
+
     def _concrete_error(self, error: Exception, key, args, kwargs):
         """A traced value reached Python code that needs a concrete one: fall back or explain."""
-        found = None if self._no_source is not None else fallback_at(self._converted.conversion, error)
-        if found is None:
-            raise located_concrete_error(error, self.python_function) from error
+        inner = self._inner
         outer = any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
-        if self.fallback == "error" or outer:
-            raise fallback_error(found, self.python_function, outer) from error
-        if self.fallback == "warn":
-            warn_fallback(found, self.python_function)
+        if self._no_source is not None:
+            # Not converted at all (no source): like a construct kept as Python, it runs eagerly.
+            if outer:
+                raise located_concrete_error(error, inner, self._no_source) from error
+            if self.fallback == "warn":
+                warn_unconverted_eager(error, inner, self._no_source)
+        else:
+            found = fallback_at(self._converted.conversion, error)
+            if found is None:
+                raise located_concrete_error(error, inner) from error
+            if self.fallback == "error" or outer:
+                raise fallback_error(found, inner, outer) from error
+            if self.fallback == "warn":
+                warn_fallback(found, inner)
         self._eager.add(key)
         self._by_types.clear()
         args = tuple(a.value if isinstance(a, _ById) else a for a in args)
@@ -232,6 +344,10 @@ class StaticFunction:
         return self.python_function(*args, **kwargs)
 
     def __get__(self, instance, owner=None):
+        if self._binding is staticmethod:
+            return self
+        if self._binding is classmethod:
+            return types.MethodType(self, owner if owner is not None else type(instance))
         if instance is None:
             return self
         return types.MethodType(self, instance)
@@ -263,7 +379,7 @@ class StaticFunction:
         return explain(self._specialised_ir(args, kwargs), specialised=True)
 
     def _specialised_ir(self, args, kwargs):
-        fn = self.python_function
+        fn, args, kwargs = _function_and_arguments(self.python_function, args, kwargs)
         types_ = param_types_for(fn, args, kwargs)
         return fresh_ir(fn, types_, make_evaluator(fn.__globals__))
 

@@ -2,17 +2,24 @@
 
 source → converters → IR → passes (verify, types, static folding, DCE) → lowering → code.
 The code object is shared by every function made from the same ``def``; each function
-object gets its own closure cells.
+object gets its own closure cells. The cache holds code objects by identity and weakly:
+CPython compares code objects by value (ignoring the file name), and a function redefined
+in a loop or a re-run notebook cell must be freed with its conversion.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import linecache
+import sys
+import threading
 import types
+import weakref
 from dataclasses import dataclass
 
 from laxify.ir import Function
-from laxify.ir.errors import ConversionError
+from laxify.ir.errors import ConversionError, Location
 from laxify.ir.passes.infer_types import MergeTypeError
 from laxify.ir.passes import default_passes, run_passes
 from laxify.runtime.calls import set_converter
@@ -20,6 +27,7 @@ from laxify.runtime.compile import compile_lowered, make_function
 from laxify.runtime.lowering import LoweredSource, lower_function
 from laxify.runtime.options import restoring_options, with_options
 from laxify.transpiler.pipeline import Conversion, convert_source
+from laxify.transpiler.source import function_code
 
 __all__ = ["Converted", "convert_function", "fresh_ir", "clear_cache"]
 
@@ -56,7 +64,26 @@ class Converted:
         return converted
 
 
-_CACHE: dict[types.CodeType, Converted] = {}
+# id(code) -> (weak reference to that code object, its conversion)
+_CACHE: dict[int, tuple[weakref.ref, Converted]] = {}
+# One conversion at a time: threads making the first call of one function at once convert it
+# once. Re-entrant: a conversion may need the conversion of another function.
+_LOCK = threading.RLock()
+
+
+def _cached(code: types.CodeType) -> Converted | None:
+    entry = _CACHE.get(id(code))
+    return entry[1] if entry is not None and entry[0]() is code else None
+
+
+def _remember(code: types.CodeType, converted: Converted) -> None:
+    key = id(code)
+
+    def forget(ref: weakref.ref, cache: dict = _CACHE) -> None:  # `cache` outlives module teardown
+        if cache.get(key, (None,))[0] is ref:
+            cache.pop(key, None)
+
+    _CACHE[key] = (weakref.ref(code, forget), converted)
 
 
 def _locating_fallbacks(converted, conversion: Conversion, original):
@@ -78,25 +105,70 @@ def _locating_fallbacks(converted, conversion: Conversion, original):
 
 
 def convert_function(fn: types.FunctionType) -> Converted:
-    """Convert ``fn`` (cached per code object: a second conversion costs a dict lookup)."""
-    code = fn.__code__
-    hit = _CACHE.get(code)
+    """Convert ``fn`` (cached per code object: a second conversion costs a dict lookup).
+    A callable that is not a Python function is a :class:`ConversionError` saying why."""
+    code = function_code(fn)
+    hit = _cached(code)
     if hit is not None:
         return hit
+    with _LOCK:
+        hit = _cached(code)
+        if hit is None:
+            with _depth_limit(fn, code):
+                hit = _convert(fn, code)
+            _remember(code, hit)
+    return hit
+
+
+# CPython's limits on nesting in the code it compiles (the converted code nests one level per
+# branch of an `elif` chain and per construct converted inside another).
+_NESTING_LIMITS = ("too many levels of indentation", "too many statically nested blocks")
+
+
+@contextlib.contextmanager
+def _depth_limit(fn, code: types.CodeType):
+    """A function nested too deeply to convert becomes a ConversionError naming it and the fix:
+    a RecursionError of the recursive tree walks (an expression chain such as ``a and b and
+    ...`` nests one level per operand), or converted code that nests past CPython's limits."""
+    try:
+        yield
+    except RecursionError:
+        raise _too_deep(code, f"it holds an expression or block nested too deeply to convert "
+                              f"(Python's recursion limit of {sys.getrecursionlimit()} was reached; "
+                              f"a chain such as `a and b and ...` nests one level per operand)") from None
+    except SyntaxError as e:
+        if not any(limit in str(e.msg) for limit in _NESTING_LIMITS):
+            raise
+        raise _too_deep(code, f"its converted code nests more deeply than Python allows ({e.msg}); "
+                              f"each branch of an `elif` chain nests one level") from None
+
+
+def _too_deep(code: types.CodeType, why: str) -> ConversionError:
+    text = linecache.getline(code.co_filename, code.co_firstlineno).rstrip("\n")
+    return ConversionError(
+        f"laxify cannot convert {code.co_qualname}: {why}.",
+        Location(code.co_filename, code.co_firstlineno, len(text) - len(text.lstrip()), text),
+        "Split the long expression or chain into several statements with intermediate variables, "
+        "or replace a long `elif` chain by a lookup (index an array of values, or "
+        "jax.lax.switch with a list of functions).",
+    )
+
+
+def _convert(fn: types.FunctionType, code: types.CodeType) -> Converted:
+    """Source → IR → passes → lowered code for ``fn`` (no cache)."""
     conversion = convert_source(fn)
     ir_fn = conversion.ir
     _run_passes(ir_fn, conversion, default_passes())
     lowered = lower_function(ir_fn, conversion.source.filename)
     compiled = compile_lowered(lowered, code.co_freevars, conversion.source.filename)
-    converted = Converted(conversion, ir_fn, lowered, compiled)
-    _CACHE[code] = converted
-    return converted
+    return Converted(conversion, ir_fn, lowered, compiled)
 
 
 def fresh_ir(fn: types.FunctionType, param_types=None, evaluate=None) -> Function:
     """A new IR of ``fn`` typed for a signature (``param_types``) and folded accordingly."""
-    conversion = convert_source(fn)
-    _run_passes(conversion.ir, conversion, default_passes(param_types, evaluate))
+    with _depth_limit(fn, function_code(fn)):
+        conversion = convert_source(fn)
+        _run_passes(conversion.ir, conversion, default_passes(param_types, evaluate))
     return conversion.ir
 
 
@@ -117,7 +189,9 @@ def _run_passes(ir_fn: Function, conversion: Conversion, passes: list) -> None:
 
 
 def clear_cache() -> None:
-    _CACHE.clear()
+    """Forget every conversion (the next call of each function converts it again)."""
+    with _LOCK:
+        _CACHE.clear()
 
 
 def _convert_called(fn: types.FunctionType):

@@ -12,7 +12,8 @@ from laxify.ir.errors import ConversionError, FallbackWarning, Location
 from laxify.transpiler.pipeline import Conversion
 from laxify.transpiler.to_ir import Fallback
 
-__all__ = ["CONCRETE_ERRORS", "fallback_at", "fallback_error", "located_concrete_error", "warn_fallback"]
+__all__ = ["CONCRETE_ERRORS", "fallback_at", "fallback_error", "located_concrete_error", "warn_fallback",
+           "warn_unconverted_eager"]
 
 CONCRETE_ERRORS = (
     jax.errors.TracerBoolConversionError,
@@ -67,13 +68,39 @@ def warn_fallback(fb: Fallback, fn) -> None:
     )
 
 
-def located_concrete_error(error: BaseException, fn) -> ConversionError:
-    """DESIGN §6: a traced value used where Python needs a concrete one, at the user's line."""
-    lines = _user_lines(error, fn.__code__.co_filename)
+def _concrete_location(error: BaseException, fn) -> Location | None:
+    """The last line of ``fn``'s file in the traceback of ``error`` (``None`` without one)."""
+    code = getattr(fn, "__code__", None)
+    lines = _user_lines(error, code.co_filename) if code is not None else []
+    return _line_location(code.co_filename, lines[-1]) if lines else None
+
+
+def _first_line(error: BaseException) -> str:
     text = str(error).strip()
-    first = text.splitlines()[0] if text else type(error).__name__
-    message = f"A traced value is used where Python needs a concrete one ({type(error).__name__}: {first})."
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def located_concrete_error(error: BaseException, fn, unconverted: ConversionError | None = None) -> ConversionError:
+    """DESIGN §6: a traced value used where Python needs a concrete one, at the user's line.
+    ``unconverted``: why ``fn`` was not converted at all (then it ran as written)."""
+    message = (f"A traced value is used where Python needs a concrete one "
+               f"({type(error).__name__}: {_first_line(error)}).")
+    if unconverted is not None:
+        message += (f" {unconverted.message} So it runs as written, and inside an outer jax "
+                    f"transformation it cannot run eagerly either.")
     fix = ("Keep that value static (pass it as a Python value or list it in static_argnums), or use "
            "a jax.numpy / jax.lax operation that accepts traced values (jnp.where, lax.dynamic_slice, ...).")
-    loc = _line_location(fn.__code__.co_filename, lines[-1]) if lines else None
-    return ConversionError(message, loc, fix)
+    return ConversionError(message, _concrete_location(error, fn), fix)
+
+
+def warn_unconverted_eager(error: BaseException, fn, unconverted: ConversionError) -> None:
+    """The one-time FallbackWarning of a function laxify could not convert whose Python needs a
+    concrete value: it runs eagerly from now on (at the user's line when there is one)."""
+    where = _concrete_location(error, fn)
+    code = getattr(fn, "__code__", None)
+    filename, line = (where.filename, where.line) if where else (
+        (code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0))
+    warnings.warn_explicit(
+        f"{unconverted.message} Its Python code needs a concrete value here "
+        f"({type(error).__name__}: {_first_line(error)}), so it runs eagerly, op by op, which is "
+        f"much slower. {unconverted.fix}", FallbackWarning, filename, line)
