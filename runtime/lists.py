@@ -1,33 +1,230 @@
 """Lists appended to inside loops: a Python list in a Python loop, a stacked per-iteration
 output in a traced loop (the name then holds the stacked array: ``len``, ``[-1]``, iteration
-and ``jnp.stack`` behave as on the list of its rows)."""
+and ``jnp.stack`` behave as on the list of its rows). Inside the traced loop the list is an
+:class:`Accumulator`, which reads items as Python would at that point of the iteration."""
 
 from __future__ import annotations
 
+import functools
+import operator
+import warnings
+
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax import lax
 
 from laxify.ir.errors import ConversionError
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import site_error
 
-__all__ = ["Accumulator", "StackedList", "append", "appended_carries", "appended_once", "list_carries", "stacked_result"]
+__all__ = [
+    "Accumulator", "ListIndexError", "NeedsPythonLoop", "NeedsRows", "Rows", "StackedList",
+    "append", "appended_carries", "appended_once", "branch_of", "buffer_result", "list_carries",
+    "probe_appends", "stacked_result",
+]
+
+
+class NeedsPythonLoop(ConversionError):
+    """A list being stacked is used where Python needs a value that changes from one iteration
+    to the next as a Python object (``len``, a slice, iteration): the loop must run as Python
+    (unrolled) to give Python's result; where it cannot, this is the located error."""
+
+
+class ListIndexError(ConversionError, IndexError):
+    """A static index that is out of range on every iteration of the loop building the list."""
+
+
+class NeedsRows(Exception):
+    """Raised while a scan body is traced, when a stacked list reads an item appended in an
+    earlier iteration: the scan is traced again with that list carried as a buffer. ``key``
+    names the scan and the carry."""
+
+    def __init__(self, key):
+        super().__init__(key)
+        self.key = key
+
+
+class Rows:
+    """The items a list held before the current iteration of a scan that reads it: rows
+    ``[0, length)`` of ``buf`` (a pytree of ``(n, ...)`` arrays; ``length`` traced)."""
+
+    __slots__ = ("buf", "length", "n")
+
+    def __init__(self, buf, length, n: int):
+        self.buf, self.length, self.n = buf, length, n
+
+    @classmethod
+    def initial(cls, prefix: list, element, n: int):
+        """The buffer before the first iteration: ``prefix``'s items, then zeros."""
+
+        def leaf(aval, *items):
+            dtype = jnp.result_type(aval.dtype, *items) if items else aval.dtype
+            rest = jnp.zeros((n - len(items), *aval.shape), dtype)
+            if not items:
+                return rest
+            return jnp.concatenate([jnp.stack([jnp.asarray(i, dtype) for i in items]), rest])
+
+        return jax.tree_util.tree_map(leaf, element, *prefix)
+
+    def written(self, value):
+        """The buffer with ``value`` as row ``length``."""
+        def write(b, v):
+            row = lax.expand_dims(lax.convert_element_type(v, b.dtype), (0,))
+            return lax.dynamic_update_slice(b, row, (self.length,) + (0,) * (b.ndim - 1),
+                                            allow_negative_indices=False)
+
+        return jax.tree_util.tree_map(write, self.buf, value)
+
+    def read(self, index, static: int | None, tail: list, acc: "Accumulator"):
+        """Item ``index`` of the list ``rows ++ tail`` (``tail``: this iteration's appends);
+        zeros where the list has no such item yet."""
+        m = len(tail)
+        total = self.length + m
+        if static is not None:
+            if not -self.n <= static < self.n:
+                raise site_error(
+                    acc.site,
+                    f"`{acc.name}[{static}]` is read inside this loop, but `{acc.name}` has at most "
+                    f"{self.n} items in it: Python raises IndexError.",
+                    f"Read an index below {self.n}.",
+                    ListIndexError,
+                )
+            pos = static if static >= 0 else total + static
+        else:
+            index = jnp.asarray(index, jnp.int32)
+            pos = jnp.where(index < 0, index + total, index)
+        # A position outside [0, n) is clamped by XLA and masked below.
+        value = jax.tree_util.tree_map(
+            lambda b: lax.squeeze(lax.dynamic_slice(b, (pos,) + (0,) * (b.ndim - 1), (1, *b.shape[1:]),
+                                                    allow_negative_indices=False), (0,)),
+            self.buf)
+        if m and not (static is not None and static < 0):  # `pos` may be one of this iteration's items
+            which = jnp.clip(pos - self.length + 1, 0, m)
+            value = jax.tree_util.tree_map(
+                lambda r, *ts: lax.select_n(which, r, *[jnp.broadcast_to(lax.convert_element_type(t, r.dtype), r.shape) for t in ts]),
+                value, *tail)
+        valid = jnp.logical_and(pos >= 0, pos < total)
+        # Python raises IndexError where the list has no such item yet; one XLA program cannot
+        # raise, so the read gives zeros and says so at run time, on the iterations it happens.
+        shown = f"{acc.name}[{static}]" if static is not None else f"{acc.name}[...]"
+        jax.debug.callback(functools.partial(_warn_missing_item, acc.site, shown, acc.name),
+                           jnp.logical_not(valid))
+        return jax.tree_util.tree_map(lambda a: lax.select_n(valid, jnp.zeros_like(a), a), value)
+
+
+def _warn_missing_item(site: Site | None, shown: str, name: str, missing) -> None:
+    """Run time: a read of a stacked list inside its loop found no item there."""
+    if not np.any(np.asarray(missing)):
+        return
+    message = (f"laxify: `{shown}` is read inside this loop at an iteration where `{name}` does "
+               f"not have that item yet; Python raises IndexError there, the converted loop read "
+               f"zeros. Read an index the list already has at that point.")
+    if site is None:
+        warnings.warn(message, RuntimeWarning)
+    else:
+        warnings.warn_explicit(message, RuntimeWarning, site.filename, site.line)
 
 
 class Accumulator:
-    """Stands for a list inside a traced loop body: records the one value appended per iteration."""
+    """Stands for a list inside a traced loop body (or one branch of a traced ``if`` in it):
+    records the one value appended per iteration and reads items as Python would there.
 
-    __slots__ = ("name", "values")
+    The list at a point of iteration ``k`` is ``prefix`` (its items before the loop), the
+    ``k`` items of earlier iterations, then this iteration's appends (``values``, after the
+    parent's for a branch copy). Reads of ``prefix`` items and of this iteration's appends
+    are Python values; reads of earlier iterations' items need ``rows`` (a :class:`Rows`
+    buffer): without one they raise :class:`NeedsRows`, and the scan is traced again with one.
+    ``len``, slices and iteration differ per iteration as Python values: :class:`NeedsPythonLoop`.
+    While a body is probed (``probe`` set), ``prefix`` is the whole list before this iteration.
+    """
 
-    def __init__(self, name: str):
-        self.name = name
+    __slots__ = ("name", "site", "values", "parent", "prefix", "rows", "element", "key", "probe", "wants_rows")
+
+    def __init__(self, name: str, site: Site | None = None, *, prefix=(), rows: Rows | None = None,
+                 element=None, key=None, probe: "AppendProbe | None" = None, parent: "Accumulator | None" = None):
+        self.name, self.site = name, site
         self.values: list = []
+        self.parent = parent
+        self.prefix = list(prefix)
+        self.rows, self.element, self.key, self.probe = rows, element, key, probe
+        self.wants_rows = False
 
     def append(self, value) -> None:
         self.values.append(value)
 
+    def _root(self) -> "Accumulator":
+        acc = self
+        while acc.parent is not None:
+            acc = acc.parent
+        return acc
+
+    def _tail(self) -> list:
+        return [*self.parent._tail(), *self.values] if self.parent is not None else list(self.values)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            raise self._needs_python(f"`{self.name}[...]` with a slice")
+        root, tail = self._root(), self._tail()
+        static = _static_index(index)
+        if static is not None:
+            if -len(tail) <= static < 0:
+                return tail[static]
+            if 0 <= static < len(root.prefix):
+                return root.prefix[static]
+        if root.probe is not None:
+            items = [*root.prefix, *tail]
+            if static is not None and -len(items) <= static < len(items):
+                return items[static]
+            return root.probe.unknown_item()
+        if root.rows is None:
+            root.wants_rows = True
+            raise NeedsRows(root.key)
+        return root.rows.read(index, static, tail, self)
+
+    def __len__(self) -> int:
+        root = self._root()
+        if root.probe is not None:
+            return len(root.prefix) + len(self._tail())
+        raise self._needs_python(f"`len({self.name})`")
+
+    def __iter__(self):
+        root = self._root()
+        if root.probe is not None:
+            return iter([*root.prefix, *self._tail()])
+        raise self._needs_python(f"iterating over `{self.name}`")
+
+    def _needs_python(self, what: str) -> NeedsPythonLoop:
+        return site_error(
+            self.site,
+            f"{what} inside this loop, which runs as one `lax.scan`, is a Python value that "
+            f"changes from one iteration to the next (the list `{self.name}` grows by one item "
+            f"per iteration); one XLA program cannot hold it.",
+            f"Read single items (`{self.name}[-1]`, `{self.name}[i]`), count with a variable you "
+            f"update in the loop (`n = n + 1`), or loop over `range(...)` so that the loop can run "
+            f"as Python.",
+            NeedsPythonLoop,
+        )
+
     def __repr__(self) -> str:
         return f"<list {self.name} being accumulated>"
+
+
+def branch_of(lst, name: str, site: Site | None = None) -> Accumulator:
+    """The list as one branch of a traced ``if`` (or one bounded-loop step) sees it: it reads
+    ``lst``, and its own appends stay in the copy until the ``if`` picks one."""
+    if isinstance(lst, Accumulator):
+        return Accumulator(lst.name, lst.site, parent=lst)
+    return Accumulator(name, site, prefix=lst, probe=lst._top())
+
+
+def _static_index(index) -> int | None:
+    """``index`` as a Python int, or None where it is traced."""
+    if isinstance(index, jax.core.Tracer):
+        if not jnp.issubdtype(index.dtype, jnp.integer) or index.shape != ():
+            raise TypeError(f"list indices must be integers or slices, not {index.dtype}{list(index.shape)}")
+        return None
+    return operator.index(index)
 
 
 def append(lst, value):
@@ -44,40 +241,106 @@ def list_carries(init) -> list[int]:
 def appended_carries(init, names, step) -> list[int]:
     """Indexes of the list carries that one iteration appends to (found by tracing ``step``
     once abstractly); other lists are fixed-length pytrees carried as they are."""
+    return list(probe_appends(init, names, step))
+
+
+def probe_appends(init, names, step, site: Site | None = None) -> dict:
+    """The list carries that one iteration appends to (by tracing ``step`` once abstractly),
+    each with the type of the value it appends. A read the probe cannot answer (an item the
+    first iteration does not have yet, a traced index) gives zeros of the items' type; where
+    no item is known yet, it guesses, and probes again once an append shows the type."""
     lists = list_carries(init)
     if not lists:
-        return []
-    probes = {k: AppendProbe(init[k]) for k in lists}
-    args = [k for k, v in enumerate(init) if k not in probes and _abstractable(v)]
+        return {}
+    known: dict[int, object] = {}
+    while True:
+        probes = {k: AppendProbe(init[k], element=known.get(k)) for k in lists}
+        args = [k for k, v in enumerate(init) if k not in probes and _abstractable(v)]
 
-    def run(*values):
-        full = list(init)
-        for k, probe in probes.items():
-            full[k] = probe
-        for k, v in zip(args, values):
-            full[k] = v
-        step(tuple(full))
+        def run(*values):
+            full = list(init)
+            for k, probe in probes.items():
+                full[k] = probe
+            for k, v in zip(args, values):
+                full[k] = v
+            step(tuple(full))
 
-    jax.eval_shape(run, *[init[k] for k in args])
-    return [k for k in lists if probes[k].appended]
+        try:
+            jax.eval_shape(run, *[init[k] for k in args])
+        except (ConversionError, jax.errors.JAXTypeError):
+            raise
+        except (TypeError, ValueError) as e:
+            guessed = [k for k in lists if probes[k].guessed]
+            if not guessed:
+                raise
+            name = names[guessed[0]] if guessed[0] < len(names) else "list"
+            raise site_error(
+                site,
+                f"`{name}` is read inside this loop before anything is appended to it, and the "
+                f"type of its items is not known there ({type(e).__name__}: {e}).",
+                f"Give `{name}` an item before the loop, or read it after `{name}.append(...)`.",
+                NeedsPythonLoop,
+            ) from e
+        again = {k: probes[k].seen for k in lists
+                 if probes[k].guessed and probes[k].seen is not None and k not in known}
+        if not again:
+            return {k: probes[k].seen for k in lists if probes[k].appended}
+        known.update(again)
+
+
+def _aval(value):
+    return jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x)), value)
 
 
 class AppendProbe(list):
-    """A copy of a list that notes whether the loop body appends to it. It is a pytree of its
-    items, so inner loops and branches carry it like a list; the copies they rebuild report an
-    append to the probe they came from."""
+    """A copy of a list that notes whether the loop body appends to it, and the type of what
+    it appends. It is a pytree of its items, so inner loops and branches carry it like a list;
+    the copies they rebuild report to the probe they came from. A read of an item it does not
+    hold gives zeros of the items' type (only types matter while probing)."""
 
-    def __init__(self, items=(), origin: "AppendProbe | None" = None):
+    def __init__(self, items=(), origin: "AppendProbe | None" = None, element=None):
         super().__init__(items)
         self.origin = origin
         self.appended = False
+        self.seen = None  # the type of the first appended value
+        self.element = element  # the type of an item, known from an earlier probe
+        self.guessed = False
+
+    def _top(self) -> "AppendProbe":
+        probe = self
+        while probe.origin is not None:
+            probe = probe.origin
+        return probe
 
     def append(self, value) -> None:
         probe = self
         while probe is not None:
             probe.appended = True
+            if probe.seen is None:
+                probe.seen = _aval(value)
             probe = probe.origin
         super().append(value)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return super().__getitem__(index)
+        static = _static_index(index)
+        if static is not None and -len(self) <= static < len(self):
+            return super().__getitem__(static)
+        return self._top().unknown_item()
+
+    def unknown_item(self):
+        """Zeros of the items' type, for a read this probe cannot answer."""
+        if self.element is not None:
+            aval = self.element
+        elif self.seen is not None:
+            aval = self.seen
+        elif len(self):
+            aval = _aval(list.__getitem__(self, 0))
+        else:
+            self.guessed = True
+            aval = jax.ShapeDtypeStruct((), jnp.float32)
+        return jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval)
 
 
 class _ProbeLink:
@@ -166,6 +429,12 @@ def stacked_result(prefix: list, stacked):
     if prefix:
         stacked = jax.tree_util.tree_map(
             lambda s, *items: jnp.concatenate([jnp.stack(items), s]), stacked, *prefix)
+    return buffer_result(stacked)
+
+
+def buffer_result(stacked):
+    """The list after the loop from its rows (a :class:`Rows` buffer holds the earlier items
+    too): an array when each item is one array, else a :class:`StackedList`."""
     if isinstance(stacked, jax.Array) or hasattr(stacked, "shape"):
         return stacked
     return StackedList(stacked)

@@ -112,7 +112,8 @@ def _comes_from(probe, origin) -> bool:
 
 def _cond_appending(pred, branches, operands, site: Site):
     """A traced ``if`` inside a scanned loop whose branches append to a list being stacked:
-    each branch must append one value; the selected value is appended after the ``if``."""
+    each branch must append one value; the selected value is appended after the ``if``. Each
+    branch gets its own copy of the list, which reads the list as it is before the ``if``."""
     if not any(isinstance(v, lists_mod.Accumulator) for v in operands):
         return _cond_probing(pred, branches, operands, site)
     lists = [k for k, v in enumerate(operands) if _appendable(v)]
@@ -121,7 +122,8 @@ def _cond_appending(pred, branches, operands, site: Site):
     def wrap(branch):
         def run(*ops):
             ops = list(ops)
-            fresh = {k: lists_mod.Accumulator(site.names[k] if k < len(site.names) else "list") for k in lists}
+            fresh = {k: lists_mod.branch_of(operands[k], site.names[k] if k < len(site.names) else "list", site)
+                     for k in lists}
             for k, acc in fresh.items():
                 ops[k] = acc
             outs = list(branch(*ops))

@@ -273,7 +273,7 @@ def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
         def run():
             new = list(fresh(vals))
             for k in accs:
-                new[k] = lists_mod.Accumulator(site.names[k])
+                new[k] = lists_mod.branch_of(vals[k], site.names[k], site)
             outs = _keep_carry_types(vals, tuple(body_fn(*new)), skip=accs)
             appended = tuple(lists_mod.appended_once(outs[k], site.names[k], site) for k in accs)
             return tuple(outs[k] for k in plain), appended
@@ -361,6 +361,7 @@ _NEEDS_PYTHON = (
     jax.errors.TracerIntegerConversionError,
     jax.errors.TracerArrayConversionError,
     CarryChange,
+    lists_mod.NeedsPythonLoop,  # a stacked list's `len`, slice or iteration in the body
 )
 
 
@@ -407,28 +408,68 @@ def _traced_range(start, stop, step, body_fn, init, site: Site):
 
 
 def _scan(body_fn, init, xs, site: Site):
-    """``lax.scan`` of ``body_fn(x, *carries)`` over ``xs``; list carries become stacked outputs."""
-    opts = options.current()
+    """``lax.scan`` of ``body_fn(x, *carries)`` over ``xs``; list carries become stacked outputs.
+
+    A list the body reads an earlier iteration's item of is carried instead as a buffer of
+    all its rows (:class:`lists_mod.Rows`): the body is traced with stacked outputs first and
+    again with a buffer for each list whose read asked for one (``NeedsRows``)."""
     first = jax.tree_util.tree_map(lambda a: a[0], xs)
     init, passing = _settle_unset(init, lambda c: tuple(body_fn(first, *c)), site, "for", runs=True)
     if passing:
         narrow, widen, wrap, narrowed = _without(passing, init, site, lead=1)
         return widen(_scan(wrap(body_fn, True), narrow(init), xs, narrowed))
-    lists = lists_mod.appended_carries(init, site.names, lambda c: tuple(body_fn(first, *c)))
-    plain = [k for k in range(len(init)) if k not in lists]
+    elements = lists_mod.probe_appends(init, site.names, lambda c: tuple(body_fn(first, *c)), site)
+    token, buffered = object(), set()
+    while True:
+        try:
+            out, wanted = _scan_lists(body_fn, init, xs, first, site, elements, buffered, token)
+        except lists_mod.NeedsRows as e:
+            if e.key[0] is not token or e.key[1] in buffered:
+                raise
+            buffered.add(e.key[1])
+            continue
+        if wanted <= buffered:  # a read that asked for rows did not stop the trace (caught by user code)
+            return out
+        buffered |= wanted
+
+
+def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: set, token):
+    """One ``lax.scan``: lists in ``elements`` are stacked outputs, or carried buffers for
+    those in ``buffered`` (with the iteration count); gives the carries after the loop and
+    the lists whose reads asked for a buffer."""
+    opts = options.current()
+    lists = list(elements)
+    plain = [k for k in range(len(init)) if k not in elements]
     names = [site.names[k] for k in plain]
     carries = tuple(init[k] for k in plain)
     _check_carries(carries, names, site, "for")
+    steps = jax.tree_util.tree_leaves(xs)[0].shape[0]
+    sizes = {k: len(init[k]) + steps for k in buffered}
+    if buffered:
+        rows = {k: lists_mod.Rows.initial(init[k], elements[k], sizes[k]) for k in buffered}
+        carries = (*carries, (rows, jnp.asarray(0, jnp.int32)))
+    made: list = []
 
     def body(c, x):
+        if buffered:
+            c, (bufs, count) = c[:-1], c[-1]
         full = list(init)
+        accs = {}
         for k in lists:
-            full[k] = lists_mod.Accumulator(site.names[k])
+            held = None
+            if k in buffered:
+                held = lists_mod.Rows(bufs[k], count + len(init[k]) if init[k] else count, sizes[k])
+            accs[k] = full[k] = lists_mod.Accumulator(
+                site.names[k], site, prefix=init[k], rows=held, element=elements[k], key=(token, k))
+        made.extend(accs.values())
         for k, v in zip(plain, fresh(c)):
             full[k] = v
         outs = _keep_carry_types(full, tuple(body_fn(x, *full)), skip=lists)
-        ys = tuple(lists_mod.appended_once(outs[k], site.names[k], site) for k in lists)
-        return tuple(outs[k] for k in plain), ys
+        appended = {k: lists_mod.appended_once(outs[k], site.names[k], site) for k in lists}
+        new = tuple(outs[k] for k in plain)
+        if buffered:
+            new = (*new, ({k: accs[k].rows.written(appended[k]) for k in buffered}, count + 1))
+        return new, tuple(appended[k] for k in lists if k not in buffered)
 
     step = jax.checkpoint(body) if opts.checkpoint else body
 
@@ -440,11 +481,15 @@ def _scan(body_fn, init, xs, site: Site):
 
     out, ys = _loop(run, carries, one_step, names, site, "for")
     result = list(init)
+    if buffered:
+        out, (bufs, _) = out[:-1], out[-1]
+        for k in buffered:
+            result[k] = lists_mod.buffer_result(bufs[k])
     for k, v in zip(plain, out):
         result[k] = v
-    for k, stacked in zip(lists, ys):
+    for k, stacked in zip([k for k in lists if k not in buffered], ys):
         result[k] = lists_mod.stacked_result(init[k], stacked)
-    return tuple(result)
+    return tuple(result), {a.key[1] for a in made if a.wants_rows}
 
 
 def for_each(xs, body_fn, init, deps, site: Site):

@@ -4,8 +4,12 @@ Python's value or a located ``laxify.ConversionError``; never a different value.
 
 from __future__ import annotations
 
+import warnings
+
 import jax.numpy as jnp
 import pytest
+
+import laxify
 
 from fidelity_tools import check_value_or_clean_error
 from harness import CASE_FIELDS, case, check
@@ -119,8 +123,30 @@ def append_under_traced_if_in_static_loop(x):
     return jnp.stack(outs)
 
 
-READ_IN_LOOP = pytest.mark.xfail(
-    strict=True, reason="reading a list (index, len) inside the scanned loop that appends to it fails")
+def read_traced_index_after_items(xs):
+    acc = [xs[0] * 10]
+    s = 0.0
+    for i, v in enumerate(xs):
+        acc.append(v)
+        s = s + acc[i] * acc[-1]
+    return s, jnp.stack(acc)
+
+
+def read_tuple_items_while_appending(xs):
+    acc = [(xs[0], xs[1])]
+    for v in xs:
+        a, b = acc[-1]
+        acc.append((a + v, b * 0.5))
+    return acc[-1]
+
+
+def read_first_item_every_iteration(xs):
+    acc = []
+    s = 0.0
+    for v in xs:
+        acc.append(v)
+        s = s + acc[0]
+    return s
 
 
 CASES = [
@@ -131,11 +157,36 @@ CASES = [
     case(item_assigned_in_traced_branch, (XS,), (-XS,), prims={"cond"}),
     case(list_rebuilt_in_traced_while, (XS,), prims={"while"}),
     case(item_assigned_in_traced_while, (XS,), prims={"while"}),
-    case(read_second_to_last_while_appending, (ROWS[:, 0],), marks=READ_IN_LOOP),
-    case(read_last_after_append, (XS,), prims={"scan"}, marks=READ_IN_LOOP),
-    case(read_len_inside_appending_loop, (XS,), marks=READ_IN_LOOP),
-    case(append_under_traced_if_in_static_loop, (XS,), (-XS,), prims={"scan", "cond"}, marks=READ_IN_LOOP),
+    case(read_second_to_last_while_appending, (ROWS[:, 0],), prims={"scan", "cond"}),
+    case(read_last_after_append, (XS,), prims={"scan"}),
+    case(read_len_inside_appending_loop, (XS,), prims=()),
+    case(append_under_traced_if_in_static_loop, (XS,), (-XS,), prims={"scan", "cond"}),
+    case(read_traced_index_after_items, (XS,), (ROWS[:, 1],), prims={"scan"}),
+    case(read_tuple_items_while_appending, (XS,), prims={"scan"}),
+    case(read_first_item_every_iteration, (XS,), prims={"scan"}),
 ]
+
+
+def read_item_not_there_yet(xs):
+    acc = []
+    for v in xs:
+        acc.append(v)
+        if v > 1:
+            _ = acc[2]
+    return jnp.stack(acc)
+
+
+def test_read_of_an_item_the_list_does_not_have_yet_warns_at_run_time():
+    """Python raises IndexError at the second iteration; the scan reads zeros and says so."""
+    with pytest.raises(IndexError):
+        read_item_not_there_yet(XS)
+    static = laxify.to_static(read_item_not_there_yet)
+    with pytest.warns(RuntimeWarning, match=r"`acc\[2\]` is read inside this loop .* Python raises IndexError"):
+        out = static(XS)
+    assert jnp.array_equal(out, XS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        static(jnp.array([0.0, 0.5, 1.0], jnp.float32))  # the read never runs: no warning
 
 
 @pytest.mark.parametrize(CASE_FIELDS, CASES)
