@@ -127,7 +127,8 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
     from laxify.runtime.lowering import rules  # noqa: F401  (registers the rules)
 
     low = Lowerer(fn, filename)
-    low.may_be_undefined = any(isinstance(op, UndefOp) for op in fn.walk())
+    low.undefined = {id(r) for op in fn.walk() if isinstance(op, UndefOp) for r in op.results}
+    low.may_be_undefined = bool(low.undefined)
     low.cells = frozenset(fn.attributes.get("cells", ()))
     low.prefix = fn.attributes.get("prefix", DEFAULT_PREFIX)
     for op in fn.walk():

@@ -173,10 +173,13 @@ def _static_cond(low: Lowerer, op: CondOp, pred: str) -> None:
         _static_region(low, region, op)
 
 
-def _static_region(low: Lowerer, region: Region, op) -> None:
-    """A region inlined into Python control flow: its values already have their names."""
+def _static_region(low: Lowerer, region: Region, op, unbind: bool = False) -> None:
+    """A region inlined into Python control flow: its values already have their names.
+    ``unbind``: the body of a ``for`` loop, whose carries without a value are deleted first."""
     low.emitter.depth += 1
     start = len(low.emitter.lines)
+    if unbind:
+        _unbind_unset(low, op, (region,))
     low.region(Region(region.args, region.ops[:-1]))
     for res, y in zip(op.results, region.terminator.operands):
         if low.ref(y) != low.name(res):
@@ -184,6 +187,29 @@ def _static_region(low: Lowerer, region: Region, op) -> None:
     if len(low.emitter.lines) == start:
         low.line("pass", op)
     low.emitter.depth -= 1
+
+
+def _unbind_unset(low: Lowerer, op, regions) -> None:
+    """At the top of a loop kept as Python: a carry that has no value yet (its init is an
+    ``Undefined`` stand-in) and that the loop reads before assigning it is deleted, so that
+    every read of it raises UnboundLocalError as in Python (also ``acc is None``, which the
+    stand-in cannot refuse)."""
+    lead = 1 if isinstance(op, (ScanOp, ForRangeOp)) else 0
+    for k, init in enumerate(op.inits):
+        if id(init) not in low.undefined:
+            continue
+        if any(low.uses[id(r.args[lead + k])] for r in regions):
+            name = low.name(regions[0].args[lead + k])
+            low.line(f"if isinstance({name}, {low.runtime}.Undefined):", op)
+            low.emitter.depth += 1
+            low.line(f"del {name}", op)
+            low.emitter.depth -= 1
+
+
+def _needs_unbind(low: Lowerer, op, regions) -> bool:
+    lead = 1 if isinstance(op, (ScanOp, ForRangeOp)) else 0
+    return any(id(init) in low.undefined and any(low.uses[id(r.args[lead + k])] for r in regions)
+               for k, init in enumerate(op.inits))
 
 
 def _inlinable(low: Lowerer, op) -> bool:
@@ -200,7 +226,8 @@ def lower_while(low: Lowerer, op: WhileOp) -> None:
     before, body = op.regions
     n = op.num_carries
     if op.attributes.get("static"):
-        if all(_inlinable(low, o) for o in before.ops[:-1]):
+        unbind = _needs_unbind(low, op, (before, body))
+        if not unbind and all(_inlinable(low, o) for o in before.ops[:-1]):
             low.region(Region(before.args, before.ops[:-1]))
             low.line(f"while {low.ref(before.terminator.operands[0])}:", op)
             _static_region(low, body, op)
@@ -208,6 +235,8 @@ def lower_while(low: Lowerer, op: WhileOp) -> None:
         # The condition needs statements of its own: evaluate them at the top of each iteration.
         low.line("while True:", op)
         low.emitter.depth += 1
+        if unbind:
+            _unbind_unset(low, op, (before, body))
         low.region(Region(before.args, before.ops[:-1]))
         low.line(f"if not {low.ref(before.terminator.operands[0])}:", op)
         low.emitter.depth += 1
@@ -233,7 +262,7 @@ def lower_for_range(low: Lowerer, op: ForRangeOp) -> None:
         args = stop if (start, step) == ("0", "1") else (
             f"{start}, {stop}" if step == "1" else f"{start}, {stop}, {step}")
         low.line(f"for {low.name(body.args[0])} in range({args}):", op)
-        _static_region(low, body, op)
+        _static_region(low, body, op, unbind=True)
         return
     _loop_function(low, op, "for_range", f"{start}, {stop}, {step}")
 
@@ -244,7 +273,7 @@ def lower_scan(low: Lowerer, op: ScanOp) -> None:
     xs = low.ref(op.operands[0])
     if op.attributes.get("static"):
         low.line(f"for {low.name(body.args[0])} in {xs}:", op)
-        _static_region(low, body, op)
+        _static_region(low, body, op, unbind=True)
         return
     _loop_function(low, op, "for_each", xs)
 

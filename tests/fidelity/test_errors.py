@@ -21,13 +21,6 @@ from harness import assert_trees_close
 XS = jnp.array([1.0, 2.0, 3.0], jnp.float32)
 
 
-def _xfail(reason):
-    return pytest.mark.xfail(strict=True, reason=reason)
-
-
-UNBOUND_SILENT = _xfail("a name read before its first assignment in a loop does not raise")
-
-
 # -- a name read before its first assignment -----------------------------------------------
 
 def read_before_assignment_in_python_loop(x):
@@ -92,7 +85,7 @@ def deleted_under_python_if(x, flag):
 
 @pytest.mark.parametrize("fn, args, name, snippet", [
     pytest.param(read_before_assignment_in_python_loop, (XS,), "acc", "out.append(acc is None)",
-                 id="python_loop", marks=UNBOUND_SILENT),
+                 id="python_loop"),
     pytest.param(read_before_assignment_in_static_range, (XS,), "prev", "total = total + prev",
                  id="static_range"),
     pytest.param(read_before_assignment_in_python_while, (XS, 2), "step", "x = x + step",
@@ -284,3 +277,16 @@ def _check_attribute_write(fn, args, name, snippet):
 ])
 def test_attribute_write_in_traced_loop_is_right_or_clearly_refused(fn, args, name, snippet):
     _check_attribute_write(fn, args, name, snippet)
+
+
+def read_conditionally_before_assignment(x):
+    out = []
+    for v in [0, 1, 2]:
+        if v > 0:
+            out.append(prev is None)  # noqa: F821
+        prev = v
+    return out
+
+
+def test_a_name_read_only_once_it_has_a_value_is_fine():
+    assert laxify.to_static(read_conditionally_before_assignment)(XS) == read_conditionally_before_assignment(XS)
