@@ -80,7 +80,40 @@ def finally_rebinds_after_return_value_taken(x):
         r = r * 100
 
 
+def finally_returns_last_after_its_if(x):
+    try:
+        return 2
+    finally:
+        if x > 0:
+            return 1
+        return 0
+
+
+def finally_return_drops_the_exception(x, k):
+    try:
+        x = x + 1
+        raise ValueError("from try")
+    finally:
+        if k > 0:
+            return x * 0 + k
+
+
+def nested_finally_returns(x, k):
+    try:
+        try:
+            return x
+        finally:
+            if k > 1:
+                return x * 2
+    finally:
+        if k > 0:
+            return x * 3
+
+
 FINALLY_CASES = [
+    case(finally_returns_last_after_its_if, (0,), (1,), prims=()),
+    case(finally_return_drops_the_exception, (XS, 1), prims=()),
+    case(nested_finally_returns, (XS, 0), (XS, 1), (XS, 2), prims=()),
     case(finally_return_overrides, (0,), (1,), (0.5,), (-1.0,), prims=()),
     case(finally_return_overrides_array, (XS, 0), (XS, 1), prims=()),
     case(finally_return_in_python_loop, (XS, 0), (XS, 1), (XS, 2), (XS, 5), prims=()),
@@ -93,6 +126,11 @@ FINALLY_CASES = [
 @pytest.mark.parametrize(CASE_FIELDS, FINALLY_CASES)
 def test_return_in_finally_overrides_as_in_python(fn, inputs, prims, static_argnums):
     check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+def test_exception_through_finally_that_does_not_return_propagates():
+    with pytest.raises(ValueError, match="from try"):
+        laxify.to_static(finally_return_drops_the_exception)(XS, 0)
 
 
 def finally_return_on_traced_condition(x):

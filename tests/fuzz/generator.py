@@ -580,6 +580,15 @@ class Builder:
         item = self.pick([FLOAT, VEC])
         lines = [f"{p}{acc} = []", f"{p}{head}",
                  f"{p}    {acc}.append({bounded(self.expr(item, body)).src})"]
+        readers = body.of(FLOAT, writable=True, accumulator=False)
+        if readers and self.flag():
+            # Read the list inside the loop that builds it, only items it already has there:
+            # the item just appended, the first one, and (range loops) the one of this iteration.
+            t = readers[self.pick(range(len(readers)))]
+            index = self.pick(["-1", "0"] + ([i] if head.startswith(f"for {i} in range") else []))
+            self.features.add("list_read_in_loop")
+            lines.append(f"{p}    {t.name} = jnp.clip({t.name} + jnp.sum({acc}[{index}]), "
+                         f"-{FLOAT_LIMIT}, {FLOAT_LIMIT})")
         lines += self.block(body, ind + 1, 2)
         targets = sc.of(FLOAT, writable=True, accumulator=False)
         ints = sc.of(INT, writable=True, accumulator=False)

@@ -49,8 +49,10 @@ def _statement_returns(last) -> bool:
 
 
 class _Rewriter:
-    def __init__(self, positions: dict):
-        self.positions = positions
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.positions = ctx.positions
+        self.nested = 0  # how many if/while/for/with statements enclose the statements rewritten
 
     def replace(self, jump: cst.Return) -> list:
         value = jump.value if jump.value is not None else cst.Name("None")
@@ -61,6 +63,43 @@ class _Rewriter:
         return out
 
     def rewrite(self, stmt):
+        if isinstance(stmt, cst.Try) and stmt.finalbody is not None and contains(stmt.finalbody, (cst.Return,)):
+            return self.try_finally(stmt)
+        if isinstance(stmt, cst.Try):
+            return rewrite_blocks(stmt, self.block, self.positions)
+        self.nested += 1
+        try:
+            return self.compound(stmt)
+        finally:
+            self.nested -= 1
+
+    def try_finally(self, stmt: cst.Try) -> cst.Try:
+        """A ``return`` in ``finally`` replaces the return pending from the ``try`` (or its
+        exception): the ``finally`` runs with the flag cleared and restores the pending one
+        if it does not return itself. Where the ``try`` is not inside converted control flow
+        the ``finally`` ends with a real ``return`` when its own return ran, which also
+        drops a pending exception, as Python does."""
+        pending = self.ctx.fresh("pending_return")
+        def suite(s: cst.BaseSuite) -> cst.IndentedBlock:
+            return cst.IndentedBlock(self.block(list(as_indented(s).body)))
+
+        rewritten = stmt.with_changes(
+            body=suite(stmt.body), handlers=[h.with_changes(body=suite(h.body)) for h in stmt.handlers],
+            orelse=stmt.orelse.with_changes(body=suite(stmt.orelse.body)) if stmt.orelse else None)
+        final = list(as_indented(stmt.finalbody.body).body)
+        body = [assign(pending, cst.Name(FLAG)), assign(FLAG, cst.Name("False")), *self.block(final)]
+        body.append(cst.If(test=not_flag(FLAG), body=cst.IndentedBlock([assign(FLAG, cst.Name(pending))])))
+        if self.nested == 0:
+            body.append(cst.If(
+                test=cst.Comparison(cst.Name(FLAG), [cst.ComparisonTarget(cst.Is(), cst.Name("True"))]),
+                body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(cst.Name(VALUE))])])))
+        position = self.positions.get(stmt)
+        if position is not None:
+            for new in body:
+                self.positions.setdefault(new, position)
+        return rewritten.with_changes(finalbody=stmt.finalbody.with_changes(body=cst.IndentedBlock(body)))
+
+    def compound(self, stmt):
         if isinstance(stmt, (cst.While, cst.For)):
             stmt = stmt.with_changes(body=as_indented(stmt.body))
         if isinstance(stmt, cst.While):
@@ -85,7 +124,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     if not _nested_return(body):
         return node
     pos = ctx.positions.get(node, (0, 0))
-    rewriter = _Rewriter(ctx.positions)
+    rewriter = _Rewriter(ctx)
     new_body = [
         assign(FLAG, cst.Name("False")),
         assign(VALUE, runtime_call("UndefinedReturn")),
