@@ -20,11 +20,14 @@ from laxify.fallback import (
     fallback_at,
     fallback_error,
     located_concrete_error,
+    restoring_shared_names,
     warn_fallback,
     warn_unconverted_eager,
 )
 from laxify.ir.errors import ConversionError, FallbackWarning
 from laxify.ir.printer import print_function
+from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
+from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
 from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.signature import param_types_for
 from laxify.transpiler.source import python_only_error
@@ -46,14 +49,18 @@ _ARRAYS = (jax.Array, np.ndarray, np.generic)
 def _argument_kind(value: Any) -> str:
     """DESIGN §1: arrays (and pytrees holding them) are ``traced``; other hashable values are
     ``static``; an unhashable object that is no container of numbers (a model object, a
-    non-frozen dataclass) is static by ``identity``."""
+    non-frozen dataclass) is static by ``identity``. Model objects (laxify/models.py): a Flax
+    NNX module is jitted by ``nnx``; a pytree with arrays and other leaves (an Equinox module)
+    is ``split``: its arrays traced, the rest static."""
     if isinstance(value, _SCALARS):
         return "static"
     if isinstance(value, _ARRAYS):
         return "traced"
+    if holds_nnx(value):
+        return "nnx"
     leaves = jax.tree_util.tree_leaves(value)
     if any(isinstance(leaf, _ARRAYS) for leaf in leaves):
-        return "traced"
+        return "split" if needs_split(value, leaves) else "traced"
     try:
         hash(value)
         return "static"
@@ -62,6 +69,15 @@ def _argument_kind(value: Any) -> str:
     if all(isinstance(leaf, (bool, int, float, complex)) for leaf in leaves):
         return "traced"  # a list or dict of numbers: JAX converts it
     return "identity"
+
+
+def _kind(value: Any, forced_static: bool) -> str:
+    """``_argument_kind``, where ``static_argnums``/``static_argnames`` may force ``static``."""
+    kind = _argument_kind(value)
+    return "static" if forced_static and kind != "identity" else kind
+
+
+_UNBOUND = object()  # no object bound: the function is not a bound method
 
 
 class _ById:
@@ -79,11 +95,25 @@ class _ById:
         return isinstance(other, _ById) and other.value is self.value
 
 
+_STATIC_KINDS = ("static", "identity")
+_WRAPS = {"identity": _ById, "split": Split.of}
+
+
+def _wrapped(value: Any, kind: str) -> Any:
+    """``value`` as the jitted function takes it (see ``_argument_kind``)."""
+    wrap = _WRAPS.get(kind)
+    return value if wrap is None else wrap(value)
+
+
+def _unwrapped(value: Any) -> Any:
+    return value.value if isinstance(value, _ById) else unwrap(value)
+
+
 def _unwrapping(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        args = tuple(a.value if isinstance(a, _ById) else a for a in args)
-        kwargs = {k: v.value if isinstance(v, _ById) else v for k, v in kwargs.items()}
+        args = tuple(map(_unwrapped, args))
+        kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
         return fn(*args, **kwargs)
 
     return run
@@ -119,10 +149,25 @@ def _callable_target(fn: Any, api: str) -> Callable:
     if isinstance(fn, (types.FunctionType, types.MethodType, functools.partial, StaticFunction,
                        types.BuiltinFunctionType)):
         return fn
+    method = _as_method(fn)
+    if method is not None:
+        return method
     call = getattr(type(fn), "__call__", None)
     if isinstance(call, (types.FunctionType, StaticFunction)):
-        return fn.__call__  # an object with a Python __call__: its bound method
+        # An object with a Python __call__: its bound method.
+        return _as_method(fn.__call__) or fn.__call__
     return fn
+
+
+def _as_method(fn: Any) -> types.MethodType | None:
+    """A bound method that a library made its own way (``eqx_model.__call__`` is a pytree of
+    Equinox's with ``__func__`` and ``__self__``) as a Python bound method; else ``None``."""
+    if isinstance(fn, types.MethodType):
+        return fn
+    func, obj = getattr(fn, "__func__", None), getattr(fn, "__self__", None)
+    if obj is not None and isinstance(func, (types.FunctionType, StaticFunction)):
+        return types.MethodType(func, obj)
+    return None
 
 
 def _convert_callable(fn: Callable, locate_fallbacks: bool = True) -> Callable:
@@ -150,16 +195,20 @@ def _function_and_arguments(fn: Callable, args: tuple, kwargs: dict):
     return fn, args, kwargs
 
 
-def convert(fn: Callable) -> Callable:
+def convert(fn: Callable, *, checks: bool = False) -> Callable:
     """The converted, un-jitted Python function: composable with ``jax.jit``/``grad``/``vmap``.
 
     Takes functions, lambdas, bound methods, ``functools.partial`` objects, objects whose class
     defines ``__call__`` (their bound ``__call__`` is converted), and ``staticmethod`` /
-    ``classmethod`` objects (converted inside, same kind returned)."""
+    ``classmethod`` objects (converted inside, same kind returned). ``checks=True``: an
+    ``assert`` on a traced value becomes a ``checkify.check``, for the caller to functionalize
+    with ``jax.experimental.checkify.checkify``."""
     if isinstance(fn, StaticFunction):
         fn = fn._unconverted()
     if isinstance(fn, (staticmethod, classmethod)):
-        return type(fn)(convert(fn.__func__))
+        return type(fn)(convert(fn.__func__, checks=checks))
+    if checks:
+        return with_assert_mode(convert(fn), AssertMode(checks=True))
     target = _callable_target(fn, "laxify.convert")
     lazy = python_only_error(_function_and_arguments(target, (), {})[0])
     if lazy is not None:
@@ -174,7 +223,7 @@ class StaticFunction:
     """
 
     def __init__(self, fn: Callable, *, static_argnums=(), static_argnames=(), fallback: str = "warn",
-                 strict: bool = False, donate_argnums=(), **jit_options):
+                 strict: bool = False, donate_argnums=(), checks: bool = False, **jit_options):
         if strict:
             fallback = "error"
         if fallback not in FALLBACK_MODES:
@@ -189,8 +238,26 @@ class StaticFunction:
             self.__qualname__ = self.__name__ = getattr(fn, "__qualname__", None) or type(fn).__qualname__
         self.python_function = fn
         self.fallback = fallback
-        self._static_argnums = frozenset(
-            (static_argnums,) if isinstance(static_argnums, int) else static_argnums)
+        self.checks = checks  # asserts on traced values are checked with checkify
+        static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+        # A bound method runs as its function with the object as first argument, an argument
+        # like any other: a model's parameters are traced, not baked into the program.
+        self._self: Any = _UNBOUND
+        self._target = fn  # what is converted and jitted
+        if isinstance(fn, types.MethodType) and isinstance(fn.__func__, (types.FunctionType, StaticFunction)):
+            self._self, self._target = fn.__self__, fn.__func__
+            static_argnums = tuple(i + 1 for i in static_argnums)
+            donate_argnums = tuple(i + 1 for i in donate_argnums)
+        # The key of calls that may take the hot path: arrays only, after the bound object if
+        # that is a static leaf (a plain object: hashable and no pytree, so it stays static).
+        self._hot_key: tuple | None = ((), ())
+        if self._self is not _UNBOUND:
+            leaf = jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(self._self))
+            self._hot_key = ((0,), ()) if leaf and _kind(self._self, 0 in static_argnums) == "static" else None
+        # The function as written, called when it runs eagerly (with the object first if bound).
+        self._plain = self._target.python_function if isinstance(self._target, StaticFunction) else self._target
+        self._static_argnums = frozenset(static_argnums)
         self._static_argnames = frozenset(
             (static_argnames,) if isinstance(static_argnames, str) else static_argnames)
         self._donate = donate_argnums
@@ -231,34 +298,47 @@ class StaticFunction:
         """The converted function, or the function as written (with a warning) when it has no
         source that laxify can convert."""
         try:
-            return _convert_callable(self.python_function, locate_fallbacks=False)
+            return _convert_callable(self._target, locate_fallbacks=False)
         except ConversionError as e:
             if self.fallback == "error":
                 raise
             self._no_source = e
             if self.fallback == "warn":
                 warnings.warn(f"{e}\nThe function runs unconverted.", FallbackWarning, stacklevel=5)
-            return self.python_function
+            return self._plain
 
     # -- calling ---------------------------------------------------------------------
-    def _key(self, args, kwargs) -> tuple:
-        """(static positions, static names, whether some static value is held by identity)."""
-        kinds = [(i in self._static_argnums, _argument_kind(a)) for i, a in enumerate(args)]
-        nums = tuple(i for i, (forced, kind) in enumerate(kinds) if forced or kind != "traced")
-        named = {k: (k in self._static_argnames, _argument_kind(v)) for k, v in kwargs.items()}
-        names = tuple(sorted(k for k, (forced, kind) in named.items() if forced or kind != "traced"))
-        by_id = any(kind == "identity" for _, kind in kinds) or any(kind == "identity" for _, kind in named.values())
-        return (nums, names, True) if by_id else (nums, names)
+    def _with_self(self, args: tuple) -> tuple:
+        return args if self._self is _UNBOUND else (self._self, *args)
+
+    def _prepare(self, args, kwargs) -> tuple[tuple, tuple, dict]:
+        """The jit cache key — (static positions, static names[, kinds that need wrapping]) —
+        and the arguments as the jitted function takes them (see ``_argument_kind``)."""
+        kinds = [_kind(a, i in self._static_argnums) for i, a in enumerate(args)]
+        named = {k: _kind(v, k in self._static_argnames) for k, v in kwargs.items()}
+        nums = tuple(i for i, kind in enumerate(kinds) if kind in _STATIC_KINDS)
+        names = tuple(sorted(k for k, kind in named.items() if kind in _STATIC_KINDS))
+        special = frozenset(kind for kind in (*kinds, *named.values()) if kind not in ("static", "traced"))
+        if not special:
+            return (nums, names), args, kwargs
+        args = tuple(map(_wrapped, args, kinds))
+        kwargs = {k: _wrapped(v, named[k]) for k, v in kwargs.items()}
+        return (nums, names, special), args, kwargs
 
     def _jit_for(self, key: tuple) -> Callable:
         jitted = self._jitted.get(key)
         if jitted is None:
             fn = _unwrapping(self._function()) if len(key) == 3 else self._function()
+            # An argument holding a Flax NNX module: nnx.jit traces its state and writes back
+            # what the function changes on it.
+            jit = nnx_jit if len(key) == 3 and "nnx" in key[2] else CheckedJit if self.checks else jax.jit
+            fn = with_assert_mode(fn, AssertMode(self.checks, self.fallback))
+            fn = restoring_shared_names(fn, self._plain)  # a fallback re-runs their assignments
             with self._lock:
                 jitted = self._jitted.get(key)
                 if jitted is None:
-                    jitted = jax.jit(fn, static_argnums=key[0], static_argnames=key[1],
-                                     donate_argnums=self._donate, **self._jit_options)
+                    jitted = jit(fn, static_argnums=key[0], static_argnames=key[1],
+                                 donate_argnums=self._donate, **self._jit_options)
                     self._jitted[key] = jitted
         return jitted
 
@@ -280,26 +360,27 @@ class StaticFunction:
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
-            # Hot path: positional arrays only, the same argument types as a call before.
+            # Hot path: positional arrays only, the same argument types as a call before (after
+            # a bound object that is a static leaf: a plain object, hashable, never traced).
             jitted = self._by_types.get(tuple(map(type, args)))
             if jitted is not None:
+                args = self._with_self(args)
                 try:
                     return jitted(*args)
                 except CONCRETE_ERRORS as e:
-                    return self._concrete_error(e, ((), ()), args, kwargs)
+                    return self._concrete_error(e, self._hot_key, args, kwargs)
+        args = self._with_self(args)
         if self._python_only is not None:
             return self._run_as_python(args, kwargs)
-        key = self._key(args, kwargs)
+        key, wrapped_args, wrapped_kwargs = self._prepare(args, kwargs)
         if key in self._eager:
-            return self.python_function(*args, **kwargs)
-        if len(key) == 3:
-            args = tuple(_ById(a) if _argument_kind(a) == "identity" else a for a in args)
-            kwargs = {k: _ById(v) if _argument_kind(v) == "identity" else v for k, v in kwargs.items()}
+            return self._plain(*args, **kwargs)
+        args, kwargs = wrapped_args, wrapped_kwargs
         jitted = self._jit_for(key)
         if key[0] or key[1]:
             self._note_static(key, args, kwargs)
-        elif not kwargs and all(type(a) in _ARRAY_TYPES for a in args):
-            self._by_types[tuple(map(type, args))] = jitted
+        if key == self._hot_key and not kwargs and all(type(a) in _ARRAY_TYPES for a in args[len(key[0]):]):
+            self._by_types[tuple(map(type, args[len(key[0]):]))] = jitted
         try:
             return jitted(*args, **kwargs)
         except CONCRETE_ERRORS as e:
@@ -317,7 +398,7 @@ class StaticFunction:
             warnings.warn_explicit(
                 f"{error.message} It runs as plain Python, eagerly, op by op, which is much slower. "
                 f"{error.fix}", FallbackWarning, where.filename, where.line)
-        return self.python_function(*args, **kwargs)
+        return self._plain(*args, **kwargs)
 
     def _concrete_error(self, error: Exception, key, args, kwargs):
         """A traced value reached Python code that needs a concrete one: fall back or explain."""
@@ -339,9 +420,9 @@ class StaticFunction:
                 warn_fallback(found, inner)
         self._eager.add(key)
         self._by_types.clear()
-        args = tuple(a.value if isinstance(a, _ById) else a for a in args)
-        kwargs = {k: v.value if isinstance(v, _ById) else v for k, v in kwargs.items()}
-        return self.python_function(*args, **kwargs)
+        args = tuple(map(_unwrapped, args))
+        kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
+        return self._plain(*args, **kwargs)
 
     def __get__(self, instance, owner=None):
         if self._binding is staticmethod:
@@ -386,13 +467,22 @@ class StaticFunction:
     def export(self, *args, path=None, **kwargs) -> bytes:
         """Serialized ``jax.export`` bytes for these arguments (written to ``path`` if given);
         ``laxify.load`` runs them without the source."""
-        key = self._key(args, kwargs)
+        key, args, kwargs = self._prepare(self._with_self(args), kwargs)
         if key[0] or key[1]:
             raise ValueError(
                 "export takes array arguments only; bind static arguments first "
                 "(for example with functools.partial) so that the exported program has no Python inputs"
             )
-        exported = jax.export.export(self._jit_for(key))(*args, **kwargs)
+        if len(key) == 3 and key[2] & {"nnx", "split"}:
+            raise ValueError(
+                "export takes arrays and lists, tuples and dicts of them; a model object (a Flax NNX or "
+                "Equinox module, a pytree holding functions) has a structure that a serialized program "
+                "cannot hold. Export a function of the parameters: flatten the model "
+                "(leaves, treedef = jax.tree_util.tree_flatten(model)), pass its array leaves as a list, "
+                "and put it back together inside the function (jax.tree_util.tree_unflatten, closing "
+                "over treedef and the other leaves)")
+        jitted = self._jit_for(key)  # with checks=True: the program without them
+        exported = jax.export.export(getattr(jitted, "plain", jitted))(*args, **kwargs)
         try:
             data = bytes(exported.serialize())
         except ImportError as e:
@@ -404,7 +494,8 @@ class StaticFunction:
 
     def lower(self, *args, **kwargs):
         """``jax.stages.Lowered`` for these arguments (``.as_text()`` gives StableHLO)."""
-        return self._jit_for(self._key(args, kwargs)).lower(*args, **kwargs)
+        key, args, kwargs = self._prepare(self._with_self(args), kwargs)
+        return self._jit_for(key).lower(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<laxify.to_static {self.__qualname__}>"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import linecache
-import sys
 import threading
 import types
 import weakref
@@ -26,6 +25,7 @@ from laxify.runtime.calls import set_converter
 from laxify.runtime.compile import compile_lowered, make_function
 from laxify.runtime.lowering import LoweredSource, lower_function
 from laxify.runtime.options import restoring_options, with_options
+from laxify.transpiler import depth
 from laxify.transpiler.pipeline import Conversion, convert_source
 from laxify.transpiler.source import function_code
 
@@ -49,11 +49,17 @@ class Converted:
     def filename(self) -> str:
         return self.conversion.source.filename
 
+    @functools.cached_property
+    def calls_user_code(self) -> bool:
+        """Whether the converted code calls functions through ``_lx.call`` (which may run a
+        generator function, or a function with constructs kept as Python)."""
+        return f"{self.lowered.runtime}.call(" in self.source
+
     def bind(self, fn: types.FunctionType, locate_fallbacks: bool = True):
         """The converted function for ``fn`` (its closure cells, its loop options).
         ``to_static`` handles constructs kept as Python itself (``locate_fallbacks=False``)."""
         converted = make_function(self.code, self.lowered, fn)
-        if locate_fallbacks and self.conversion.fallbacks:
+        if locate_fallbacks and (self.conversion.fallbacks or self.calls_user_code):
             converted = _locating_fallbacks(converted, self.conversion, fn)
         opts = getattr(fn, "__laxify_loop_options__", None)
         if opts is not None:
@@ -88,8 +94,9 @@ def _remember(code: types.CodeType, converted: Converted) -> None:
 
 def _locating_fallbacks(converted, conversion: Conversion, original):
     """Under ``jax.jit(laxify.convert(f))`` a construct kept as Python that meets a traced
-    value cannot fall back to eager execution: say so at its line."""
-    from laxify.fallback import CONCRETE_ERRORS, fallback_at, fallback_error
+    value cannot fall back to eager execution: say so at its line. (A ``to_static`` caller
+    catches the error and runs eagerly.)"""
+    from laxify.fallback import CONCRETE_ERRORS, KeptPythonError, fallback_at
 
     @functools.wraps(converted)
     def run(*args, **kwargs):
@@ -99,7 +106,7 @@ def _locating_fallbacks(converted, conversion: Conversion, original):
             found = fallback_at(conversion, e)
             if found is None:
                 raise
-            raise fallback_error(found, original, outer=True) from e
+            raise KeptPythonError(found, original, outer=True) from e
 
     return run
 
@@ -120,27 +127,28 @@ def convert_function(fn: types.FunctionType) -> Converted:
     return hit
 
 
-# CPython's limits on nesting in the code it compiles (the converted code nests one level per
-# branch of an `elif` chain and per construct converted inside another).
+# CPython's limits on nesting in the code it compiles (the converted code nests a level or two
+# per construct converted inside another).
 _NESTING_LIMITS = ("too many levels of indentation", "too many statically nested blocks")
 
 
 @contextlib.contextmanager
 def _depth_limit(fn, code: types.CodeType):
     """A function nested too deeply to convert becomes a ConversionError naming it and the fix:
-    a RecursionError of the recursive tree walks (an expression chain such as ``a and b and
-    ...`` nests one level per operand), or converted code that nests past CPython's limits."""
+    a tree deeper than the conversion allows (``depth.MAX_NESTING`` levels: an expression chain such
+    as ``a and b and ...`` nests one level per operand), or converted code that nests past
+    CPython's limits."""
     try:
         yield
     except RecursionError:
         raise _too_deep(code, f"it holds an expression or block nested too deeply to convert "
-                              f"(Python's recursion limit of {sys.getrecursionlimit()} was reached; "
-                              f"a chain such as `a and b and ...` nests one level per operand)") from None
+                              f"(more than about {depth.MAX_NESTING:,} levels; a chain such as "
+                              f"`a and b and ...` nests one level per operand)") from None
     except SyntaxError as e:
         if not any(limit in str(e.msg) for limit in _NESTING_LIMITS):
             raise
         raise _too_deep(code, f"its converted code nests more deeply than Python allows ({e.msg}); "
-                              f"each branch of an `elif` chain nests one level") from None
+                              f"each traced `if` or loop inside another nests a level or two") from None
 
 
 def _too_deep(code: types.CodeType, why: str) -> ConversionError:
@@ -160,7 +168,7 @@ def _convert(fn: types.FunctionType, code: types.CodeType) -> Converted:
     ir_fn = conversion.ir
     _run_passes(ir_fn, conversion, default_passes())
     lowered = lower_function(ir_fn, conversion.source.filename)
-    compiled = compile_lowered(lowered, code.co_freevars, conversion.source.filename)
+    compiled = compile_lowered(lowered, code.co_freevars, conversion.source.filename, code.co_qualname)
     return Converted(conversion, ir_fn, lowered, compiled)
 
 

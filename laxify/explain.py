@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from laxify.ir import CondOp, ForRangeOp, Function, PyOp, ScanOp, WhileOp
+from laxify.ir import CondOp, ForRangeOp, Function, PyOp, ScanOp, WhileOp, WithOp
 from laxify.ir.passes.infer_types import predicate_type
 from laxify.ir.types import Array, is_static
 
@@ -49,6 +49,8 @@ def _entry(op, specialised: bool) -> Entry | None:
         return Entry(line, first.rstrip(":"), "python",
                      f"kept as plain Python: {reason}; fine on static values, an eager fallback on traced ones")
     kind = type(op)
+    if kind is WithOp:
+        return Entry(line, "with", "static", "a Python `with`, entered and left while tracing; its body is converted")
     if kind not in _LAX:
         return None
     word = _WORD[kind]
@@ -57,7 +59,7 @@ def _entry(op, specialised: bool) -> Entry | None:
         return Entry(line, word, "static", f"{what} known while tracing: plain Python")
     if kind is ForRangeOp and op.attributes.get("python_index"):
         return Entry(line, word, "python", f"unrolled Python loop: {op.attributes['python_index']}")
-    lax = _LAX[kind]
+    lax = "lax.switch" if kind is CondOp and op.num_tests else _LAX[kind]
     if kind is ForRangeOp and not all(is_static(v.type) for v in op.operands[:3]):
         lax = "lax.fori_loop/while_loop (traced bounds)"
     if specialised and kind in (CondOp, WhileOp) and isinstance(predicate_type(op), Array):

@@ -3,24 +3,49 @@ fallback of a construct kept as Python (with its warning), or a located error.""
 
 from __future__ import annotations
 
+import dataclasses
+import dis
+import functools
+import inspect
 import linecache
+import types
 import warnings
 
 import jax
 
 from laxify.ir.errors import ConversionError, FallbackWarning, Location
 from laxify.transpiler.pipeline import Conversion
+from laxify.ir.core import Span
 from laxify.transpiler.to_ir import Fallback
 
-__all__ = ["CONCRETE_ERRORS", "fallback_at", "fallback_error", "located_concrete_error", "warn_fallback",
-           "warn_unconverted_eager"]
+__all__ = ["CONCRETE_ERRORS", "KeptPythonError", "fallback_at", "fallback_error", "located_concrete_error",
+           "restoring_shared_names", "warn_fallback", "warn_unconverted_eager"]
+
+
+class KeptPythonError(ConversionError):
+    """Python that laxify kept (a construct, or a generator function) met a traced value in a
+    function called by converted code. A ``to_static`` caller may still run eagerly: it
+    catches this error and falls back (``fallback``: the construct; ``fn``: its function)."""
+
+    def __init__(self, fallback: Fallback, fn, outer: bool):
+        # Callers report it in their own messages: the construct keeps its own file.
+        fallback = dataclasses.replace(fallback, filename=_filename(fallback, fn))
+        error = fallback_error(fallback, fn, outer)
+        super().__init__(error.message, error.location, error.fix)
+        self.fallback, self.fn = fallback, fn
+
 
 CONCRETE_ERRORS = (
     jax.errors.TracerBoolConversionError,
     jax.errors.ConcretizationTypeError,
     jax.errors.TracerIntegerConversionError,
     jax.errors.TracerArrayConversionError,
+    KeptPythonError,
 )
+
+# Code laxify runs as plain Python wherever it is called: a call returns a generator or an
+# awaitable, never arrays.
+_PYTHON_ONLY = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 _FIX = ("Rewrite the construct without that feature, or mark the argument it depends on "
         "static (static_argnums/static_argnames).")
@@ -41,30 +66,61 @@ def _user_lines(error: BaseException, filename: str) -> list[int]:
 
 
 def fallback_at(conversion: Conversion, error: BaseException) -> Fallback | None:
-    """The construct kept as Python inside which ``error`` was raised, if any."""
+    """The construct kept as Python inside which ``error`` was raised, if any: one of
+    ``conversion``'s own, one in a function it called (``KeptPythonError``), or a line of a
+    generator function it called (laxify runs those as plain Python)."""
+    if isinstance(error, KeptPythonError):
+        return error.fallback
     lines = _user_lines(error, conversion.source.filename)
     for fb in conversion.fallbacks:
         if any(fb.span.line <= ln <= fb.end_line for ln in lines):
             return fb
-    return None
+    return python_only_line(error)
+
+
+def python_only_line(error: BaseException) -> Fallback | None:
+    """The line of a generator or coroutine function (code laxify runs as plain Python) where
+    ``error`` was raised, as a fallback; ``None`` when no such function is in its traceback."""
+    found, tb = None, error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_flags & _PYTHON_ONLY:
+            found = tb
+        tb = tb.tb_next
+    if found is None:
+        return None
+    code, line = found.tb_frame.f_code, found.tb_lineno
+    what, returns = (("a generator function", "a generator") if code.co_flags & inspect.CO_GENERATOR
+                     else ("a coroutine function", "an awaitable"))
+    return Fallback(
+        Span(line, 0), "", f"it is in `{code.co_qualname}`, {what} (a call returns {returns}, not "
+        f"arrays, so laxify does not convert it)", line, code.co_filename,
+        f"Make `{code.co_qualname}` return its values instead (collect them in a list and return "
+        f"it): laxify converts such a function. Or mark the argument the line depends on static "
+        f"(static_argnums/static_argnames).")
 
 
 def _message(fb: Fallback, fn) -> str:
-    return (f"laxify kept this `{fb.construct}` as plain Python because {fb.reason}, and it depends "
-            f"on a traced value, so {fn.__qualname__} cannot be one XLA program.")
+    kept = (f"laxify kept this `{fb.construct}` as plain Python" if fb.construct
+            else "laxify runs this line as plain Python")
+    return (f"{kept} because {fb.reason}, and it depends on a traced value, so {fn.__qualname__} "
+            f"cannot be one XLA program.")
+
+
+def _filename(fb: Fallback, fn) -> str:
+    return fb.filename or fn.__code__.co_filename
 
 
 def fallback_error(fb: Fallback, fn, outer: bool) -> ConversionError:
     where = " Inside an outer jax transformation it cannot run eagerly either." if outer else ""
     return ConversionError(_message(fb, fn) + where,
-                           _line_location(fn.__code__.co_filename, fb.span.line), _FIX)
+                           _line_location(_filename(fb, fn), fb.span.line), fb.fix or _FIX)
 
 
 def warn_fallback(fb: Fallback, fn) -> None:
     """The one-time FallbackWarning, issued at the user's line of the construct."""
     warnings.warn_explicit(
-        f"{_message(fb, fn)} It runs eagerly, op by op, which is much slower. {_FIX}",
-        FallbackWarning, fn.__code__.co_filename, fb.span.line,
+        f"{_message(fb, fn)} It runs eagerly, op by op, which is much slower. {fb.fix or _FIX}",
+        FallbackWarning, _filename(fb, fn), fb.span.line,
     )
 
 
@@ -104,3 +160,55 @@ def warn_unconverted_eager(error: BaseException, fn, unconverted: ConversionErro
         f"{unconverted.message} Its Python code needs a concrete value here "
         f"({type(error).__name__}: {_first_line(error)}), so it runs eagerly, op by op, which is "
         f"much slower. {unconverted.fix}", FallbackWarning, filename, line)
+
+
+_MISSING = object()
+
+
+def restoring_shared_names(traced, original):
+    """``traced`` (what ``jax.jit`` traces for ``original``), such that when the trace stops at
+    Python that needs a concrete value, the globals and nonlocals ``original`` assigns get
+    back the values they had before it: the eager run that follows then assigns them once,
+    as Python does (``G += 1`` before the construct would otherwise count twice)."""
+    code = getattr(original, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return traced
+    written = {(ins.opname, ins.argval) for ins in dis.get_instructions(code)
+               if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")}
+    globals_ = sorted({name for op, name in written if op.endswith("GLOBAL")})
+    cells = dict(zip(code.co_freevars, original.__closure__ or ()))
+    shared = [cells[name] for op, name in written if op.endswith("DEREF") and name in cells]
+    if not globals_ and not shared:
+        return traced
+    namespace = original.__globals__
+
+    @functools.wraps(traced)
+    def run(*args, **kwargs):
+        saved = [namespace.get(name, _MISSING) for name in globals_]
+        saved_cells = [_cell_value(cell) for cell in shared]
+        try:
+            return traced(*args, **kwargs)
+        except CONCRETE_ERRORS:
+            for name, value in zip(globals_, saved):
+                if value is _MISSING:
+                    namespace.pop(name, None)
+                else:
+                    namespace[name] = value
+            for cell, value in zip(shared, saved_cells):
+                if value is _MISSING:
+                    try:
+                        del cell.cell_contents
+                    except ValueError:
+                        pass
+                else:
+                    cell.cell_contents = value
+            raise
+
+    return run
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # empty cell
+        return _MISSING

@@ -1,61 +1,182 @@
-"""``_lx.call``: user functions called from converted code are converted too (cached)."""
+"""``_lx.call``: the callables that converted code calls are converted too, when they are user code.
+
+What a call may reach, and what runs: a Python function → its converted function; a bound
+method → the converted function bound to the same object; ``functools.partial`` → the converted
+function with the same bound arguments; an object whose class defines ``__call__`` in Python →
+that ``__call__`` converted and bound to the object; a method object of a library that keeps
+``__func__``/``__self__`` (equinox) → the same as a bound method. Library code (see
+``laxify.ir.user_code``), classes, ``laxify.do_not_convert`` and code laxify made run as they are.
+
+Nothing is cached here: the conversion is cached per code object (``laxify.conversion``), and
+binding it to the function called costs a few microseconds, at trace time. (A cache keyed by
+the function would keep it alive: a converted function refers to its original through its
+closure cells.)
+
+Recursion unrolls while tracing, one converted call per level: a depth known while tracing
+ends it. A recursion whose end depends on a traced value never ends: it becomes a located
+:class:`ConversionError` instead of Python's ``RecursionError``.
+"""
 
 from __future__ import annotations
 
-import os
+import functools
+import linecache
 import sys
-import sysconfig
+import threading
 import types
 import weakref
 from typing import Callable
 
-from laxify.ir.errors import ConversionError
+from laxify.ir.errors import ConversionError, Location
+from laxify.ir.user_code import is_library_function
 
-__all__ = ["call", "set_converter"]
+__all__ = ["call", "register_converted", "resolve", "set_converter"]
 
 _converter: Callable | None = None
-_converted: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
-_LIBRARY_ROOTS = tuple(
-    os.path.normcase(os.path.realpath(p)) + os.sep
-    for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-)
-_LIBRARY_MODULES = frozenset({"jax", "jaxlib", "numpy", "laxify", "libcst", "flax", "optax", "equinox"})
+
+class _CodeSet:
+    """Code objects held weakly and by identity (CPython compares code objects by value)."""
+
+    def __init__(self):
+        self._refs: dict[int, weakref.ref] = {}
+
+    def add(self, code: types.CodeType) -> None:
+        key, refs = id(code), self._refs
+
+        def forget(ref: weakref.ref) -> None:
+            if refs.get(key) is ref:
+                refs.pop(key, None)
+
+        refs[key] = weakref.ref(code, forget)
+
+    def __contains__(self, code: types.CodeType) -> bool:
+        ref = self._refs.get(id(code))
+        return ref is not None and ref() is code
+
+
+_COMPILED = _CodeSet()  # laxify's output: converted code is not converted again
+_UNCONVERTIBLE = _CodeSet()  # no source, a generator...: tried once, then run as written
 
 
 def set_converter(converter: Callable) -> None:
-    """Installed by ``laxify``: turns a Python function into its converted function."""
+    """Installed by ``laxify``: turns a Python function into its converted function (or raises
+    :class:`ConversionError` when it cannot)."""
     global _converter
     _converter = converter
 
 
-def _is_user_code(fn: types.FunctionType) -> bool:
-    if getattr(fn, "__laxify_do_not_convert__", False):
-        return False
-    module = (getattr(fn, "__module__", None) or "").split(".")[0]
-    if module in _LIBRARY_MODULES or module in sys.stdlib_module_names:
-        return False
-    filename = os.path.normcase(os.path.realpath(fn.__code__.co_filename))
-    return not filename.startswith(_LIBRARY_ROOTS)
+def register_converted(code: types.CodeType) -> None:
+    """Remember that ``code`` is laxify's output."""
+    _COMPILED.add(code)
 
 
-def _converted_version(fn):
-    if isinstance(fn, types.MethodType):
-        inner = _converted_version(fn.__func__)
-        return None if inner is None else types.MethodType(inner, fn.__self__)
-    if not isinstance(fn, types.FunctionType) or _converter is None or not _is_user_code(fn):
+def _converted_function(fn: types.FunctionType) -> Callable | None:
+    code = fn.__code__
+    if (_converter is None or code in _COMPILED or code in _UNCONVERTIBLE
+            or getattr(fn, "__laxify_do_not_convert__", False) or is_library_function(fn)):
         return None
-    hit = _converted.get(fn)
-    if hit is None:
-        try:
-            hit = _converter(fn)
-        except ConversionError:
-            hit = fn  # no source: it runs as written
-        _converted[fn] = hit
-    return hit
+    try:
+        return _converter(fn)
+    except ConversionError:
+        _UNCONVERTIBLE.add(code)
+        return None  # no source (or not convertible): it runs as written
+
+
+def _bound(func: types.FunctionType, owner) -> tuple[Callable, types.FunctionType] | None:
+    inner = _converted_function(func)
+    return None if inner is None else (types.MethodType(inner, owner), func)
+
+
+def resolve(fn) -> tuple[Callable, types.FunctionType] | None:
+    """What to call instead of ``fn`` (its converted version) and the Python function converted
+    for it; ``None`` to call ``fn`` itself."""
+    kind = type(fn)
+    if kind is types.FunctionType:
+        inner = _converted_function(fn)
+        return None if inner is None else (inner, fn)
+    if kind is types.MethodType:  # methods, classmethods (bound to the class), super().method
+        found = resolve(fn.__func__)
+        return None if found is None else (types.MethodType(found[0], fn.__self__), found[1])
+    if kind is functools.partial:
+        found = resolve(fn.func)
+        return None if found is None else (functools.partial(found[0], *fn.args, **fn.keywords), found[1])
+    if kind is staticmethod:  # the raw descriptor, taken from a class __dict__
+        return resolve(fn.__func__)
+    if isinstance(fn, type) or _attribute(fn, "__laxify_do_not_convert__"):
+        return None  # a class: instantiating runs as written
+    dunder_call = getattr(kind, "__call__", None)
+    if type(dunder_call) is types.FunctionType and not is_library_function(dunder_call):
+        return _bound(dunder_call, fn)
+    # A library's own bound-method object (equinox's BoundMethod): its __func__ bound to __self__.
+    func, owner = _attribute(fn, "__func__"), _attribute(fn, "__self__")
+    if type(func) is types.FunctionType and owner is not None:
+        return _bound(func, owner)
+    return None
+
+
+def _attribute(obj, name: str):
+    """``obj.name``, or ``None`` when it has none (or its ``__getattr__`` fails)."""
+    try:
+        return getattr(obj, name, None)
+    except Exception:  # noqa: BLE001 - such an object is called as it is
+        return None
+
+
+# -- recursion ------------------------------------------------------------------------------
+
+class _Active(threading.local):
+    """Per thread: how many calls of each code object are under way, and which recursed."""
+
+    def __init__(self):
+        self.depth: dict[int, int] = {}  # id(code) -> calls under way
+        self.deepest: dict[int, int] = {}  # id(code) -> most calls under way at once
+
+
+_active = _Active()
 
 
 def call(fn, *args, **kwargs):
     """``fn(*args, **kwargs)``, with ``fn`` converted first when it is user code."""
-    target = _converted_version(fn)
-    return (fn if target is None else target)(*args, **kwargs)
+    found = resolve(fn)
+    if found is None:
+        return fn(*args, **kwargs)
+    target, original = found
+    key = id(original.__code__)  # the code stays alive while the call is under way
+    depth, deepest = _active.depth, _active.deepest
+    level = depth.get(key, 0) + 1
+    depth[key] = level
+    if level > deepest.get(key, 0):
+        deepest[key] = level
+    try:
+        return target(*args, **kwargs)
+    except RecursionError:
+        if level == 1 and deepest.get(key, 0) > 1:
+            raise _endless_recursion(original.__code__, deepest[key], sys._getframe(1)) from None
+        raise
+    finally:
+        if level == 1:
+            del depth[key]
+            deepest.pop(key, None)
+        else:
+            depth[key] = level - 1
+
+
+def _endless_recursion(code: types.CodeType, levels: int, caller) -> ConversionError:
+    """The error for a recursion that did not end while tracing, at its outermost call site."""
+    lambda_ = code.co_name == "<lambda>"
+    name = "this lambda" if lambda_ else f"`{code.co_name}`"
+    filename, line = caller.f_code.co_filename, caller.f_lineno
+    text = linecache.getline(filename, line).rstrip("\n")
+    col = text.find(code.co_name) if code.co_name in text else len(text) - len(text.lstrip())
+    return ConversionError(
+        f"{'This lambda' if lambda_ else name} calls itself {levels} levels deep while laxify traces "
+        f"it, and reached Python's recursion limit ({sys.getrecursionlimit()}). A recursive call is "
+        f"unrolled while tracing, so the recursion must end at a depth known then; when the test that "
+        f"ends it depends on a traced value, both branches of that `if` are traced, and the one that "
+        f"recurses calls {name} again, without end.",
+        Location(filename, line, col, text),
+        "Make the depth a Python value (an int argument, static under jax.jit through "
+        "static_argnums/static_argnames), or rewrite the recursion as a `while` loop, which laxify "
+        "converts to lax.while_loop (a static recursion this deep needs a loop too).",
+    )

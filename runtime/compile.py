@@ -4,12 +4,17 @@ cells, defaults, file name and line numbers (so tracebacks point at the user's l
 from __future__ import annotations
 
 import ast
+import re
 import types
 
+from laxify.ir.mangling import mangle, private_owner
 from laxify.runtime import dispatch
+from laxify.runtime.calls import register_converted
 from laxify.runtime.lowering import LoweredSource
 
 __all__ = ["compile_lowered", "make_function"]
+
+INDENT = "    "
 
 FACTORY = "_lx_factory"
 
@@ -35,36 +40,87 @@ def _remap(tree: ast.AST, mapping: list[tuple[int, int]], wrapper_lines: int) ->
             node.end_col_offset = node.col_offset
 
 
-def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename: str) -> types.CodeType:
-    """The code object of the converted function (shared by every closure of one ``def``)."""
+_PRIVATE = re.compile(r"(?<!\w)__\w+")
+
+
+def _has_private_names(text: str) -> bool:
+    """Whether ``text`` may hold a name that Python mangles in a class (``__k``, not ``__k__``)."""
+    return any(not token.endswith("__") for token in _PRIVATE.findall(text))
+
+
+def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename: str,
+                    qualname: str = "") -> types.CodeType:
+    """The code object of the converted function (shared by every closure of one ``def``).
+
+    ``qualname``, the original function's (``code.co_qualname``), names the code objects and
+    picks the class that mangles private names: the converted function is compiled in a
+    factory (which binds its free variables), itself inside a class of that name when the
+    function has private names to mangle. Inside the factory the function has a generated
+    name, so that its own name still means what it means in the user's code (the global of a
+    recursive function)."""
+    qualname = qualname or lowered.name
+    owner = private_owner(qualname)
     # A nested function of converted code may already close over the runtime's names.
     handles = (lowered.runtime, lowered.sites_name)
     params = ", ".join((*handles, *(v for v in freevars if v not in handles)))
-    body, mapping = lowered.emitter.render(base_depth=1)
+    depth = 1
+    head = f"def {FACTORY}({params}):\n"
+    if owner is not None and _has_private_names(lowered.text()):
+        depth = 2
+        head = f"class {owner}:\n{INDENT}{head}"
+    body, mapping = lowered.emitter.render(base_depth=depth)
     # The factory binds the names closures capture, so that a generated function's `nonlocal`
     # always finds them, even where the converted function itself no longer assigns one.
-    cells = "".join(f"    {name} = None\n" for name in lowered.cells)
-    text = f"def {FACTORY}({params}):\n{cells}{body}    return {lowered.name}\n"
+    cells = "".join(f"{INDENT * depth}{name} = None\n" for name in lowered.cells)
+    text = f"{head}{cells}{body}{INDENT * depth}return {lowered.name}\n"
     tree = ast.parse(text, filename)
-    _remap(tree, mapping, wrapper_lines=1 + len(lowered.cells))
+    _remap(tree, mapping, wrapper_lines=depth + len(lowered.cells))
+    generated = f"{lowered.prefix}_function"
+    _rename_function(tree, lowered.name, generated)
     code = compile(tree, filename, "exec", dont_inherit=True)
-    factory = next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == FACTORY)
-    inner = next(c for c in factory.co_consts if isinstance(c, types.CodeType) and c.co_name == lowered.name)
-    return _without_factory(inner)
+    factory = _nested(code, FACTORY)
+    inner = _nested(factory, generated)
+    compiled = _without_factory(inner, f"{factory.co_qualname}.<locals>.{generated}", qualname)
+    register_converted(compiled)
+    return compiled
 
 
-def _without_factory(code: types.CodeType) -> types.CodeType:
-    """``code`` and the code nested in it with qualified names as in the user's source: the
-    factory is laxify's, so ``_lx_factory.<locals>.f.<locals>.g`` becomes ``f.<locals>.g``."""
-    prefix = f"{FACTORY}.<locals>."
+def _rename_function(tree: ast.Module, name: str, new: str) -> None:
+    """Rename the converted function inside the factory (its ``def`` and the ``return``)."""
+    factory = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == FACTORY)
+    for stmt in factory.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+            stmt.name = new
+        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) and stmt.value.id == name:
+            stmt.value.id = new
+
+
+def _nested(code: types.CodeType, name: str) -> types.CodeType | None:
+    """The first code object named ``name`` compiled inside ``code``, at any depth."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found = const if const.co_name == name else _nested(const, name)
+            if found is not None:
+                return found
+    return None
+
+
+def _without_factory(code: types.CodeType, generated: str, qualname: str) -> types.CodeType:
+    """``code`` and the code nested in it named as in the user's source: the factory (and
+    the class around it) and the generated name are laxify's, so
+    ``_lx_factory.<locals>._lx_function.<locals>.g`` becomes ``f.<locals>.g``."""
+    def rename(text: str) -> str:
+        return qualname + text[len(generated):] if text.startswith(generated) else text
+
     consts = tuple(
-        _without_factory(c) if isinstance(c, types.CodeType)
-        else c.removeprefix(prefix) if isinstance(c, str) and c.startswith(prefix)  # a class's __qualname__
+        _without_factory(c, generated, qualname) if isinstance(c, types.CodeType)
+        else rename(c) if isinstance(c, str) and c.startswith(generated)  # a class's __qualname__
         else c
         for c in code.co_consts
     )
-    qualname = code.co_qualname.removeprefix(prefix)
-    return code.replace(co_consts=consts, co_qualname=qualname)
+    if code.co_qualname == generated:
+        return code.replace(co_consts=consts, co_qualname=qualname, co_name=qualname.rpartition(".")[2])
+    return code.replace(co_consts=consts, co_qualname=rename(code.co_qualname))
 
 
 def make_function(code: types.CodeType, lowered: LoweredSource, original: types.FunctionType) -> types.FunctionType:
@@ -72,8 +128,9 @@ def make_function(code: types.CodeType, lowered: LoweredSource, original: types.
     cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
     cells[lowered.runtime] = types.CellType(dispatch)
     cells[lowered.sites_name] = types.CellType(lowered.sites)
+    owner = private_owner(code.co_qualname)  # compiled inside that class: names mangled
     for name in lowered.cells:  # captured names the converted code no longer assigns itself
-        cells.setdefault(name, types.CellType())
+        cells.setdefault(mangle(name, owner), types.CellType())
     closure = tuple(cells[name] for name in code.co_freevars)
     fn = types.FunctionType(code, original.__globals__, original.__name__, original.__defaults__, closure)
     fn.__kwdefaults__ = original.__kwdefaults__

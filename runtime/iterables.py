@@ -1,4 +1,4 @@
-"""``enumerate``/``zip``/``reversed`` in converted ``for`` loops (``_lx.enumerate_`` ...).
+"""``enumerate``/``zip``/``reversed`` in converted ``for`` loops (``_lx.iterable(enumerate)(...)``).
 
 On arrays they give an :class:`ArraySequence`, one pytree of arrays with a common leading
 axis that ``for_each`` runs ``lax.scan`` over (each step gets one element, such as the tuple
@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-__all__ = ["ArraySequence", "as_scan_input", "enumerate_", "reversed_", "zip_"]
+__all__ = ["ArraySequence", "as_scan_input", "enumerate_", "iterable", "reversed_", "zip_"]
 
 
 class ArraySequence:
@@ -92,6 +92,19 @@ def reversed_(seq):
     if _is_sequence_array(seq):
         return seq[::-1]
     return builtins.reversed(seq)
+
+
+def iterable(fn):
+    """What a converted ``for`` statement calls for ``enumerate``/``zip``/``reversed``: laxify's
+    version where the name is still the builtin, and otherwise the object the name is (a module
+    global or a closure variable that shadows the builtin), to be called as the user wrote it."""
+    if fn is builtins.enumerate:
+        return enumerate_
+    if fn is builtins.zip:
+        return zip_
+    if fn is builtins.reversed:
+        return reversed_
+    return fn
 
 
 def as_scan_input(xs) -> Any | None:

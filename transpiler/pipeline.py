@@ -5,15 +5,20 @@ The converter order is the one list below; each entry says why it stands where i
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
 
 import libcst as cst
 
 from laxify.ir import Function
+from laxify.ir.mangling import private_owner, spellings
 from laxify.ir.naming import DEFAULT_PREFIX, choose_prefix
 from laxify.transpiler.analysis.features import features
+from laxify.transpiler.analysis.names import stmt_access
 from laxify.transpiler.analysis.positions import statement_positions
+from laxify.transpiler.analysis.walk import code_of
 from laxify.transpiler.converters import (
+    assert_statements,
     break_statements,
     calls,
     conditional_expressions,
@@ -29,11 +34,12 @@ from laxify.transpiler.converters import (
     walrus_conditions,
 )
 from laxify.transpiler.converters.base import Context
+from laxify.transpiler.depth import allowing_depth
 from laxify.transpiler.naming import hide_user_names, rename_generated
 from laxify.transpiler.source import FunctionSource, get_source
 from laxify.transpiler.to_ir import Fallback, build_ir
 
-__all__ = ["CONVERTERS", "Conversion", "convert_source", "canonicalize"]
+__all__ = ["CONVERTERS", "Conversion", "convert_source", "canonicalize", "local_names"]
 
 # Applied in this order. Each converter module has a ``transform(node, ctx)`` entry.
 CONVERTERS: list = [
@@ -66,6 +72,9 @@ CONVERTERS: list = [
     # list appends are plain statements; they may stand anywhere the converters above moved
     # them, so they are rewritten last.
     list_appends,
+    # asserts are plain statements too; before calls, which then route the user's calls in the
+    # test and message (and leave the `_lx.assert_` written here alone).
+    assert_statements,
     # print before calls: `print` is a builtin, which the calls converter leaves alone.
     print_calls,
     # calls last: every call the converters above wrote is of the runtime (`_lx.*`) and
@@ -97,11 +106,37 @@ def canonicalize(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     return node
 
 
+def local_names(code: types.CodeType) -> frozenset[str]:
+    """Names ``code`` and the code nested in it bind (parameters, assigned, free variables),
+    as the source may write them."""
+    names = {*code.co_varnames, *code.co_cellvars, *code.co_freevars}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= local_names(const)
+    return source_names(names, code)
+
+
+def source_names(names, code: types.CodeType) -> frozenset[str]:
+    """``names`` of ``code`` (mangled in a method: ``_Model__k``) as its source may write them."""
+    owner = private_owner(code.co_qualname)
+    return frozenset(spelling for name in names for spelling in spellings(name, owner))
+
+
 def convert_source(fn) -> Conversion:
     """Parse ``fn``, run the converters, build its IR (not yet typed or folded)."""
+    try:
+        return allowing_depth(_convert_source, fn)
+    finally:
+        # The analyses memoise per tree node. Each conversion parses anew, so the entries of one
+        # are of no use to the next, and would keep every converted function's tree alive.
+        code_of.cache_clear()
+        stmt_access.cache_clear()
+
+
+def _convert_source(fn) -> Conversion:
     src = get_source(fn)
     positions = statement_positions(src.text, src.node, src.first_line, src.indent)
-    ctx = Context(positions)
+    ctx = Context(positions, namespace=getattr(fn, "__globals__", {}), local_names=local_names(fn.__code__))
     prefix = choose_prefix(src.text)
     if prefix != DEFAULT_PREFIX:
         # The user's own names start like laxify's: laxify's move out of their way.
@@ -109,9 +144,9 @@ def convert_source(fn) -> Conversion:
     src.node = canonicalize(src.node, ctx)
     if prefix != DEFAULT_PREFIX:
         src.node = rename_generated(src.node, hidden, prefix, ctx)
-    freevars = frozenset(fn.__code__.co_freevars)
+    freevars = source_names(fn.__code__.co_freevars, fn.__code__)
     # Names the function's own closures capture: generated branch and loop functions share
     # these variables with them (see the lowering of regions).
-    cells = frozenset(fn.__code__.co_cellvars)
+    cells = source_names(fn.__code__.co_cellvars, fn.__code__)
     ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells, prefix)
     return Conversion(src, src.node, ir_fn, fallbacks, ctx.pushes_loop_options)

@@ -29,6 +29,7 @@ from laxify.ir import (
     UndefOp,
     Value,
     WhileOp,
+    WithOp,
     YieldOp,
 )
 from laxify.ir.naming import DEFAULT_PREFIX
@@ -45,12 +46,16 @@ ITEM_NAME = "_lx_item"  # the element of a ``for`` whose target is not a plain n
 
 @dataclass(frozen=True)
 class Fallback:
-    """A compound statement kept whole as Python, and why."""
+    """A compound statement kept whole as Python, and why. ``filename``/``fix``: where the
+    statement is and what to do, when not in the converted function's own file (code laxify
+    runs as plain Python, such as a generator function it calls) or not the usual fix."""
 
     span: Span
     construct: str
     reason: str
     end_line: int
+    filename: str | None = None
+    fix: str | None = None
 
 
 @dataclass
@@ -64,8 +69,11 @@ _LOOPS = (cst.While, cst.For)
 
 
 def _jump_reason(node: cst.CSTNode, in_loop: bool) -> str | None:
-    """Why a compound statement must stay Python, looking inside it (not into nested defs)."""
-    for child in children(node):
+    """Why a compound statement must stay Python, looking inside it (not into nested defs).
+    Pre-order with an explicit stack: an `elif` chain of 500 arms nests 500 deep."""
+    stack = [(child, in_loop) for child in reversed(list(children(node)))]
+    while stack:
+        child, in_loop = stack.pop()
         kind = type(child)  # exact types: isinstance against libcst's ABCs is slow
         if kind in _SCOPES:
             continue
@@ -77,26 +85,23 @@ def _jump_reason(node: cst.CSTNode, in_loop: bool) -> str | None:
             return "it contains `yield`/`await`"
         if kind is cst.Global or kind is cst.Nonlocal:
             return "it contains a `global`/`nonlocal` statement"
-        inner = _jump_reason(child, in_loop or kind in _LOOPS)
-        if inner:
-            return inner
+        inner_loop = in_loop or kind in _LOOPS
+        stack.extend((grandchild, inner_loop) for grandchild in reversed(list(children(child))))
     return None
 
 
 def _declared(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
     """The names ``node``'s own code declares ``global`` and ``nonlocal``."""
     found: tuple[set[str], set[str]] = (set(), set())
-
-    def visit(n: cst.CSTNode) -> None:
-        for child in children(n):
-            kind = type(child)
-            if kind in _SCOPES:
-                continue
-            if kind is cst.Global or kind is cst.Nonlocal:
-                found[kind is cst.Nonlocal].update(item.name.value for item in child.names)
-            visit(child)
-
-    visit(node.body)
+    stack = list(children(node.body))  # not recursion: `elif` chains nest one level per arm
+    while stack:
+        child = stack.pop()
+        kind = type(child)
+        if kind in _SCOPES:
+            continue
+        if kind is cst.Global or kind is cst.Nonlocal:
+            found[kind is cst.Nonlocal].update(item.name.value for item in child.names)
+        stack.extend(children(child))
     return found
 
 
@@ -198,13 +203,15 @@ class _Builder:
                 return None
             reason = self.unsupported(stmt)
             if reason is not None:
-                self.keep(stmt, span, reason)
+                self.keep(stmt, span, reason, self.shared_fix(stmt))
             elif isinstance(stmt, cst.If):
                 self.if_(stmt, span, live)
             elif isinstance(stmt, cst.While):
                 self.while_(stmt, span, live)
             elif isinstance(stmt, cst.For):
                 self.for_(stmt, span, live)
+            elif isinstance(stmt, cst.With):
+                self.with_(stmt, span, live)
             elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 self.keep(stmt, span, None)
             else:
@@ -220,7 +227,7 @@ class _Builder:
         comments = tuple(line.comment.value for line in getattr(stmt, "leading_lines", ())
                          if line.comment is not None)
         header = getattr(getattr(stmt, "body", None), "header", None)
-        if isinstance(stmt, (cst.If, cst.While, cst.For)) and header is not None and header.comment:
+        if isinstance(stmt, (cst.If, cst.While, cst.For, cst.With)) and header is not None and header.comment:
             comments += (header.comment.value,)  # `while x > 1:  # comment`
         if not comments:
             return
@@ -230,6 +237,8 @@ class _Builder:
                 return
 
     def unsupported(self, stmt: cst.BaseStatement) -> str | None:
+        if isinstance(stmt, cst.With):
+            return _with_reason(stmt)
         if not isinstance(stmt, (cst.If, cst.While, cst.For)):
             return None
         if isinstance(stmt, (cst.While, cst.For)) and stmt.orelse is not None:
@@ -250,14 +259,27 @@ class _Builder:
                     f"`{'global' if shared[0] in self.globals_ else 'nonlocal'}`")
         return _jump_reason(stmt, in_loop=False)
 
-    def keep(self, stmt: cst.BaseStatement, span: Span, reason: str | None) -> None:
+    def shared_fix(self, stmt: cst.BaseStatement) -> str | None:
+        """The fix for a construct kept because it assigns a global or nonlocal name."""
+        if not isinstance(stmt, (cst.If, cst.While, cst.For)):
+            return None
+        shared = [n for n in stmt_access(stmt).writes if n in self.declared]
+        if not shared:
+            return None
+        name = shared[0]
+        return (f"One XLA program cannot assign a Python variable while it runs: return the new "
+                f"value of `{name}` from the function and assign it where the function is called "
+                f"(or keep it in an array that you pass in and return), or mark the argument the "
+                f"condition depends on static (static_argnums/static_argnames).")
+
+    def keep(self, stmt: cst.BaseStatement, span: Span, reason: str | None, fix: str | None = None) -> None:
         """A compound statement kept whole as Python."""
         access = stmt_access(stmt)
         attrs: dict = {"code": self.code(stmt).rstrip("\n"), "kind": "stmt", "static": "never"}
         if reason is not None:
             attrs["fallback"] = reason
             height = attrs["code"].count("\n") + 1 - len(getattr(stmt, "leading_lines", ()))
-            self.fallbacks.append(Fallback(span, _construct(stmt), reason, span.line + height - 1))
+            self.fallbacks.append(Fallback(span, _construct(stmt), reason, span.line + height - 1, fix=fix))
         self.emit_stmt(access, attrs, span)
 
     def simple(self, stmt, span: Span) -> None:
@@ -312,6 +334,13 @@ class _Builder:
         self.emit(ReturnOp(operands=operands, span=span))
 
     def if_(self, stmt: cst.If, span: Span, live: Liveness) -> None:
+        """``if``/``else`` is a two-way ``cond``; an ``if``/``elif``/.../``else`` chain is one
+        ``cond`` too, the conditions of its ``elif`` arms in test regions (one op however
+        long the chain, where nested ``cond``s would nest one level per arm)."""
+        arms = [stmt]
+        while isinstance(arms[-1].orelse, cst.If):
+            arms.append(arms[-1].orelse)
+        final = arms[-1].orelse
         live_out = live.live_out[id(stmt)]
         inner = block_access(stmt.body)
         if stmt.orelse is not None:
@@ -319,23 +348,67 @@ class _Builder:
         outputs = [n for n in stmt_access(stmt).writes if n in live_out and self.carried_cell(n, stmt)]
         inputs = [n for n in {**inner.reads, **inner.writes} if n in self.scope.env]
         pred = self.expr(stmt.test, span)
-        regions = []
-        for branch in (stmt.body, stmt.orelse):
-            region = Region(args=[self.value(n) for n in inputs])
-            with self.region(region, inputs):
-                if isinstance(branch, cst.If):
-                    self.statement(branch, live)
-                elif isinstance(branch, cst.Else):
-                    self.block(branch.body, live)
-                elif branch is not None:
-                    self.block(branch, live)
-                region.ops.append(YieldOp(operands=[self.lookup(n) for n in outputs]))
-            regions.append(region)
+        tests, branches = [], []
+        for k, arm in enumerate(arms):
+            arm_span = span if k == 0 else self.span_of(arm)
+            if k:
+                test = Region(args=[self.value(n) for n in inputs])
+                with self.region(test, inputs):
+                    test.ops.append(YieldOp(operands=[self.expr(arm.test, arm_span)]))
+                tests.append(test)
+            branches.append(self.branch(arm.body, inputs, outputs, live, arm_span))
+        body = final.body if isinstance(final, cst.Else) else None
+        branches.append(self.branch(body, inputs, outputs, live, arm_span))
+        attrs: dict = {}
+        if tests:
+            attrs["num_tests"] = len(tests)
+            comments = [_arm_comments(arm) for arm in arms[1:]]
+            comments.append(_arm_comments(final) if final is not None else ())
+            if any(comments):
+                attrs["arm_comments"] = ((),) + tuple(comments)
         results = [self.value(n) for n in outputs]
         self.emit(CondOp(
             operands=[pred, *(self.scope.env[n] for n in inputs)],
             results=results,
-            regions=regions,
+            regions=tests + branches,
+            attributes=attrs,
+            span=span,
+        ))
+        self.bind(outputs, results)
+
+    def branch(self, suite, inputs: list[str], outputs: list[str], live: Liveness, span: Span) -> Region:
+        """One branch of an ``if``: the suite (None: no ``else``), yielding ``outputs``."""
+        region = Region(args=[self.value(n) for n in inputs])
+        saved, self.here = self.here, span
+        with self.region(region, inputs):
+            if suite is not None:
+                self.block(suite, live)
+            region.ops.append(YieldOp(operands=[self.lookup(n) for n in outputs]))
+        self.here = saved
+        return region
+
+    def with_(self, stmt: cst.With, span: Span, live: Liveness) -> None:
+        """A ``with`` stays a Python ``with``; its body is converted like any other block (it
+        runs once, inline, so the names it assigns are simply the user's variables after it)."""
+        live_out = live.live_out[id(stmt)]
+        access = stmt_access(stmt)
+        targets = [n for item in stmt.items if item.asname is not None
+                   for n in target_names(item.asname.name)]
+        outputs = [n for n in access.writes if n in live_out and self.carried_cell(n, None)]
+        inputs = [n for n in {**access.reads, **access.writes} if n in self.scope.env]
+        region = Region(args=[self.value(n) for n in inputs + targets])
+        with self.region(region, inputs + targets):
+            self.block(stmt.body, live)
+            region.ops.append(YieldOp(operands=[self.lookup(n) for n in outputs]))
+        results = [self.value(n) for n in outputs]
+        # The statement's first line(s) as written, up to its colon (comments stay with it).
+        whole = self.module.code_for_node(stmt.with_changes(leading_lines=()))
+        header = whole[:len(whole) - len(self.code(stmt.body))]
+        self.emit(WithOp(
+            operands=[self.scope.env[n] for n in inputs],
+            results=results,
+            regions=[region],
+            attributes={"code": header, "num_targets": len(targets)},
             span=span,
         ))
         self.bind(outputs, results)
@@ -435,6 +508,8 @@ class _Builder:
         results = [self.value(n) for n in carries]
         attrs: dict = {"num_carries": len(carries)}
         if op_class is ForRangeOp:
+            # As written: a `range` that is not the builtin at run time gets these arguments.
+            attrs["range_args"] = len(range_args)
             reason = _index_needs_python(stmt.body, target.value)
             if reason:
                 attrs["python_index"] = reason
@@ -473,6 +548,33 @@ def _index_needs_python(body: cst.CSTNode, index: str) -> str | None:
     return None
 
 
+
+
+def _with_reason(stmt: cst.With) -> str | None:
+    """Why a ``with`` statement must stay Python whole (its body not converted), or None."""
+    if stmt.asynchronous is not None:
+        return "`async with` is not converted"
+    for item in stmt.items:
+        if item.asname is not None and not _plain_target(item.asname.name):
+            return "its `as` target is not a plain name"
+    return _jump_reason(stmt, in_loop=False)
+
+
+def _plain_target(target: cst.CSTNode) -> bool:
+    if isinstance(target, cst.Name):
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(_plain_target(el.value) for el in target.elements)
+    return isinstance(target, cst.StarredElement) and _plain_target(target.value)
+
+
+def _arm_comments(arm: cst.If | cst.Else) -> tuple[str, ...]:
+    """Comment lines above an ``elif``/``else`` line and at its end (``elif c:  # note``)."""
+    comments = tuple(line.comment.value for line in arm.leading_lines if line.comment is not None)
+    header = getattr(arm.body, "header", None)
+    if header is not None and header.comment is not None:
+        comments += (header.comment.value,)
+    return comments
 
 
 def _construct(stmt: cst.CSTNode) -> str:

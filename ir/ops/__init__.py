@@ -4,5 +4,6 @@ from laxify.ir.ops.cond import CondOp
 from laxify.ir.ops.loops import ForRangeOp, ScanOp, WhileOp
 from laxify.ir.ops.py import PyOp, UndefOp
 from laxify.ir.ops.terminators import ReturnOp, YieldOp
+from laxify.ir.ops.with_block import WithOp
 
-__all__ = ["CondOp", "ForRangeOp", "PyOp", "ReturnOp", "ScanOp", "UndefOp", "WhileOp", "YieldOp"]
+__all__ = ["CondOp", "ForRangeOp", "PyOp", "ReturnOp", "ScanOp", "UndefOp", "WhileOp", "WithOp", "YieldOp"]

@@ -73,7 +73,9 @@ class WhileOp(_LoopOp):
 class ForRangeOp(_LoopOp):
     """Runs the body once per element of ``range(start, stop, step)``.
 
-    The body's first argument is the loop index. Equivalent Python::
+    The body's first argument is the loop index. ``range_args`` is how many arguments the
+    ``range(...)`` call was written with (3 if absent): ``range`` is called with those when it
+    is not the builtin at run time. Equivalent Python::
 
         for i in range(start, stop, step):
             acc = acc + i
@@ -85,6 +87,8 @@ class ForRangeOp(_LoopOp):
     def verify(self) -> None:
         if len(self.operands) < 3:
             self.fail("'for_range' needs start, stop and step operands")
+        if self.attributes.get("range_args", 3) not in (1, 2, 3):
+            self.fail("'range_args' must be 1, 2 or 3")
         self._verify_counts()
         self.expect_regions(1)
         self._verify_body(self.regions[0], 1)

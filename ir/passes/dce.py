@@ -1,7 +1,7 @@
 """Dead-code and dead-carry elimination.
 
 Removes pure ops whose results nobody uses (``undef`` markers, analysable expressions),
-``cond`` results nobody uses (with the values their regions yield for them), and loop
+``cond`` and ``with`` results nobody uses (with the values their regions yield for them), and loop
 carries whose result is unused and whose value only feeds itself.
 """
 
@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from laxify.ir.core import Function, Op, Region
-from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, UndefOp, WhileOp
+from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, UndefOp, WhileOp, WithOp
 
 __all__ = ["DeadCodeElimination"]
 
@@ -60,7 +60,7 @@ class DeadCodeElimination:
             if op.results and _removable(op) and not any(uses.counts[id(r)] for r in op.results):
                 changed = True
                 continue
-            if isinstance(op, CondOp):
+            if isinstance(op, (CondOp, WithOp)):
                 changed |= self._dead_outputs(op, uses)
             elif isinstance(op, (WhileOp, ForRangeOp, ScanOp)):
                 changed |= self._dead_carries(op, uses)
@@ -70,9 +70,11 @@ class DeadCodeElimination:
 
     def _dead_outputs(self, op: CondOp, uses: _Uses) -> bool:
         dead = [k for k, r in enumerate(op.results) if not uses.live(r)]
+        # A cond's test regions yield its conditions, not its results.
+        regions = op.branches if isinstance(op, CondOp) else op.regions
         for k in reversed(dead):
             del op.results[k]
-            for region in op.regions:
+            for region in regions:
                 del region.terminator.operands[k]
         return bool(dead)
 

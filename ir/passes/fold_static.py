@@ -43,6 +43,11 @@ class StaticFolding:
         for op in region.ops:
             for inner in op.regions:
                 self._region(inner, mapping)
+            if isinstance(op, CondOp) and op.num_tests:
+                self._fold_chain(op, mapping, new_ops)
+                if op.num_tests:
+                    new_ops.append(op)
+                    continue
             if isinstance(op, CondOp):
                 sel = op.selector.type
                 if isinstance(sel, Static) and sel.has_value:
@@ -59,6 +64,47 @@ class StaticFolding:
                 op.attributes["static"] = is_static(op.operands[0].type)
             new_ops.append(op)
         region.ops = new_ops
+
+    def _fold_chain(self, op: CondOp, mapping: dict[int, Value], out: list[Op]) -> None:
+        """An ``elif`` chain whose conditions are partly known: a known-false leading
+        condition hands the selection to the next one (whose test then runs before the
+        chain), a known-false later one drops its arm, a known-true later one ends the chain
+        (its arm becomes the ``else``). What is left may be a plain two-way ``cond``."""
+        while op.num_tests:
+            sel = op.selector.type
+            if not (isinstance(sel, Static) and sel.has_value) or sel.value:
+                break
+            test = op.tests[0]
+            for arg, v in zip(test.args, op.inputs):
+                mapping[id(arg)] = mapping.get(id(v), v)
+            out.extend(test.ops[:-1])
+            op.operands[0] = test.terminator.operands[0]
+            del op.regions[op.num_tests]  # the skipped arm's branch
+            del op.regions[0]
+            op.attributes["num_tests"] -= 1
+        conds, tests, branches = op.conditions(), op.tests, op.branches
+        if op.num_tests and isinstance(op.selector.type, Static) and op.selector.type.has_value:
+            op.regions = [branches[0], branches[-1]]  # the `if` arm is taken: a plain cond folds it
+            op.attributes.pop("num_tests")
+            return
+        kept_tests, kept_branches = [], [branches[0]]
+        for c in range(1, len(conds)):
+            t = conds[c].type
+            if isinstance(t, Static) and t.has_value:
+                if t.value:
+                    kept_branches.append(branches[c])
+                    break
+                continue
+            kept_tests.append(tests[c - 1])
+            kept_branches.append(branches[c])
+        else:
+            kept_branches.append(branches[-1])
+        op.regions = kept_tests + kept_branches
+        if kept_tests:
+            op.attributes["num_tests"] = len(kept_tests)
+            op.attributes["static"] = all(is_static(c.type) for c in op.conditions())
+        else:
+            op.attributes.pop("num_tests", None)
 
     def _inline(self, op: CondOp, mapping: dict[int, Value]) -> list[Op]:
         value = op.selector.type.value

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from laxify.ir.core import Function, Op, Region, Value
-from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, UndefOp, WhileOp
+from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, UndefOp, WhileOp, WithOp
 from laxify.ir.types import (
     UNDEFINED,
     UNKNOWN,
@@ -46,10 +46,42 @@ class MergeTypeError(TypeError):
 
 
 def predicate_type(op: CondOp | WhileOp) -> Type:
-    """The type of the value that decides a cond or a while loop."""
+    """The type of the value that decides a cond or a while loop (for an ``elif`` chain: a
+    traced condition's type if any is traced, else an unknown one's, else the selector's)."""
     if isinstance(op, CondOp):
-        return op.selector.type
+        types = [c.type for c in op.conditions()]
+        return next((t for t in types if isinstance(t, Array)),
+                    next((t for t in types if not is_static(t)), types[0]))
     return op.regions[0].terminator.operands[0].type
+
+
+def reachable_arms(op: CondOp) -> tuple[list[int], bool]:
+    """The branches of a predicate ``cond`` (two regions, or an ``elif`` chain) that may run,
+    given what is known of its conditions, and whether every condition that decides among
+    them is static. A condition known to be false skips its arm; one known to be true ends
+    the chain there (the later conditions are never evaluated)."""
+    arms: list[int] = []
+    static = True
+    for k, cond in enumerate(op.conditions()):
+        t = cond.type
+        if isinstance(t, Static) and t.has_value:
+            if t.value:
+                return arms + [k], static
+            continue
+        static = static and is_static(t)
+        arms.append(k)
+    return arms + [len(op.branches) - 1], static
+
+
+def _arm_name(op: CondOp, k: int) -> str:
+    """The user's words for arm ``k`` of an ``elif`` chain."""
+    if k == 0:
+        return "the `if` branch"
+    if k == len(op.branches) - 1:
+        return "the `else` branch"
+    test = op.tests[k - 1]
+    span = test.ops[0].span if test.ops and test.ops[0].span else None
+    return f"the `elif` branch on line {span.line}" if span else f"`elif` branch {k}"
 
 
 def _traced(t: Type) -> Type:
@@ -85,6 +117,8 @@ class TypeInference:
             op.results[0].type = UNDEFINED
         elif isinstance(op, CondOp):
             self._cond(op)
+        elif isinstance(op, WithOp):
+            self._with(op)
         elif isinstance(op, WhileOp):
             self._loop(op, lambda: [], lambda carries: self._while_static(op))
         elif isinstance(op, ForRangeOp):
@@ -151,6 +185,9 @@ class TypeInference:
             for arg, v in zip(region.args, op.inputs):
                 arg.type = v.type
             self._region(region)
+        if op.num_tests or len(op.regions) == 2:
+            self._predicate_cond(op)
+            return
         sel = op.selector.type
         if isinstance(sel, Static) and sel.has_value:
             value = sel.value
@@ -166,6 +203,34 @@ class TypeInference:
             types = [_traced(t) for t in types]
         for res, t in zip(op.results, types):
             res.type = t
+
+    def _predicate_cond(self, op: CondOp) -> None:
+        """``if``/``else`` and ``if``/``elif``/``else``: the results join what the branches
+        that may run yield (traced when a traced condition decides among them)."""
+        arms, static = reachable_arms(op)
+        branches = op.branches
+        if len(arms) == 1:
+            for res, y in zip(op.results, branches[arms[0]].terminator.operands):
+                res.type = y.type
+            return
+        if op.num_tests:
+            names = [_arm_name(op, k) for k in arms]
+        else:
+            names = ["the true branch", "the false branch"]
+        types = self._join_yields(op, [branches[k] for k in arms], names)
+        if not static:
+            types = [_traced(t) for t in types]
+        for res, t in zip(op.results, types):
+            res.type = t
+
+    def _with(self, op: WithOp) -> None:
+        """The region runs once, as Python; what the ``as`` targets bind is not known."""
+        region = op.regions[0]
+        for k, arg in enumerate(region.args):
+            arg.type = op.operands[k].type if k < len(op.operands) else UNKNOWN
+        self._region(region)
+        for res, y in zip(op.results, region.terminator.operands):
+            res.type = y.type
 
     def _while_static(self, op: WhileOp) -> bool:
         return is_static(predicate_type(op))

@@ -4,25 +4,26 @@ Each entry decides while tracing: a traced predicate, bound or sequence goes to 
 (``cond``/``switch``, ``while_loop``, ``scan``); a Python value runs plain Python, with
 Python's exact semantics. One module per construct: ``conditionals`` (``if``), ``loops``
 (``while``/``for``), ``logic`` (``and``/``or``/``not``, comparisons, ``a if c else b``),
-``returns``, ``printing``; ``values`` holds what they share.
+``returns``, ``printing``, ``asserts``; ``values`` holds what they share.
 """
 
 from __future__ import annotations
 
 from laxify.runtime.calls import call
-from laxify.runtime.dispatch.conditionals import cond
+from laxify.runtime.dispatch.asserts import assert_
+from laxify.runtime.dispatch.conditionals import cond, elif_chain
 from laxify.runtime.dispatch.logic import and_, compare, ifexp, not_, or_
 from laxify.runtime.dispatch.loops import CarryChange, for_each, for_range, while_loop
 from laxify.runtime.dispatch.printing import print_
 from laxify.runtime.dispatch.returns import check_defined, final_return
 from laxify.runtime.dispatch.values import Fillable, Undefined, UndefinedReturn, is_traced
-from laxify.runtime.iterables import enumerate_, reversed_, zip_
+from laxify.runtime.iterables import enumerate_, iterable, reversed_, zip_
 from laxify.runtime.lists import append
 from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
 
 __all__ = [
-    "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "call", "check_defined", "compare",
-    "cond", "enumerate_", "final_return", "for_each", "for_range", "ifexp", "is_traced", "not_", "or_",
+    "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "assert_", "call", "check_defined", "compare",
+    "cond", "elif_chain", "enumerate_", "final_return", "for_each", "for_range", "ifexp", "is_traced", "iterable", "not_", "or_",
     "pop_options", "print_", "push_options", "reversed_", "while_loop", "zip_",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import operator
+from dataclasses import replace
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +18,7 @@ from laxify.runtime.dispatch.values import Fillable, Undefined, array_like, fres
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import describe, site_error, tree_lines
 
-__all__ = ["cond"]
+__all__ = ["cond", "elif_chain"]
 
 
 def _scalar_predicate(pred, site: Site, what: str):
@@ -65,6 +66,47 @@ def cond(pred, branches, operands, site: Site):
     names = [n for i, n in enumerate(site.names) if i not in plan.static]
     target = _join_outputs(avals, names, site, len(branches))
     return plan.restore(_lax_cond(pred, [_casting(f, target) for f in fns], operands))
+
+
+def elif_chain(arms, operands, site: Site):
+    """``if``/``elif``/.../``else``: per arm, its condition (the first one's value, a thunk for
+    each later one, None for the ``else``) and its branch function.
+
+    The conditions are evaluated in order, as Python does, until one is true as a Python
+    value: a Python false condition skips its arm (its branch is never traced) and a Python
+    true one ends the chain, so later conditions are not evaluated. A traced condition cannot
+    end it: the later conditions are evaluated too, and the first true one (``argmax``)
+    chooses among the arms still possible, in one ``lax.switch`` (``lax.cond`` for two)."""
+    preds, possible = [], []
+    chosen = len(arms) - 1
+    for k, (test, _) in enumerate(arms[:-1]):
+        value = test if k == 0 else test()
+        if is_traced(value):
+            preds.append(_chain_condition(value, site, k))
+            possible.append(k)
+        elif value:
+            chosen = k
+            break
+    possible.append(chosen)
+    branches = [arms[k][1] for k in possible]
+    if not preds:
+        return branches[0](*operands)
+    if site.branches:
+        site = replace(site, branches=tuple(site.branches[k] for k in possible),
+                       branch_lines=tuple(site.branch_lines[k] for k in possible))
+    if len(preds) == 1:
+        return cond(preds[0], branches, operands, site)
+    # The index of the first true condition; the arm `chosen` when none is.
+    index = jnp.argmax(jnp.stack([*preds, jnp.asarray(True)])).astype(jnp.int32)
+    return cond(index, branches, operands, site)
+
+
+def _chain_condition(value, site: Site, k: int):
+    """The truth value of condition ``k`` of an ``elif`` chain as a boolean scalar."""
+    if k:
+        site = replace(site, line=site.branch_lines[k]) if site.branch_lines else site
+    pred = _scalar_predicate(value, site, "if" if k == 0 else "elif")
+    return pred if jnp.result_type(pred) == jnp.bool_ else pred != 0
 
 
 def _appendable(v) -> bool:
@@ -204,8 +246,7 @@ def _lax_cond(pred, fns, operands):
     thunks = [lambda f=f: f(operands) for f in fns]
     if len(fns) == 2:
         return lax.cond(pred, thunks[0], thunks[1])
-    index = jnp.clip(jnp.asarray(pred, jnp.int32), 0, len(fns) - 1)
-    return lax.switch(index, thunks)
+    return lax.switch(jnp.asarray(pred, jnp.int32), thunks)  # which clamps the index
 
 
 def _display_name(name: str) -> str:
@@ -213,7 +254,9 @@ def _display_name(name: str) -> str:
     return "the return value" if is_return_value(name) else name
 
 
-def _branch_name(k: int, n: int) -> str:
+def _branch_name(k: int, n: int, site: Site | None = None) -> str:
+    if site is not None and site.branches:
+        return site.branches[k]
     return ("true branch", "false branch")[k] if n == 2 else f"branch {k}"
 
 
@@ -230,9 +273,9 @@ def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
             if isinstance(v, Undefined):
                 other = "the other branch" if n == 2 else "another branch"
                 raise site_error(
-                    site,
+                    replace(site, line=site.branch_lines[k]) if site.branch_lines else site,
                     f"`{name}` is defined in {other} of this `if` on a traced value, but not in "
-                    f"the {_branch_name(k, n)}, and it is used after the `if`.",
+                    f"the {_branch_name(k, n, site)}, and it is used after the `if`.",
                     f"Assign `{name}` before the `if` or in every branch, so that it has a value "
                     f"whichever branch runs.",
                 )
@@ -240,7 +283,7 @@ def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
                 if not array_like(leaf):
                     raise site_error(
                         site,
-                        f"`{name}` is a {describe(leaf)} in the {_branch_name(k, n)} of this `if` "
+                        f"`{name}` is a {describe(leaf)} in the {_branch_name(k, n, site)} of this `if` "
                         f"on a traced value; only arrays and numbers can differ between branches.",
                         f"Compute `{name}` outside the `if`, or make it an array.",
                     )
@@ -257,7 +300,7 @@ def _join_outputs(avals, names, site: Site, n: int):
         ref = first[idx]
         for k in range(1, len(avals)):
             other = avals[k][idx]
-            ref = _join_tree(ref, other, name, site, (_branch_name(0, n), _branch_name(k, n)),
+            ref = _join_tree(ref, other, name, site, (_branch_name(0, n, site), _branch_name(k, n, site)),
                              "this `if` on a traced value")
         out.append(ref)
     return out

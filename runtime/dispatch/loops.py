@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import functools
 import warnings
 from dataclasses import replace
@@ -320,9 +321,18 @@ def _static_int(x):
     return None
 
 
-def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=None):
-    """``for i in range(start, stop, step)``: static bounds scan, traced bounds loop while."""
+def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=None,
+              range_fn=builtins.range, range_args: int = 3):
+    """``for i in range(start, stop, step)``: static bounds scan, traced bounds loop while.
+    ``range_fn`` is what the name ``range`` is where the loop stands: when a global or a
+    closure variable shadows the builtin, the loop is Python's, over ``range_fn`` called with
+    the ``range_args`` arguments written (``range(n)``: 1, ``range(a, b)``: 2)."""
     init = tuple(init)
+    if range_fn is not builtins.range:
+        vals = init
+        for i in range_fn(*((stop,) if range_args == 1 else (start, stop, step)[:range_args])):
+            vals = tuple(body_fn(i, *vals))
+        return vals
     bounds = [_static_int(b) for b in (start, stop, step)]
     if None not in bounds:
         r = range(*bounds)

@@ -35,13 +35,16 @@ def lowers(op_class: type) -> Callable:
 
 @dataclass(frozen=True)
 class Site:
-    """A construct in the user's source, for runtime messages: kind, line, column, names."""
+    """A construct in the user's source, for runtime messages: kind, line, column, names, and
+    for an ``elif`` chain the user's words for each of its branches."""
 
     construct: str
     filename: str
     line: int
     col: int
     names: tuple[str, ...] = ()
+    branches: tuple[str, ...] = ()      # "`if` branch", "`elif` branch on line 7", "`else` branch"
+    branch_lines: tuple[int, ...] = ()  # the line of each branch's condition (the `else`: the `if` line)
 
 
 @dataclass
@@ -93,9 +96,10 @@ class Lowerer:
         self.counter += 1
         return f"{self.prefix}_{stem}_{self.counter}"
 
-    def site(self, op: Op, construct: str, names=()) -> str:
+    def site(self, op: Op, construct: str, names=(), branches=(), branch_lines=()) -> str:
         line, col = (op.span.line, op.span.col) if op.span else (0, 0)
-        self.sites.append(Site(construct, self.filename, line, col, tuple(names)))
+        self.sites.append(Site(construct, self.filename, line, col, tuple(names), tuple(branches),
+                               tuple(branch_lines)))
         return f"{self.prefix}{SITES[len(DEFAULT_PREFIX):]}[{len(self.sites) - 1}]"
 
     def at(self, op: Op) -> tuple[int, int]:

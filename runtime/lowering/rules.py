@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from laxify.ir import CondOp, ForRangeOp, PyOp, Region, ReturnOp, ScanOp, UndefOp, WhileOp, YieldOp
+from laxify.ir import CondOp, ForRangeOp, PyOp, Region, ReturnOp, ScanOp, UndefOp, WhileOp, WithOp, YieldOp
 from laxify.ir.dataflow import loop_trace_deps
 from laxify.runtime.lowering import Lowerer, lowers
 
@@ -137,25 +137,110 @@ def _assign(low: Lowerer, op, call: str) -> None:
 def lower_cond(low: Lowerer, op: CondOp) -> None:
     pred = low.ref(op.selector)
     if op.attributes.get("static"):
-        _static_cond(low, op, pred)
+        if op.num_tests:
+            _static_chain(low, op)
+        else:
+            _static_cond(low, op, pred)
         return
-    written = set().union(*(_written(r) for r in op.regions))
+    written = set().union(*(_written(r) for r in op.branches))
     # A name a branch assigns is local to the branch function: pass its value in, unless no
     # branch reads it before assigning it (then the value may not even exist where the `if`
     # stands, for example a name the enclosing loop body assigns only after the `if`).
     keep = [k for k, v in enumerate(op.inputs)
-            if v.hint in written and any(low.uses[id(r.args[k])] for r in op.regions)]
-    stems = ["true", "false"] if len(op.regions) == 2 else [f"case{k}" for k in range(len(op.regions))]
+            if v.hint in written and any(low.uses[id(r.args[k])] for r in op.branches)]
+    if op.num_tests:
+        stems = ["if", *(["elif"] * op.num_tests), "else"]
+    elif len(op.regions) == 2:
+        stems = ["if_true", "if_false"]
+    else:
+        stems = [f"if_case{k}" for k in range(len(op.regions))]
+    comments = op.attributes.get("arm_comments", ())
     names = []
-    for stem, region in zip(stems, op.regions):
-        fn_name = low.fresh(f"if_{stem}")
+    for k, (stem, region) in enumerate(zip(stems, op.branches)):
+        for comment in comments[k] if k < len(comments) else ():
+            low.line(comment, op)
+        fn_name = low.fresh(stem)
         names.append(fn_name)
         params = [low.name(region.args[k]) for k in keep]
         _function(low, fn_name, params, region, op)
     operands = low.tuple_of([op.inputs[k] for k in keep])
+    if op.num_tests:
+        _chain_call(low, op, pred, names, operands)
+        return
     site = low.site(op, "if", [r.hint for r in op.results])
     branches = "(" + ", ".join(names) + ")"
     _assign(low, op, f"{low.runtime}.cond({pred}, {branches}, {operands}, {site})")
+
+
+def _arm_lines(low: Lowerer, op: CondOp) -> list[tuple[int, int]]:
+    """The user's line and column of each condition of an ``elif`` chain."""
+    out = [low.at(op)]
+    for test in op.tests:
+        out.append(low.at(test.ops[0]) if test.ops and test.ops[0].span else low.at(op))
+    return out
+
+
+def _test_thunk(low: Lowerer, op: CondOp, k: int) -> str:
+    """Python text that evaluates the condition of ``elif`` arm ``k`` when called: a lambda of
+    the condition's expression, or a function for a condition that needs statements."""
+    test = op.tests[k - 1]
+    value = test.terminator.operands[0]
+    if all(_inlinable(low, o) for o in test.ops[:-1]):
+        low.region(Region(test.args, test.ops[:-1]))  # no lines: each op becomes inline text
+        return f"lambda: {low.ref(value)}"
+    name = low.fresh("elif_test")
+    _function(low, name, [], test, op, "single")
+    return name
+
+
+def _chain_call(low: Lowerer, op: CondOp, pred: str, names: list[str], operands: str) -> None:
+    """``_lx.elif_chain`` with one line per arm, each at its user's line: the condition (the
+    first one's value, a thunk for each later one, None for the ``else``) and its branch."""
+    lines = _arm_lines(low, op)
+    thunks = [pred] + [_test_thunk(low, op, k) for k in range(1, op.num_tests + 1)] + ["None"]
+    labels = ["`if` branch"] + [f"`elif` branch on line {line}" for line, _ in lines[1:]] + ["`else` branch"]
+    arm_lines = [line for line, _ in lines] + [lines[0][0]]  # the `else`: the `if` line
+    site = low.site(op, "if", [r.hint for r in op.results], labels, arm_lines)
+    head = f"{low.targets(op.results)} = " if op.results else ""
+    low.line(f"{head}{low.runtime}.elif_chain((", op)
+    low.emitter.depth += 1
+    for k, (thunk, name) in enumerate(zip(thunks, names)):
+        line, col = lines[min(k, len(lines) - 1)]
+        end = f"), {operands}, {site})" if k == len(names) - 1 else ","
+        low.emitter.line(f"({thunk}, {name}){end}", line, col)
+    low.emitter.depth -= 1
+
+
+def _static_chain(low: Lowerer, op: CondOp) -> None:
+    """An ``elif`` chain whose conditions are all known while tracing: Python's own chain.
+    A condition that needs statements of its own nests the rest of the chain under ``else:``."""
+    comments = op.attributes.get("arm_comments", ())
+    branches = op.branches
+    nested = 0
+    low.line(f"if {low.ref(op.selector)}:", op)
+    _static_region(low, branches[0], op)
+    for k in range(1, len(branches)):
+        for comment in comments[k] if k < len(comments) else ():
+            low.line(comment, op)
+        if k == len(branches) - 1:
+            if len(branches[k].ops) > 1 or any(low.ref(y) != low.name(r) for r, y in
+                                                zip(op.results, branches[k].terminator.operands)):
+                low.line("else:", op)
+                _static_region(low, branches[k], op)
+            break
+        test = op.tests[k - 1]
+        at = test.ops[0] if test.ops and test.ops[0].span else op
+        if all(_inlinable(low, o) for o in test.ops[:-1]):
+            low.region(Region(test.args, test.ops[:-1]))
+            low.line(f"elif {low.ref(test.terminator.operands[0])}:", at)
+        else:
+            low.line("else:", at)
+            low.emitter.depth += 1
+            nested += 1
+            low.region(Region(test.args, test.ops[:-1]))
+            low.line(f"if {low.ref(test.terminator.operands[0])}:", at)
+        _static_region(low, branches[k], op)
+    low.emitter.depth -= nested
 
 
 def _static_cond(low: Lowerer, op: CondOp, pred: str) -> None:
@@ -258,13 +343,16 @@ def lower_while(low: Lowerer, op: WhileOp) -> None:
 def lower_for_range(low: Lowerer, op: ForRangeOp) -> None:
     body = op.regions[0]
     start, stop, step = (low.ref(v) for v in op.operands[:3])
+    written = op.attributes.get("range_args", 3)
     if op.attributes.get("static"):
-        args = stop if (start, step) == ("0", "1") else (
-            f"{start}, {stop}" if step == "1" else f"{start}, {stop}, {step}")
+        args = stop if written == 1 else ", ".join((start, stop, step)[:written])
         low.line(f"for {low.name(body.args[0])} in range({args}):", op)
         _static_region(low, body, op, unbind=True)
         return
-    _loop_function(low, op, "for_range", f"{start}, {stop}, {step}")
+    # `range` as the user's code finds it: the runtime checks that it is still the builtin
+    # (a global or closure variable may shadow it) and otherwise calls it as written.
+    shadow = ", range_fn=range" + (f", range_args={written}" if written != 3 else "")
+    _loop_function(low, op, "for_range", f"{start}, {stop}, {step}", shadow)
 
 
 @lowers(ScanOp)
@@ -278,16 +366,24 @@ def lower_scan(low: Lowerer, op: ScanOp) -> None:
     _loop_function(low, op, "for_each", xs)
 
 
-def _loop_function(low: Lowerer, op, kind: str, lead: str) -> None:
+def _loop_function(low: Lowerer, op, kind: str, lead: str, extra: str = "") -> None:
     body = op.regions[0]
     n = op.num_carries
     body_name = low.fresh(f"{'for' if kind == 'for_range' else 'for_each'}_body")
     params = [low.name(a) for a in body.args[: 1 + n]]
     _function(low, body_name, params, body, op)
     site = low.site(op, "for", [r.hint for r in op.results])
-    extra = ""
     if op.attributes.get("python_index"):
-        extra = f", python_index={op.attributes['python_index']!r}"
+        extra = f", python_index={op.attributes['python_index']!r}" + extra
     call = (f"{low.runtime}.{kind}({lead}, {body_name}, {low.tuple_of(op.inits)}, {_deps(low, op)}, "
             f"{site}{extra})")
     _assign(low, op, call)
+
+
+@lowers(WithOp)
+def lower_with(low: Lowerer, op: WithOp) -> None:
+    """The ``with`` statement as written, its region inlined: the managers enter and exit
+    while tracing, around whatever the body became."""
+    line, col = low.at(op)
+    low.emitter.verbatim(op.attributes["code"], line, col)
+    _static_region(low, op.regions[0], op)

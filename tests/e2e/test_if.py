@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from harness import CASE_FIELDS, case, check
+from harness import CASE_FIELDS, case, check, jaxpr_of
 
 COND = {"cond"}
 STATIC = ()
@@ -421,3 +421,195 @@ def test_traced_if_becomes_cond(fn, inputs, prims, static_argnums):
 @pytest.mark.parametrize(CASE_FIELDS, STATIC_CASES)
 def test_static_if_stays_python(fn, inputs, prims, static_argnums):
     check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+# -- `elif` chains: one `lax.switch` over the arms still possible ------------------------------
+
+def elif_chain_of_eight(x):
+    s = x.sum()
+    if s > 30:
+        y = x * 7
+    elif s > 20:
+        y = x * 6
+    elif s > 10:
+        y = x * 5
+    elif s > 5:
+        y = x * 4
+    elif s > 0:
+        y = x * 3
+    elif s > -5:
+        y = x * 2
+    elif s > -10:
+        y = x * 1
+    else:
+        y = x * 0
+    return y
+
+
+def elif_arm_under_a_python_false_condition(x, mode):
+    # `mode` is static: with "abs" the third arm is never even traced (its body would fail).
+    if mode == "neg":
+        y = -x
+    elif x.sum() > 0:
+        y = x * 2
+    elif mode is None:
+        y = x.no_such_attribute
+    elif x[0] > -2:
+        y = x + 1
+    else:
+        y = x - 1
+    return y
+
+
+def elif_python_true_condition_ends_the_chain(x, flag):
+    if x.sum() > 0:
+        y = x * 2
+    elif flag:
+        y = x + 1
+    elif x.no_such_attribute > 0:
+        y = x
+    else:
+        y = x - 1
+    return y
+
+
+def elif_chain_with_returns(x):
+    s = x.sum()
+    if s > 10:
+        return x * 3
+    elif s > 0:
+        x = x + 1
+    elif s > -10:
+        return -x
+    return x * 2
+
+
+def elif_chain_in_a_scan_appending(xs):
+    out = []
+    for x in xs:
+        if x > 1:
+            out.append(x * 3)
+        elif x > 0:
+            out.append(x * 2)
+        elif x > -1:
+            out.append(x)
+        else:
+            out.append(-x)
+    return jnp.stack(out)
+
+
+def elif_chain_in_a_while_with_break(x):
+    i = 0
+    while i < 10:
+        if x[0] > 5:
+            break
+        elif x[1] > 0:
+            x = x + 2
+        elif x[1] > -5:
+            x = x.at[1].add(3.0)
+        else:
+            x = x * 0.5
+        i += 1
+    return x, i
+
+
+def elif_chain_on_integer_conditions(n):
+    if n % 3:
+        y = n * 10
+    elif n % 5:
+        y = n * 100
+    else:
+        y = -n
+    return y
+
+
+ELIF_CASES = [
+    case(elif_chain_of_eight, *[(f32(s, 0.0),) for s in (40, 25, 15, 7, 2, -3, -7, -20)], prims=COND),
+    case(elif_arm_under_a_python_false_condition, (POS, "abs"), (NEG, "abs"), (f32(-1.0, 0.5), "abs"),
+         prims=COND),
+    case(elif_arm_under_a_python_false_condition, (POS, "neg"), prims=STATIC),
+    case(elif_python_true_condition_ends_the_chain, (POS, True), (NEG, True), prims=COND),
+    case(elif_chain_with_returns, (f32(6.0, 6.0),), (f32(1.0, 1.0),), (f32(-1.0, -1.0),),
+         (f32(-9.0, -9.0),), prims=COND),
+    case(elif_chain_in_a_scan_appending, (f32(2.0, 0.5, -0.5, -3.0),), prims={"cond", "scan"}),
+    case(elif_chain_in_a_while_with_break, (f32(1.0, 1.0),), (f32(0.0, -3.0),), (f32(0.0, -9.0),),
+         (f32(9.0, 0.0),), prims={"cond", "while"}),
+    case(elif_chain_on_integer_conditions, (jnp.int32(7),), (jnp.int32(9),), (jnp.int32(15),),
+         prims=COND),
+]
+
+
+@pytest.mark.parametrize(CASE_FIELDS, ELIF_CASES)
+def test_elif_chain(fn, inputs, prims, static_argnums):
+    check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+def _switches(jaxpr):
+    return [e for e in jaxpr.jaxpr.eqns if e.primitive.name == "cond"]
+
+
+def test_elif_chain_is_one_switch_with_a_branch_per_arm():
+    (switch,) = _switches(jaxpr_of(elif_chain_of_eight, POS))
+    assert len(switch.params["branches"]) == 8
+
+
+def test_python_false_arms_are_left_out_of_the_switch():
+    (switch,) = _switches(jaxpr_of(elif_arm_under_a_python_false_condition, POS, "abs", static_argnums=(1,)))
+    assert len(switch.params["branches"]) == 3
+
+
+def test_python_true_condition_leaves_a_two_way_cond():
+    (switch,) = _switches(jaxpr_of(elif_python_true_condition_ends_the_chain, POS, True,
+                                   static_argnums=(1,)))
+    assert len(switch.params["branches"]) == 2
+
+
+def test_conditions_after_a_traced_one_are_evaluated_while_tracing():
+    """Documented order: after a traced condition, each later one is evaluated (once) while
+    tracing, as the nested `lax.cond`s of before also traced them; a Python condition that is
+    true stops the evaluation, as in Python."""
+    seen = []
+
+    def note(k, value):
+        seen.append(k)
+        return value
+
+    def chain(x, flag):
+        if x.sum() > 0:
+            y = x
+        elif note(1, x[0] > 1):
+            y = x + 1
+        elif note(2, flag):
+            y = x + 2
+        elif note(3, x[1] > 1):
+            y = x + 3
+        else:
+            y = x
+        return y
+
+    import laxify
+
+    laxify.to_static(chain)(POS, True)
+    assert seen == [1, 2]
+    seen.clear()
+    laxify.to_static(chain)(POS, False)
+    assert seen == [1, 2, 3]
+
+
+def test_non_scalar_elif_condition_is_an_error_at_its_line():
+    import laxify
+
+    def chain(x):
+        if x.sum() > 0:
+            y = x
+        elif x > 1:
+            y = -x
+        else:
+            y = x * 2
+        return y
+
+    with pytest.raises(laxify.ConversionError) as info:
+        laxify.to_static(chain)(POS)
+    message = str(info.value)
+    assert "The condition of this `elif` is an array of shape (3,)" in message
+    assert "elif x > 1:" in message

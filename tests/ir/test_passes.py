@@ -333,6 +333,110 @@ def test_fold_marks_static_control_flow(selector: str, params: list[Type] | None
     assert loop.attributes["static"] is (params is not None)  # bounds and carry known only with a signature
 
 
+CHAIN = """func @f(%x.0) {
+  %1 = py() {code = 'C0', kind = 'expr'S0}
+  %y.9 = cond(%1, %x.0) {num_tests = 2} {
+  ^(%x.4):
+    %2 = py(%x.4) {code = 'C1', kind = 'expr'S1}
+    yield(%2)
+  } {
+  ^(%x.5):
+    %3 = py(%x.5) {code = 'C2', kind = 'expr'S2}
+    yield(%3)
+  } {
+  ^(%x.1):
+    %y.1 = py(%x.1) {code = 'y = x + 1', kind = 'stmt'}
+    yield(%y.1)
+  } {
+  ^(%x.2):
+    %y.2 = py(%x.2) {code = 'y = x - 1', kind = 'stmt'}
+    yield(%y.2)
+  } {
+  ^(%x.3):
+    %y.3 = py(%x.3) {code = 'y = x * 2', kind = 'stmt'}
+    yield(%y.3)
+  } {
+  ^(%x.6):
+    yield(%x.6)
+  }
+  return(%y.9)
+}"""
+
+KNOWN, TRACED, PYTHON = ", value = {}", "", ", static = 'always'"
+
+
+def chain(c0: str, c1: str, c2: str) -> str:
+    """``CHAIN`` whose three conditions are known (``"True"``/``"False"``), traced or static."""
+    text = CHAIN
+    for k, c in enumerate((c0, c1, c2)):
+        known = c in ("True", "False")
+        text = text.replace(f"'C{k}'", repr(c if known else f"c{k}"))
+        text = text.replace(f"S{k}", (PYTHON + KNOWN.format(c)) if known else
+                            (TRACED if c == "traced" else PYTHON))
+    return text
+
+
+def bodies(fn: Function) -> list[str]:
+    return [op.code for op in fn.walk() if isinstance(op, PyOp) and op.attributes["kind"] == "stmt"]
+
+
+@pytest.mark.parametrize(("conds", "tests", "kept"), [
+    # A known-false first condition hands the choice to the next test, which then runs first.
+    (("False", "traced", "traced"), 1, ["y = x - 1", "y = x * 2", None]),
+    (("False", "False", "traced"), 0, ["y = x * 2", None]),
+    (("False", "False", "False"), None, []),
+    (("False", "True", "traced"), None, ["y = x - 1"]),
+    (("True", "traced", "traced"), None, ["y = x + 1"]),
+    # Known later conditions: false drops the arm, true ends the chain there.
+    (("static", "False", "traced"), 1, ["y = x + 1", "y = x * 2", None]),
+    (("static", "True", "traced"), 0, ["y = x + 1", "y = x - 1"]),
+    (("traced", "traced", "True"), 1, ["y = x + 1", "y = x - 1", "y = x * 2"]),
+])
+def test_fold_elif_chain(conds, tests, kept) -> None:
+    fn = fold(chain(*conds))
+    conds_left = [op for op in fn.walk() if isinstance(op, CondOp)]
+    if tests is None:
+        assert not conds_left and bodies(fn) == [k for k in kept if k]
+        return
+    (op,) = conds_left
+    assert op.num_tests == tests and len(op.branches) == len(kept)
+    assert [next((o.code for o in b.ops if isinstance(o, PyOp)), None) for b in op.branches] == kept
+
+
+@pytest.mark.parametrize(("conds", "static"), [
+    (("static", "static", "static"), True),
+    (("static", "traced", "static"), False),
+    (("traced", "static", "static"), False),
+])
+def test_fold_marks_an_elif_chain_static_only_when_every_condition_is(conds, static) -> None:
+    (op,) = [op for op in fold(chain(*conds)).walk() if isinstance(op, CondOp)]
+    assert op.num_tests == 2 and op.attributes["static"] is static
+
+
+def test_elif_chain_results_join_only_the_arms_that_may_run() -> None:
+    """A condition known to be true ends the chain: the arms after it (here one whose `y` has
+    another shape) are not joined, and the traced first condition makes the result traced."""
+    vec, other, flag = Array((2,), "float32"), Array((5,), "float32"), Array((), "bool")
+    table = {"c0": lambda: flag, "c1": lambda x: flag, "c2": lambda x: flag, "y = x + 1": lambda x: vec,
+             "y = x - 1": lambda x: vec, "y = x * 2": lambda x: other}
+    fn = parse_function(chain("traced", "True", "traced"))
+    TypeInference(param_types=[vec], evaluate=by_code(table)).apply(fn)
+    (op,) = [op for op in fn.walk() if isinstance(op, CondOp)]
+    assert predicate_type(op) == flag
+    assert op.results[0].type == vec
+    fn = parse_function(chain("traced", "traced", "traced"))
+    with pytest.raises(MergeTypeError, match="the `if` branch gives .*, `elif` branch 2 gives"):
+        TypeInference(param_types=[vec], evaluate=by_code(table)).apply(fn)
+
+
+def test_dce_of_an_elif_chain_keeps_its_tests() -> None:
+    fn = parse_function(chain("traced", "traced", "traced").replace("return(%y.9)", "return()"))
+    DeadCodeElimination().apply(fn)
+    (op,) = [op for op in fn.walk() if isinstance(op, CondOp)]
+    assert not op.results and [len(b.terminator.operands) for b in op.branches] == [0, 0, 0, 0]
+    assert [len(t.terminator.operands) for t in op.tests] == [1, 1]
+
+
 # -- dead-code elimination -------------------------------------------------------------------
 def dce(text: str) -> str:
     fn = parse_function(text)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from laxify.ir.core import Function, Op, Region, Span, Value
-from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ReturnOp, ScanOp, UndefOp, WhileOp, YieldOp
+from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ReturnOp, ScanOp, UndefOp, WhileOp, WithOp, YieldOp
 from laxify.ir.ops.py import STATIC_RULES
 from laxify.ir.parser import ParseError, parse_function
 from laxify.ir.printer import print_function
@@ -76,6 +76,20 @@ def cond_three_way() -> Function:
     return Function("f", [k, y], Region(ops=[op, ReturnOp([out])]))
 
 
+def cond_elif_chain() -> Function:
+    p, y = Value("p", 0), Value("y", 0, F32)
+    out = Value("y", 20, F32)
+    tests = []
+    for k in (11, 13):
+        arg, pred = Value("y", k), Value("", k + 1, Array((), "bool"))
+        tests.append(Region([arg], [PyOp([arg], [pred], attributes={"code": "y.sum() > 0", "kind": "expr"}),
+                                    YieldOp([pred])]))
+    branches = [branch("y", "y = y + 1", 1), branch("y", "y = -y", 3), branch("y", "y = y * 2", 5),
+                branch("y", None, 7)]
+    op = CondOp([p, y], [out], tests + branches, {"num_tests": 2, "static": False}, Span(4, 4))
+    return Function("f", [p, y], Region(ops=[op, ReturnOp([out])]))
+
+
 def while_loop() -> Function:
     i, n = Value("i", 0, Static(0)), Value("n", 0, Static(pytype=int))
     ci, cn, pred = Value("i", 1), Value("n", 1), Value("", 2, Array((), "bool"))
@@ -106,6 +120,16 @@ def scan() -> Function:
     return Function("f", [xs, acc], Region(ops=[op, ReturnOp([out])]))
 
 
+def with_block() -> Function:
+    x, s, y = Value("x", 0, F32), Value("s", 0), Value("y", 0, F32)
+    arg = Value("x", 1, F32)
+    body = Region([arg, s], [stmt("y = x * s", [arg, s], [y], line=3), YieldOp([y])])
+    out = Value("y", 1, F32)
+    attrs = {"code": 'with jax.named_scope("blk") as s:', "num_targets": 1}
+    op = WithOp([x], [out], [body], attrs, Span(2, 4))
+    return Function("f", [x], Region(ops=[op, ReturnOp([out])]))
+
+
 def return_value() -> Function:
     x = Value("x", 0, PyTree("tuple", (0, 1), (F32, Static())))
     return Function("f", [x], Region(ops=[ReturnOp([x], span=Span(9, 4))]))
@@ -131,9 +155,11 @@ OP_CASES: dict[str, Callable[[], Function]] = {
     "undef": undef,
     "cond-2-way": cond_two_way,
     "cond-3-way": cond_three_way,
+    "cond-elif-chain": cond_elif_chain,
     "while": while_loop,
     "for_range": for_range,
     "scan": scan,
+    "with": with_block,
     "return-value": return_value,
     "return-none": return_none,
     "yield": yield_many,

@@ -61,6 +61,25 @@ CASES: list[tuple[str, str, str]] = [
      "region 1 has 0 argument(s) but the op has 1 input(s)"),
     ("cond-yield-count", cond(["^(%x.1): yield(%x.1)", "^(%x.3): yield()"]),
      "region 1 yields 0 value(s) but 1 are expected"),
+    # cond: an elif chain (test regions, then branches)
+    ("cond-num-tests-negative", cond(["^(%x.1): yield(%x.1)", "^(%x.3): yield(%x.3)"],
+                                     results="%x.9 = ").replace("cond(%p.0, %x.0)", "cond(%p.0, %x.0) {num_tests = -1}"),
+     "'num_tests' must be a non-negative int"),
+    ("cond-chain-region-count", cond(["^(%x.4): yield(%p.0)", "^(%x.1): yield(%x.1)", "^(%x.3): yield(%x.3)"]
+                                     ).replace("cond(%p.0, %x.0)", "cond(%p.0, %x.0) {num_tests = 1}"),
+     "'cond' with 1 test(s) needs 1 test and 3 branch regions, found 3 region(s)"),
+    ("cond-test-yields-one", cond(["^(%x.4): yield()", "^(%x.1): yield(%x.1)", "^(%x.3): yield(%x.3)",
+                                   "^(%x.5): yield(%x.5)"]
+                                  ).replace("cond(%p.0, %x.0)", "cond(%p.0, %x.0) {num_tests = 1}"),
+     "test 0 yields 0 value(s) but 1 are expected"),
+    ("cond-test-arg-count", cond(["^(): yield(%p.0)", "^(%x.1): yield(%x.1)", "^(%x.3): yield(%x.3)",
+                                  "^(%x.5): yield(%x.5)"]
+                                 ).replace("cond(%p.0, %x.0)", "cond(%p.0, %x.0) {num_tests = 1}"),
+     "test 0 has 0 argument(s) but the op has 1 input(s)"),
+    ("cond-chain-branch-yield-count", cond(["^(%x.4): yield(%p.0)", "^(%x.1): yield(%x.1)",
+                                            "^(%x.3): yield()", "^(%x.5): yield(%x.5)"]
+                                           ).replace("cond(%p.0, %x.0)", "cond(%p.0, %x.0) {num_tests = 1}"),
+     "region 1 yields 0 value(s) but 1 are expected"),
     # loops
     ("num-carries-missing", loop("while", "%x.0", [WHILE_COND, BODY], attrs="max_iters = 3"),
      "'num_carries' must be an int between 0 and 1"),
@@ -86,6 +105,9 @@ CASES: list[tuple[str, str, str]] = [
      "body yields 0 value(s) but 1 are expected"),
     ("for-range-bounds", loop("for_range", "%p.0, %p.0", [RANGE_BODY], attrs="num_carries = 0", results=""),
      "'for_range' needs start, stop and step operands"),
+    ("for-range-args", loop("for_range", "%p.0, %p.0, %p.0, %x.0", [RANGE_BODY],
+                            attrs="num_carries = 1, range_args = 4"),
+     "'range_args' must be 1, 2 or 3"),
     ("for-range-no-index", loop("for_range", "%p.0, %p.0, %p.0, %x.0", [BODY]),
      "body has 1 argument(s), expected 2"),
     ("for-range-body-yield", loop("for_range", "%p.0, %p.0, %p.0, %x.0", ["^(%i.1, %x.2): %x.3 = undef()"]),
@@ -109,6 +131,17 @@ CASES: list[tuple[str, str, str]] = [
      "every result of a statement must name the Python variable it writes"),
     ("py-temp-operand", "%1 = py() {code = '1', kind = 'expr'}\n%2 = py(%1) {code = 't + 1', kind = 'expr'}",
      "every operand must name the Python variable the code reads"),
+    # with
+    ("with-code-not-str", "%x.9 = with(%x.0) {code = 3, num_targets = 0} { ^(%x.1): yield(%x.1) }",
+     "'code' attribute must be a string"),
+    ("with-targets-missing", "%x.9 = with(%x.0) {code = 'with c:'} { ^(%x.1): yield(%x.1) }",
+     "'num_targets' must be a non-negative int"),
+    ("with-two-regions", "%x.9 = with(%x.0) {code = 'with c:', num_targets = 0} "
+     "{ ^(%x.1): yield(%x.1) } { ^(%x.2): yield(%x.2) }", "expected 1 region(s), found 2"),
+    ("with-arg-count", "%x.9 = with(%x.0) {code = 'with c as s:', num_targets = 1} { ^(%x.1): yield(%x.1) }",
+     "region has 1 argument(s), expected 1 input(s) and 1 target(s)"),
+    ("with-yield-count", "%x.9 = with(%x.0) {code = 'with c:', num_targets = 0} { ^(%x.1): yield() }",
+     "region yields 0 value(s) but 1 are expected"),
     # undef
     ("undef-operands", "%x.1 = undef(%x.0)", "'undef' takes no operands and has no regions"),
     ("undef-region", "%x.1 = undef() { ^(): yield() }", "'undef' takes no operands and has no regions"),

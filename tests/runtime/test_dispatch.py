@@ -522,3 +522,90 @@ def test_print_runs_python_print_with_its_arguments_on_every_run(capsys):
 def test_print_checks_sep_and_end_as_python_does():
     with pytest.raises(TypeError, match="sep must be None or a string, not int"):
         dispatch.print_("a", sep=1)
+
+
+# -- `elif` chains ----------------------------------------------------------------------------
+
+def _arms(*conditions):
+    """Arms of ``elif_chain`` (first condition a value, later ones thunks, then the else) whose
+    branches return their index; ``seen`` records which later conditions were evaluated."""
+    seen = []
+
+    def thunk(k, value):
+        def run():
+            seen.append(k)
+            return value() if callable(value) else value
+        return run
+
+    arms = [(conditions[0], lambda: (0,))]
+    arms += [(thunk(k, c), (lambda k=k: (k,))) for k, c in enumerate(conditions[1:], 1)]
+    arms.append((None, lambda: (len(conditions),)))
+    return tuple(arms), seen
+
+
+def chain_site() -> Site:
+    s = site("if", "y")
+    return Site(s.construct, s.filename, s.line, s.col, s.names,
+                tuple(f"arm {k}" for k in range(4)), (s.line,) * 4)
+
+
+def test_elif_chain_of_python_conditions_stops_at_the_first_true_one():
+    arms, seen = _arms(False, True, False)
+    assert dispatch.elif_chain(arms, (), chain_site()) == (1,)
+    assert seen == [1]
+    arms, seen = _arms(False, False, False)
+    assert dispatch.elif_chain(arms, (), chain_site()) == (3,)
+    assert seen == [1, 2]
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    ((True, True, True), 0), ((False, True, True), 1), ((False, False, True), 2), ((False, False, False), 3),
+])
+def test_elif_chain_of_traced_conditions_is_one_switch(values, expected):
+    def f(p):
+        arms, _ = _arms(p[0], lambda: p[1], lambda: p[2])
+        return dispatch.elif_chain(arms, (), chain_site())[0]
+
+    assert int(jax.jit(f)(jnp.asarray(values))) == expected
+    assert "cond" in primitives(f, jnp.asarray(values))
+
+
+def test_elif_chain_leaves_python_false_arms_out_and_stops_at_a_python_true_one():
+    traced = []
+
+    def f(p):
+        arms, seen = _arms(p[0], False, True, lambda: p[1])
+        traced.append(seen)
+        out = dispatch.elif_chain(arms, (), chain_site())[0]
+        return out
+
+    jaxpr = jax.make_jaxpr(f)(jnp.asarray([False, True]))
+    (switch,) = [e for e in jaxpr.jaxpr.eqns if e.primitive.name == "cond"]
+    assert len(switch.params["branches"]) == 2  # arm 0 (traced) and arm 2 (Python true)
+    assert traced == [[1, 2]]  # the condition after the Python true one is not evaluated
+    assert int(jax.jit(f)(jnp.asarray([False, True]))) == 2
+    assert int(jax.jit(f)(jnp.asarray([True, True]))) == 0
+
+
+def test_iterable_is_laxify_s_only_for_the_builtin():
+    import builtins
+
+    from laxify.runtime import iterables
+
+    assert dispatch.iterable(builtins.enumerate) is iterables.enumerate_
+    assert dispatch.iterable(builtins.zip) is iterables.zip_
+    assert dispatch.iterable(builtins.reversed) is iterables.reversed_
+    mine = lambda xs: [xs]  # noqa: E731
+    assert dispatch.iterable(mine) is mine
+
+
+def test_for_range_with_a_shadowed_range_iterates_it_as_written():
+    calls = []
+
+    def my_range(*args):
+        calls.append(args)
+        return [5, 7]
+
+    out = dispatch.for_range(0, jnp.int32(3), 1, lambda i, a: (a + i,), (jnp.float32(0),), (), site("for", "acc"),
+                             range_fn=my_range, range_args=1)
+    assert float(out[0]) == 12.0 and len(calls) == 1 and len(calls[0]) == 1

@@ -157,6 +157,113 @@ def test_static_cond_on_a_shape_stays_a_python_if():
     check(before, after)
 
 
+def test_traced_elif_chain_is_one_elif_chain_call_with_a_line_per_arm():
+    before = """
+    def f(x, n):
+        if n > 2:
+            y = x + 1
+        # negative
+        elif n < 0:  # really
+            y = -x
+        elif n == 1:
+            y = x * 2
+        else:
+            y = x
+        return y
+    """
+    after = """
+    def f(x, n):
+        def _lx_if_1():
+            y = x + 1
+            return (y,)
+        # negative
+        # really
+        def _lx_elif_2():
+            y = -x
+            return (y,)
+        def _lx_elif_3():
+            y = x * 2
+            return (y,)
+        def _lx_else_4():
+            y = x
+            return (y,)
+        (y,) = _lx.elif_chain((
+            (n > 2, _lx_if_1),
+            (lambda: n < 0, _lx_elif_2),
+            (lambda: n == 1, _lx_elif_3),
+            (None, _lx_else_4)), (), _lx_sites[0])
+        return y
+    """
+    check(before, after)
+
+
+def test_elif_condition_that_needs_statements_becomes_a_function():
+    source = laxify.to_static(define("""
+    def f(x, n):
+        if n > 2:
+            y = x + 1
+        elif (n ==
+              1):
+            y = x * 2
+        else:
+            y = x
+        return y
+    """)).source
+    assert "    def _lx_elif_test_4():\n        _lx_t1 = ((n ==\n" in source
+    assert "        (_lx_elif_test_4, _lx_elif_2),\n" in source
+
+
+def test_static_elif_chain_on_shapes_stays_a_python_chain():
+    before = """
+    def f(x):
+        if x.shape[0] > 2:
+            y = x + 1
+        elif x.shape[0] == 2:  # two
+            y = -x
+        elif (x.ndim ==
+              1):
+            y = x * 2
+        else:
+            y = x
+        return y
+    """
+    after = """
+    def f(x):
+        if x.shape[0] > 2:
+            y = x + 1
+        # two
+        elif x.shape[0] == 2:
+            y = -x
+        else:
+            _lx_t2 = ((x.ndim ==
+                  1))
+            if _lx_t2:
+                y = x * 2
+            else:
+                y = x
+        return y
+    """
+    check(before, after)
+
+
+def test_elif_chain_lines_map_to_each_arm():
+    fn = define("""
+    def f(x, n):
+        if n > 2:
+            y = x + 1
+        elif n < 0:
+            y = -x
+        elif n.missing > 1:
+            y = x * 2
+        return y
+    """)
+    with pytest.raises(AttributeError) as info:
+        laxify.to_static(fn)(jnp.ones(2), jnp.int32(1))
+    frames = [(fr.lineno, fr.line) for fr in traceback.extract_tb(info.value.__traceback__)
+              if fr.filename == fn.__code__.co_filename]
+    assert frames[-1] == (6, "elif n.missing > 1:")
+
+
 def test_cond_on_a_static_argument_is_python_once_specialised():
     fn = define("""
     def f(x, flag):
@@ -249,7 +356,7 @@ def test_for_range_dispatched_at_run_time():
         def _lx_for_body_1(i, x):
             x = x + i
             return (x,)
-        (x,) = _lx.for_range(0, n, 1, _lx_for_body_1, (x,), (x,), _lx_sites[0])
+        (x,) = _lx.for_range(0, n, 1, _lx_for_body_1, (x,), (x,), _lx_sites[0], range_fn=range, range_args=1)
         return x
     """
     check(before, after)
@@ -267,7 +374,7 @@ def test_for_range_with_step_and_python_index():
         def _lx_for_body_1(i, x):
             x = x + x[:i].sum()
             return (x,)
-        (x,) = _lx.for_range(n, 0, -2, _lx_for_body_1, (x,), (x,), _lx_sites[0], python_index='the index `i` is a slice bound')
+        (x,) = _lx.for_range(n, 0, -2, _lx_for_body_1, (x,), (x,), _lx_sites[0], python_index='the index `i` is a slice bound', range_fn=range)
         return x
     """
     check(before, after)
@@ -289,6 +396,19 @@ def test_static_for_range_stays_a_python_for():
         return x * k
     """
     check(before, after)
+
+
+def test_static_range_keeps_the_arguments_as_written():
+    before = """
+    def f(x):
+        k = 0
+        for i in range(0, 3):
+            k = k + i
+        for i in range(2, 3, 1):
+            k = k + i
+        return x * k
+    """
+    check(before, before)
 
 
 def test_scan_over_an_array():

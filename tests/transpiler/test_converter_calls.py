@@ -3,7 +3,9 @@ runtime behaviour they lead to (called user functions converted, traced prints a
 
 from __future__ import annotations
 
+import functools  # noqa: F401 - a global of the golden sources below (a library module)
 import textwrap
+import types
 
 import jax
 import jax.numpy as jnp
@@ -13,12 +15,26 @@ import numpy as np
 import laxify
 from laxify.transpiler.converters import calls, print_calls
 from laxify.transpiler.converters.base import Context
+from laxify.transpiler.pipeline import local_names
 
 
-def check(converter, before: str, after: str) -> None:
-    module = cst.parse_module(textwrap.dedent(before).lstrip("\n"))
-    fn = converter.transform(module.body[0], Context({}))
+def check(converter, before: str, after: str, namespace: dict | None = None, in_class: bool = False) -> None:
+    """``namespace``: the module globals the function sees (default: this test module's);
+    ``in_class``: the function is a method (compiled in a class body, as Python does)."""
+    text = textwrap.dedent(before).lstrip("\n")
+    module = cst.parse_module(text)
+    wrapped = "class C:\n" + textwrap.indent(text, "    ") if in_class else text
+    code = next(c for c in _codes(compile(wrapped, "<test>", "exec")) if c.co_name == module.body[0].name.value)
+    ctx = Context({}, namespace=globals() if namespace is None else namespace, local_names=local_names(code))
+    fn = converter.transform(module.body[0], ctx)
     assert module.with_changes(body=[fn]).code == textwrap.dedent(after).lstrip("\n")
+
+
+def _codes(code: types.CodeType):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from _codes(const)
 
 
 def test_user_calls_go_through_the_runtime():
@@ -46,6 +62,58 @@ def test_runtime_calls_and_nested_defs_are_left_alone():
         def g(v):
             return helper(v)
         return _lx.not_(_lx.call(g, x))
+    """)
+
+
+class UserModel:
+    def run(self, x):
+        return x
+
+
+def test_calls_that_may_reach_user_code_go_through_the_runtime():
+    """Methods of objects, call results, subscripts, static methods of user classes, a global
+    shadowing a builtin; a name the function binds itself may hold anything."""
+    check(calls, """
+    def f(x, model, layers):
+        a = model.run(x) + outer(3)(x) + layers[0](x) + UserModel.run(None, x)
+        b = (lambda v: v)(x) + super().scale() + len(x)
+        jnp = model
+        return jnp.tanh(a + b)
+    """, """
+    def f(x, model, layers):
+        a = _lx.call(model.run, x) + _lx.call(_lx.call(outer, 3), x) + _lx.call(layers[0], x) + _lx.call(UserModel.run, None, x)
+        b = _lx.call((lambda v: v), x) + _lx.call(super().scale) + _lx.call(len, x)
+        jnp = model
+        return _lx.call(jnp.tanh, a + b)
+    """, {**globals(), "len": lambda v: 1})
+
+
+def test_super_is_made_explicit_in_methods():
+    """`super()` moved into a generated function would find that function's arguments."""
+    check(calls, """
+    def run(self, x):
+        return super().run(x) + super().k
+    """, """
+    def run(self, x):
+        return _lx.call(super(__class__, self).run, x) + super(__class__, self).k
+    """, in_class=True)
+
+
+def test_library_calls_and_array_methods_stay_as_written():
+    check(calls, """
+    def f(x, d):
+        y = jnp.sum(x) + jax.nn.relu(x) + np.float32(2) + x.reshape(-1).sum() + x.astype(jnp.float32)
+        z = x.at[0].set(1.0) + functools.partial(jnp.add, 1)(x) + Context.fresh
+        for k, v in d.items():
+            y = y + v
+        return UserModel(), tuple(d.keys()), z
+    """, """
+    def f(x, d):
+        y = jnp.sum(x) + jax.nn.relu(x) + np.float32(2) + x.reshape(-1).sum() + x.astype(jnp.float32)
+        z = x.at[0].set(1.0) + _lx.call(functools.partial(jnp.add, 1), x) + Context.fresh
+        for k, v in d.items():
+            y = y + v
+        return UserModel(), tuple(d.keys()), z
     """)
 
 

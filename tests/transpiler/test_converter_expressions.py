@@ -1,6 +1,6 @@
 """The expression-level converters alone (and/or/not and chained comparisons, conditional
 expressions, strings formatted for `print`, list appends in loops, `with loop_options(...)`
-blocks), golden tests: source
+blocks, `assert` statements), golden tests: source
 before, source after (LibCST style). Each test applies one converter to one function."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import libcst as cst
 import pytest
 
 from laxify.transpiler.converters import (
-    conditional_expressions, list_appends, logical_expressions, loop_options_blocks, print_calls,
+    assert_statements, conditional_expressions, list_appends, logical_expressions, loop_options_blocks,
+    print_calls,
 )
 from laxify.transpiler.converters.base import Context
 
@@ -740,3 +741,33 @@ def test_loop_options_block_of_a_nested_def_is_left_alone():
         return g(x)
     """
     check_unchanged(loop_options_blocks, before)
+
+
+# -- assert ----------------------------------------------------------------------------------
+
+def test_assert_becomes_a_runtime_call_with_a_lazy_message():
+    before = """
+    def f(x, n):
+        assert x.sum() > 0
+        assert n > 0, "n must be positive"
+        assert x.ndim == 1, describe(x)
+        assert x.max() < 9, f"max {x.max():.1f} too big"; y = x
+        return y
+    """
+    after = """
+    def f(x, n):
+        _lx.assert_(x.sum() > 0)
+        _lx.assert_(n > 0, "n must be positive")
+        _lx.assert_(x.ndim == 1, lambda: describe(x))
+        _lx.assert_(x.max() < 9, lambda: _lx.printing.format_("max {0:.1f} too big", x.max())); y = x
+        return y
+    """
+    check(assert_statements, before, after)
+
+
+def test_assert_whose_message_binds_a_name_is_left_as_written():
+    check_unchanged(assert_statements, """
+    def f(x):
+        assert x.sum() > 0, (m := "bad")
+        return x
+    """)

@@ -36,7 +36,7 @@ def test_enumerate():
     after = """
     def f(xs):
         s = 0.0
-        for i, v in _lx.enumerate_(xs):  # weighted
+        for i, v in _lx.iterable(enumerate)(xs):  # weighted
             s = s + i * v
         return s
     """
@@ -53,9 +53,9 @@ def test_enumerate_start_argument_is_kept():
     """
     after = """
     def f(xs):
-        for i, v in _lx.enumerate_(xs, start=1):
+        for i, v in _lx.iterable(enumerate)(xs, start=1):
             pass
-        for i, v in _lx.enumerate_(xs, 2):
+        for i, v in _lx.iterable(enumerate)(xs, 2):
             pass
     """
     check(before, after)
@@ -73,11 +73,11 @@ def test_zip_of_several_and_starred():
     """
     after = """
     def f(xs, ys, zs, rows):
-        for a, b, c in _lx.zip_(xs, ys, zs):
+        for a, b, c in _lx.iterable(zip)(xs, ys, zs):
             pass
-        for a, b in _lx.zip_(xs, ys, strict=True):
+        for a, b in _lx.iterable(zip)(xs, ys, strict=True):
             pass
-        for t in _lx.zip_(*rows):
+        for t in _lx.iterable(zip)(*rows):
             pass
     """
     check(before, after)
@@ -91,7 +91,7 @@ def test_reversed():
     """
     after = """
     def f(xs):
-        for v in _lx.reversed_(xs):
+        for v in _lx.iterable(reversed)(xs):
             pass
     """
     check(before, after)
@@ -107,9 +107,9 @@ def test_nested_calls_in_the_arguments():
     """
     after = """
     def f(xs, ys):
-        for i, (a, b) in _lx.enumerate_(_lx.zip_(xs, _lx.reversed_(ys))):
+        for i, (a, b) in _lx.iterable(enumerate)(_lx.iterable(zip)(xs, _lx.iterable(reversed)(ys))):
             pass
-        for i, v in _lx.enumerate_(_lx.reversed_(xs)):
+        for i, v in _lx.iterable(enumerate)(_lx.iterable(reversed)(xs)):
             pass
     """
     check(before, after)
@@ -124,8 +124,8 @@ def test_nested_loops():
     """
     after = """
     def f(xs, ys):
-        for a in _lx.reversed_(xs):
-            for i, b in _lx.enumerate_(ys):
+        for a in _lx.iterable(reversed)(xs):
+            for i, b in _lx.iterable(enumerate)(ys):
                 pass
     """
     check(before, after)

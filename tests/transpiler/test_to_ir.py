@@ -121,7 +121,7 @@ def test_if_without_else_yields_the_input():
     check(before, after)
 
 
-def test_elif_chain_is_a_nested_cond():
+def test_elif_chain_is_one_cond_with_a_test_region_per_elif():
     before = """
     def f(x):
         if x > 0:
@@ -135,29 +135,36 @@ def test_elif_chain_is_a_nested_cond():
     after = r"""
     func @f(%x.0) {params_code = 'x'} {
       %0 = py(%x.0) {code = 'x > 0', kind = 'expr', static = 'operands'} loc(2:4)
-      %y.4 = cond(%0, %x.0) {
+      %y.3 = cond(%0, %x.0) {num_tests = 1} {
+      ^(%x.2):
+        %1 = py(%x.2) {code = 'x < 0', kind = 'expr', static = 'operands'} loc(4:4)
+        yield(%1)
+      } {
       ^(%x.1):
         %y.0 = py() {code = 'y = 1', kind = 'stmt', static = 'always', value = 1} loc(3:8)
         yield(%y.0)
       } {
-      ^(%x.2):
-        %1 = py(%x.2) {code = 'x < 0', kind = 'expr', static = 'operands'} loc(4:4)
-        %y.3 = cond(%1) {
-        ^():
-          %y.1 = py() {code = 'y = -1', kind = 'stmt', static = 'always', value = -1} loc(5:8)
-          yield(%y.1)
-        } {
-        ^():
-          %y.2 = py() {code = 'y = 0', kind = 'stmt', static = 'always', value = 0} loc(7:8)
-          yield(%y.2)
-        } loc(4:4)
-        yield(%y.3)
+      ^(%x.3):
+        %y.1 = py() {code = 'y = -1', kind = 'stmt', static = 'always', value = -1} loc(5:8)
+        yield(%y.1)
+      } {
+      ^(%x.4):
+        %y.2 = py() {code = 'y = 0', kind = 'stmt', static = 'always', value = 0} loc(7:8)
+        yield(%y.2)
       } loc(2:4)
-      %2 = py(%y.4) {code = 'y', kind = 'expr', static = 'operands'} loc(8:4)
+      %2 = py(%y.3) {code = 'y', kind = 'expr', static = 'operands'} loc(8:4)
       return(%2) loc(8:4)
     }
     """
     check(before, after)
+
+
+def test_elif_chain_of_500_arms_is_one_cond():
+    arms = "".join(f"    elif x == {k}:\n        y = {k}\n" for k in range(1, 500))
+    fn = define(f"def f(x):\n    if x == 0:\n        y = 0\n{arms}    return y\n")
+    (op,) = [op for op in convert_source(fn).ir.body.ops if op.name == "cond"]
+    assert op.num_tests == 499 and len(op.branches) == 501
+    assert [op.name for op in op.walk()].count("cond") == 1
 
 
 def test_while():
@@ -228,7 +235,7 @@ def test_for_range_one_argument():
       %0 = py() {code = '3', kind = 'expr', static = 'always', value = 3} loc(2:4)
       %1 = py() {code = '0', kind = 'expr', static = 'always', value = 0} loc(2:4)
       %2 = py() {code = '1', kind = 'expr', static = 'always', value = 1} loc(2:4)
-      %x.3 = for_range(%1, %0, %2, %x.0) {num_carries = 1} {
+      %x.3 = for_range(%1, %0, %2, %x.0) {num_carries = 1, range_args = 1} {
       ^(%i.0, %x.1):
         %x.2 = py(%x.1, %i.0) {code = 'x = x + i', kind = 'stmt', static = 'operands'} loc(3:8)
         yield(%x.2)
@@ -252,7 +259,7 @@ def test_for_range_two_arguments():
       %0 = py() {code = '1', kind = 'expr', static = 'always', value = 1} loc(2:4)
       %1 = py(%n.0) {code = 'n', kind = 'expr', static = 'operands'} loc(2:4)
       %2 = py() {code = '1', kind = 'expr', static = 'always', value = 1} loc(2:4)
-      %x.3 = for_range(%0, %1, %2, %x.0) {num_carries = 1} {
+      %x.3 = for_range(%0, %1, %2, %x.0) {num_carries = 1, range_args = 2} {
       ^(%i.0, %x.1):
         %x.2 = py(%x.1, %i.0) {code = 'x = x + i', kind = 'stmt', static = 'operands'} loc(3:8)
         yield(%x.2)
@@ -276,7 +283,7 @@ def test_for_range_three_arguments_negative_step():
       %0 = py(%a.0) {code = 'a', kind = 'expr', static = 'operands'} loc(2:4)
       %1 = py(%b.0) {code = 'b', kind = 'expr', static = 'operands'} loc(2:4)
       %2 = py() {code = '-1', kind = 'expr', static = 'always', value = -1} loc(2:4)
-      %x.3 = for_range(%0, %1, %2, %x.0) {num_carries = 1} {
+      %x.3 = for_range(%0, %1, %2, %x.0) {num_carries = 1, range_args = 3} {
       ^(%i.0, %x.1):
         %x.2 = py(%x.1, %i.0) {code = 'x = x * i', kind = 'stmt', static = 'operands'} loc(3:8)
         yield(%x.2)
@@ -350,7 +357,7 @@ def test_range_index_used_after_the_loop_is_carried():
       %1 = py() {code = '0', kind = 'expr', static = 'always', value = 0} loc(2:4)
       %2 = py() {code = '1', kind = 'expr', static = 'always', value = 1} loc(2:4)
       %i.1 = undef() loc(2:4)
-      %x.3, %i.2 = for_range(%1, %0, %2, %x.0, %i.1) {num_carries = 2} {
+      %x.3, %i.2 = for_range(%1, %0, %2, %x.0, %i.1) {num_carries = 2, range_args = 1} {
       ^(%i.0, %x.1, %3):
         %x.2 = py(%x.1, %i.0) {code = 'x = x + i', kind = 'stmt', static = 'operands'} loc(3:8)
         yield(%x.2, %i.0)
@@ -373,7 +380,7 @@ def test_index_used_as_a_slice_bound_is_marked_python():
     assert loop.attributes["python_index"] == "the index `i` is a slice bound"
 
 
-def test_kept_try_and_with_record_fallbacks():
+def test_kept_try_records_a_fallback_and_with_becomes_a_with_op():
     before = """
     def f(x):
         try:
@@ -387,17 +394,29 @@ def test_kept_try_and_with_record_fallbacks():
     after = r"""
     func @f(%x.0) {params_code = 'x'} {
       %y.0 = py(%x.0) {code = 'try:\n    y = x + 1\nexcept ValueError:\n    y = x', kind = 'stmt', static = 'never', fallback = '`try` statements are not converted'} loc(2:4)
-      %fh.0, %z.0 = py(%y.0) {code = 'with _lx.call(ctx) as fh:\n    z = y', kind = 'stmt', static = 'never', fallback = '`with` statements are not converted'} loc(6:4)
-      %0 = py(%z.0) {code = 'z', kind = 'expr', static = 'operands'} loc(8:4)
+      %z.1 = with(%y.0) {code = 'with _lx.call(ctx) as fh:', num_targets = 1} {
+      ^(%y.1, %fh.0):
+        %z.0 = py(%y.1) {code = 'z = y', kind = 'stmt', static = 'operands'} loc(7:8)
+        yield(%z.0)
+      } loc(6:4)
+      %0 = py(%z.1) {code = 'z', kind = 'expr', static = 'operands'} loc(8:4)
       return(%0) loc(8:4)
     }
     """
     check(before, after)
     fallbacks = convert_source(define(before)).fallbacks
-    assert fallbacks == [
-        Fallback(Span(2, 4), "try", "`try` statements are not converted", 5),
-        Fallback(Span(6, 4), "with", "`with` statements are not converted", 7),
-    ]
+    assert fallbacks == [Fallback(Span(2, 4), "try", "`try` statements are not converted", 5)]
+
+
+def test_with_whose_as_target_is_an_attribute_stays_python():
+    before = """
+    def f(x):
+        with ctx() as self.fh:
+            z = x
+        return z
+    """
+    (fallback,) = convert_source(define(before)).fallbacks
+    assert fallback == Fallback(Span(2, 4), "with", "its `as` target is not a plain name", 3)
 
 
 def test_nested_def_without_return_is_kept_without_fallback():

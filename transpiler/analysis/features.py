@@ -9,8 +9,8 @@ import libcst as cst
 
 from laxify.transpiler.analysis.walk import walk
 
-__all__ = ["features", "user_callee", "APPEND_CALL", "CHAINED_COMPARISON", "ITERABLE_CALL", "LOOP_ELSE", "PRINT_CALL",
-           "USER_CALL"]
+__all__ = ["features", "user_callee", "attribute_root", "is_indexed_update", "APPEND_CALL", "CHAINED_COMPARISON",
+           "ITERABLE_CALL", "LIBRARY_METHODS", "LOOP_ELSE", "PRINT_CALL", "USER_CALL"]
 
 CHAINED_COMPARISON = "chained comparison"
 LOOP_ELSE = "loop else"
@@ -23,13 +23,50 @@ _ITERABLE_BUILTINS = frozenset({"enumerate", "zip", "reversed"})
 _BUILTINS = frozenset(dir(builtins))
 
 
+# Methods taken for those of arrays and Python containers (`x.sum()`, `x.reshape(...)`,
+# `d.items()`): routing them through the runtime would only make the transformed source harder
+# to read. A user's method of the same name is converted only when called on `self`/`cls`.
+LIBRARY_METHODS = frozenset({
+    "all", "any", "argmax", "argmin", "argsort", "astype", "block_until_ready", "clip", "conj",
+    "conjugate", "cumprod", "cumsum", "diagonal", "dot", "flatten", "item", "max", "mean", "min",
+    "nonzero", "prod", "ravel", "reshape", "round", "squeeze", "std", "sum", "swapaxes", "tolist",
+    "transpose", "var",
+    "append", "extend", "format", "items", "join", "keys", "values",
+})
+# `x.at[i].set(v)` and its siblings: JAX's indexed updates.
+_AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "div", "power", "min",
+                         "max", "get", "apply"})
+
+
+def is_indexed_update(func: cst.Attribute) -> bool:
+    """``<array>.at[...].set`` (or ``.add``, ``.get``, ...)."""
+    value = func.value
+    return (func.attr.value in _AT_METHODS and isinstance(value, cst.Subscript)
+            and isinstance(value.value, cst.Attribute) and value.value.attr.value == "at")
+
+
+def attribute_root(func: cst.Attribute) -> cst.BaseExpression:
+    """The start of a dotted chain: ``jax`` for ``jax.nn.relu``, the call for ``f(x).g``."""
+    root = func.value
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return root
+
+
 def user_callee(func: cst.BaseExpression) -> bool:
-    """A call laxify routes through ``_lx.call``: a plain name that is not a builtin, or a
-    method of the object itself (``self.step(x)``)."""
+    """A call that may reach user code, as far as the syntax alone tells (the calls converter
+    also looks at the module's globals): anything but a builtin, laxify's own runtime, an
+    array or container method, and a JAX indexed update."""
     if isinstance(func, cst.Name):
         return func.value not in _BUILTINS and not func.value.startswith("_lx")
-    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-            and func.value.value in ("self", "cls"))
+    if isinstance(func, cst.Attribute):
+        root = attribute_root(func)
+        if isinstance(root, cst.Name) and root.value.startswith("_lx"):
+            return False
+        if isinstance(root, cst.Name) and root.value in ("self", "cls"):
+            return True
+        return func.attr.value not in LIBRARY_METHODS and not is_indexed_update(func)
+    return True
 
 
 def features(node: cst.CSTNode) -> set:
@@ -53,6 +90,6 @@ def features(node: cst.CSTNode) -> set:
                 found.add(APPEND_CALL)
             if isinstance(func, cst.Name) and func.value == "print":
                 found.add(PRINT_CALL)
-            elif user_callee(func):
-                found.add(USER_CALL)
+            elif user_callee(func) or (isinstance(func, cst.Name) and func.value == "super"):
+                found.add(USER_CALL)  # (the calls converter also makes `super()` explicit)
     return found

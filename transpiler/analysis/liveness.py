@@ -3,7 +3,7 @@
 A backward pass over the statement lists; loops iterate to a fixpoint. The result maps
 ``id(statement)`` to its live-out set and, for loops, ``("head", id(loop))`` to the names
 live at the top of each iteration. Compound statements that are not analysed precisely
-(``try``, ``with``, ``match``) kill nothing, which is the safe direction.
+(``try``, ``async with``, ``match``) kill nothing, which is the safe direction.
 """
 
 from __future__ import annotations
@@ -41,15 +41,27 @@ class Liveness:
                 live = self._small_in(small, live)
             return live
         if isinstance(stmt, cst.If):
-            body = self._suite_in(stmt.body, live)
-            orelse = live
-            if isinstance(stmt.orelse, cst.If):
-                orelse = self.stmt_in(stmt.orelse, live)
-            elif isinstance(stmt.orelse, cst.Else):
-                orelse = self._suite_in(stmt.orelse.body, live)
-            return body | orelse | frozenset(expr_reads(stmt.test))
+            # An `elif` chain from its last arm up (a loop: a chain of 500 arms nests 500 deep).
+            arms = [stmt]
+            while isinstance(arms[-1].orelse, cst.If):
+                arms.append(arms[-1].orelse)
+            final = arms[-1].orelse
+            live_in = self._suite_in(final.body, live) if isinstance(final, cst.Else) else live
+            for arm in reversed(arms):
+                self.live_out[id(arm)] = live
+                body = self._suite_in(arm.body, live)
+                live_in = body | live_in | frozenset(expr_reads(arm.test))
+            return live_in
         if isinstance(stmt, (cst.While, cst.For)):
             return self._loop_in(stmt, live)
+        if isinstance(stmt, cst.With) and stmt.asynchronous is None:
+            # The body runs once, after the items are entered (they bind the `as` targets).
+            body = self._suite_in(stmt.body, live)
+            for item in reversed(stmt.items):
+                if item.asname is not None:
+                    body = body - frozenset(target_names(item.asname.name))
+                body = body | frozenset(expr_reads(item.item))
+            return body
         access = stmt_access(stmt)
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return (live - {stmt.name.value}) | frozenset(access.reads)

@@ -82,27 +82,32 @@ def expr_reads(node: cst.CSTNode, out: dict[str, None] | None = None) -> dict[st
 
 
 def _reads(node: cst.CSTNode, out: dict[str, None]) -> None:
+    # An explicit stack, not recursion: an `and` chain of 5,000 operands nests 5,000 deep.
     # Dispatch on the exact type: libcst's node classes are ABCs, and isinstance against an
     # ABC costs more than the whole rest of this walk.
-    kind = type(node)
-    if kind is cst.Name:
-        out.setdefault(node.value)
-    elif kind is cst.Attribute or kind is cst.Arg or kind is cst.NamedExpr:
-        _reads(node.value, out)
-    elif kind is cst.Lambda:
-        for d in _param_defaults(node.params):
-            _reads(d, out)
-        bound = set(_param_names(node.params))
-        inner: dict[str, None] = {}
-        _reads(node.body, inner)
-        for n in inner:
-            if n not in bound:
-                out.setdefault(n)
-    elif kind in _COMPREHENSIONS:
-        _comprehension_reads(node, out)
-    else:
-        for child in children(node):
-            _reads(child, out)
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Name:
+            out.setdefault(node.value)
+        elif kind is cst.Attribute or kind is cst.Arg or kind is cst.NamedExpr:
+            stack.append(node.value)
+        elif kind is cst.Lambda:
+            for d in _param_defaults(node.params):
+                _reads(d, out)
+            bound = set(_param_names(node.params))
+            inner: dict[str, None] = {}
+            _reads(node.body, inner)
+            for n in inner:
+                if n not in bound:
+                    out.setdefault(n)
+        elif kind in _COMPREHENSIONS:
+            _comprehension_reads(node, out)
+        else:
+            kids = list(children(node))
+            kids.reverse()
+            stack.extend(kids)
 
 
 def _comprehension_reads(node, out: dict[str, None]) -> None:
@@ -210,27 +215,35 @@ MUTATING_METHODS = frozenset({
 })
 
 
+def _own_nodes(node: cst.CSTNode):
+    """``node`` and the nodes below it, pre-order, not looking into nested scopes (whose own
+    node is included); iterative, as expressions may nest thousands of levels deep."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        if type(node) not in _SCOPES:
+            kids = list(children(node))
+            kids.reverse()
+            stack.extend(kids)
+
+
 def _mutating_calls(node: cst.CSTNode, acc: Access) -> None:
-    kind = type(node)
-    if kind is cst.Call:
-        func = node.func
-        if (type(func) is cst.Attribute and type(func.value) is cst.Name
-                and func.attr.value in MUTATING_METHODS and not is_runtime_name(func.value.value)):
-            acc.mutate(func.value.value)
-    if kind in _SCOPES:
-        return
-    for child in children(node):
-        _mutating_calls(child, acc)
+    for node in _own_nodes(node):
+        if type(node) is cst.Call:
+            func = node.func
+            if (type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value == "call"
+                    and is_runtime_name(func.value.value) and node.args):
+                func = node.args[0].value  # `xs.pop(i)` routed through the runtime: `_lx.call(xs.pop, i)`
+            if (type(func) is cst.Attribute and type(func.value) is cst.Name
+                    and func.attr.value in MUTATING_METHODS and not is_runtime_name(func.value.value)):
+                acc.mutate(func.value.value)
 
 
 def _walrus_writes(node: cst.CSTNode, acc: Access) -> None:
-    kind = type(node)
-    if kind is cst.NamedExpr:
-        acc.write(target_names(node.target))
-    if kind in _SCOPES:
-        return
-    for child in children(node):
-        _walrus_writes(child, acc)
+    for node in _own_nodes(node):
+        if type(node) is cst.NamedExpr:
+            acc.write(target_names(node.target))
 
 
 def _function_access(node: cst.FunctionDef | cst.ClassDef, acc: Access) -> None:
@@ -263,7 +276,17 @@ def stmt_access(stmt: cst.CSTNode) -> Access:
         _small_access(stmt, acc)
     elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
         _function_access(stmt, acc)
-    elif isinstance(stmt, (cst.If, cst.While)):
+    elif isinstance(stmt, cst.If):
+        # An `elif` chain arm by arm (in a loop: a chain of 500 arms nests 500 deep).
+        node = stmt
+        while isinstance(node, cst.If):
+            acc.read(expr_reads(node.test))
+            _walrus_writes(node.test, acc)
+            acc.merge(block_access(node.body))
+            node = node.orelse
+        if node is not None:
+            acc.merge(stmt_access(node))
+    elif isinstance(stmt, cst.While):
         acc.read(expr_reads(stmt.test))
         _walrus_writes(stmt.test, acc)
         acc.merge(block_access(stmt.body))

@@ -63,6 +63,14 @@ class _Pairing:
         self.block(node.body, stmts, node)
 
     def compound(self, stmt: cst.CSTNode, a: ast.stmt) -> None:
+        # An `elif` is an `if` in the `else` of the one before: a loop along the chain, not
+        # recursion (a chain of 500 arms nests 500 deep).
+        while isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If) and isinstance(a, ast.If):
+            self.mark(stmt, a)
+            self.block(stmt.body, a.body, stmt)
+            if not a.orelse:
+                return
+            stmt, a = stmt.orelse, a.orelse[0]
         if not isinstance(a, _PAIRS.get(type(stmt), ())):
             return  # not the statement we expected: leave the rest unmarked, never misplace
         self.mark(stmt, a)

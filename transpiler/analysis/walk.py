@@ -13,7 +13,7 @@ from typing import Iterator
 
 import libcst as cst
 
-__all__ = ["children", "code_of", "walk"]
+__all__ = ["children", "code_of", "nesting_depth", "walk"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -46,10 +46,27 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """``node`` and every node below it, pre-order."""
-    yield node
-    for child in children(node):
-        yield from walk(child)
+    """``node`` and every node below it, pre-order. Iterative: a chain of 5,000 ``and``
+    operands or ``elif`` arms is 5,000 levels deep, and a generator per level would cost
+    one Python frame per level and time quadratic in the depth."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        kids = list(children(current))
+        kids.reverse()
+        stack.extend(kids)
+
+
+def nesting_depth(node: cst.CSTNode) -> int:
+    """How many levels of nodes ``node`` holds (1 for a leaf), found without recursion."""
+    deepest = 0
+    stack = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children(current))
+    return deepest
 
 
 @functools.lru_cache(maxsize=8192)

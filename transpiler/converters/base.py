@@ -7,6 +7,7 @@ node's position to its replacement, so errors and tracebacks keep pointing at us
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import libcst as cst
 
@@ -17,12 +18,16 @@ __all__ = ["Context", "Converter", "OwnCodeConverter"]
 
 @dataclass
 class Context:
-    """What converters share: positions, and a counter for fresh names."""
+    """What converters share: positions, a counter for fresh names, the function's names."""
 
     positions: Positions
     counter: int = 0
     notes: list[str] = field(default_factory=list)
     pushes_loop_options: bool = False  # set when `with loop_options(...)` blocks were unwrapped
+    # The function's module globals, and the names its code (nested code included) binds
+    # itself: which calls may reach user code.
+    namespace: Mapping[str, object] = field(default_factory=dict)
+    local_names: frozenset[str] = frozenset()
 
     def fresh(self, stem: str) -> str:
         self.counter += 1

@@ -22,7 +22,10 @@ def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
     (a nested ``def``, ``class`` or ``lambda`` contains nothing of the enclosing function's)."""
     if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         return False
-    for child in children(node):
+    # An explicit stack, not recursion: `elif` chains and `and` chains nest thousands deep.
+    stack = list(children(node))
+    while stack:
+        child = stack.pop()
         if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         if isinstance(child, kinds):
@@ -30,11 +33,10 @@ def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
         if isinstance(child, stop):
             # A loop's `else:` runs after the loop: a `break` there belongs to the enclosing loop.
             orelse = getattr(child, "orelse", None)
-            if isinstance(child, LOOPS) and orelse is not None and contains(orelse, kinds, stop):
-                return True
+            if isinstance(child, LOOPS) and orelse is not None:
+                stack.extend(children(orelse))
             continue
-        if contains(child, kinds, stop):
-            return True
+        stack.extend(children(child))
     return False
 
 
@@ -123,19 +125,34 @@ def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list],
             return cst.IndentedBlock(fn([cst.SimpleStatementLine([x]) for x in s.body]))
         return s.with_changes(body=fn(list(s.body)))
 
+    if isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If):
+        return _rewrite_elif_chain(stmt, suite, positions)
     changes: dict = {"body": suite(stmt.body)}
     orelse = getattr(stmt, "orelse", None)
-    if isinstance(orelse, cst.If):
-        changes["orelse"] = rewrite_blocks(orelse, fn, positions)
-        if positions is not None and orelse in positions:
-            positions.setdefault(changes["orelse"], positions[orelse])
-    elif isinstance(orelse, cst.Else):
+    if isinstance(orelse, cst.Else):
         changes["orelse"] = orelse.with_changes(body=suite(orelse.body))
     if isinstance(stmt, cst.Try):
         changes["handlers"] = [h.with_changes(body=suite(h.body)) for h in stmt.handlers]
         if stmt.finalbody is not None:
             changes["finalbody"] = stmt.finalbody.with_changes(body=suite(stmt.finalbody.body))
     return stmt.with_changes(**changes)
+
+
+def _rewrite_elif_chain(stmt: cst.If, suite, positions: dict | None) -> cst.If:
+    """``rewrite_blocks`` of an ``if``/``elif`` chain: the arms' blocks in order, then the chain
+    rebuilt from its last arm up (a loop: a chain of 500 arms nests 500 deep)."""
+    arms = [stmt]
+    while isinstance(arms[-1].orelse, cst.If):
+        arms.append(arms[-1].orelse)
+    bodies = [suite(arm.body) for arm in arms]
+    final = arms[-1].orelse
+    rebuilt = final.with_changes(body=suite(final.body)) if isinstance(final, cst.Else) else final
+    for arm, body in zip(reversed(arms), reversed(bodies)):
+        new = arm.with_changes(body=body, orelse=rebuilt)
+        if positions is not None and arm in positions:
+            positions.setdefault(new, positions[arm])
+        rebuilt = new
+    return rebuilt
 
 
 LOOPS = (cst.While, cst.For)

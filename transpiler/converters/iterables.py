@@ -1,12 +1,15 @@
-"""``for`` over ``enumerate``/``zip``/``reversed`` → ``_lx.enumerate_``/``_lx.zip_``/``_lx.reversed_``,
-which give a sequence that ``lax.scan`` runs over when the inputs are arrays (and the builtin's
-result, iterated as Python, otherwise).
+"""``for`` over ``enumerate``/``zip``/``reversed`` → ``_lx.iterable(enumerate)(...)``: laxify's
+version of the builtin, which gives a sequence that ``lax.scan`` runs over when the inputs are
+arrays (and the builtin's result, iterated as Python, otherwise).
 
-    for i, (a, b) in enumerate(zip(xs, ys)):   →   for i, (a, b) in _lx.enumerate_(_lx.zip_(xs, ys)):
+    for i, (a, b) in enumerate(zip(xs, ys)):
+        →   for i, (a, b) in _lx.iterable(enumerate)(_lx.iterable(zip)(xs, ys)):
 
 Only the ``for`` statement's own iterable is rewritten (with the same calls nested in its
-arguments), and only where the name is the builtin: not a parameter or a local of the function.
-The runtime names end in ``_`` so that they do not shadow the builtins inside the runtime.
+arguments), and not where the name is a parameter or a local of the function. The name itself
+is still looked up where the loop stands: ``_lx.iterable`` gives laxify's version only when it
+is the builtin, and otherwise the object it is (a module global or a closure variable that
+shadows the builtin, perhaps bound after the conversion), called exactly as written.
 """
 
 from __future__ import annotations
@@ -18,10 +21,10 @@ from laxify.transpiler.analysis.features import ITERABLE_CALL
 from laxify.transpiler.analysis.names import block_access
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
 
-__all__ = ["transform", "RUNTIME_NAMES"]
+__all__ = ["transform", "BUILTINS"]
 
-# builtin → the runtime function that stands for it
-RUNTIME_NAMES = {"enumerate": "enumerate_", "zip": "zip_", "reversed": "reversed_"}
+# The builtins a `for` statement's iterable is directed to the runtime for.
+BUILTINS = frozenset({"enumerate", "zip", "reversed"})
 
 
 def _local_names(node: cst.FunctionDef) -> set[str]:
@@ -37,7 +40,7 @@ def _local_names(node: cst.FunctionDef) -> set[str]:
 class IterablesTransformer(OwnCodeConverter):
     def __init__(self, ctx: Context, local_names: set[str]):
         super().__init__(ctx)
-        self.builtins = {k: v for k, v in RUNTIME_NAMES.items() if k not in local_names}
+        self.builtins = BUILTINS - local_names
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
@@ -47,12 +50,11 @@ class IterablesTransformer(OwnCodeConverter):
         directed to the runtime."""
         if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
             return expr
-        runtime = self.builtins.get(expr.func.value)
-        if runtime is None:
+        if expr.func.value not in self.builtins:
             return expr
         args = [a.with_changes(value=self.rewrite(a.value)) if a.keyword is None and not a.star else a
                 for a in expr.args]
-        func = cst.Attribute(cst.Name("_lx"), cst.Name(runtime), lpar=expr.func.lpar, rpar=expr.func.rpar)
+        func = cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name("iterable")), [cst.Arg(expr.func)])
         return expr.with_changes(func=func, args=args)
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For):

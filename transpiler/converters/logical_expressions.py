@@ -45,11 +45,14 @@ def _is_runtime_operator(node: cst.CSTNode) -> bool:
 def may_have_effects(node: cst.CSTNode) -> bool:
     """Calls are assumed to have effects or cost; attribute reads and arithmetic are not.
     The converters' own operator calls (``_lx.and_`` ...) count by their operands."""
-    if isinstance(node, cst.Call) and not _is_runtime_operator(node):
-        return True
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        return False
-    return any(may_have_effects(child) for child in children(node))
+    stack = [node]  # not recursion: an `and` chain of 5,000 operands nests 5,000 deep
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and not _is_runtime_operator(node):
+            return True
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            stack.extend(children(node))
+    return False
 
 
 def _flag(name: str) -> cst.Arg:

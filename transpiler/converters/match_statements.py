@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from laxify.transpiler.analysis.walk import children
+from laxify.transpiler.analysis.walk import walk
 
 from laxify.transpiler.analysis.names import expr_reads
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
@@ -46,9 +46,7 @@ def _lazy_flag() -> cst.Arg:
 
 
 def _has(node: cst.CSTNode, kinds: tuple) -> bool:
-    if isinstance(node, kinds):
-        return True
-    return any(_has(child, kinds) for child in children(node))
+    return any(isinstance(n, kinds) for n in walk(node))
 
 
 def _combine(op: str, conds: list[cst.BaseExpression], lazy: bool = False) -> cst.BaseExpression:

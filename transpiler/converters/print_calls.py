@@ -14,7 +14,7 @@ import libcst as cst
 from laxify.transpiler.analysis.features import PRINT_CALL
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
 
-__all__ = ["transform"]
+__all__ = ["formatting", "transform"]
 
 _CODE = cst.Module([])
 
@@ -137,6 +137,10 @@ def _formatting(node: cst.BaseExpression) -> cst.BaseExpression:
         return node  # only literal text
     call = _format_call(_string(text), [cst.Arg(v) for v in template.values])
     return call.with_changes(lpar=node.lpar, rpar=node.rpar)
+
+
+# An assert's message is formatted the same way (see assert_statements.py).
+formatting = _formatting
 
 
 class PrintTransformer(OwnCodeConverter):

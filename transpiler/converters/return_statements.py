@@ -40,11 +40,15 @@ def _statement_returns(last) -> bool:
         return any(isinstance(s, cst.Return) for s in last.body)
     if isinstance(last, cst.While) and isinstance(last.test, cst.Name) and last.test.value == "True":
         return not contains(last.body, (cst.Break,), stop=(cst.While, cst.For))  # left only by return
+    if isinstance(last, cst.With):  # its body runs once (the managers stay Python)
+        return _always_returns(list(last.body.body))
     if isinstance(last, cst.If):
-        if last.orelse is None:
-            return False
-        other = [last.orelse] if isinstance(last.orelse, cst.If) else list(last.orelse.body.body)
-        return _always_returns(list(last.body.body)) and _always_returns(other)
+        # Every arm of an `elif` chain (a loop: a chain of 500 arms nests 500 deep).
+        while isinstance(last, cst.If):
+            if last.orelse is None or not _always_returns(list(last.body.body)):
+                return False
+            last = last.orelse
+        return _always_returns(list(last.body.body))
     return False
 
 

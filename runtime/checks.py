@@ -1,0 +1,106 @@
+"""How ``assert`` on traced values behaves while a function is traced: checked with
+``jax.experimental.checkify`` (``to_static(checks=True)``) or left unchecked with a warning.
+
+The mode is a thread-local stack read by ``_lx.assert_`` while tracing, set around the
+traced call by the API layer (as loop options are).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from dataclasses import dataclass
+
+import jax
+from jax.experimental import checkify
+
+__all__ = ["AssertMode", "CheckedJit", "current", "functionalized", "with_assert_mode"]
+
+# What a failed laxify check says after the user's message (``_lx.assert_`` writes it); it
+# tells laxify's own failed checks apart from the user's own ``checkify.check`` calls.
+WHERE = " (assert at {filename}:{line})"
+_OURS = re.compile(r" \(assert at .+:\d+\)")
+_CHECK_FAILED = " (`check` failed)"
+
+
+@dataclass(frozen=True)
+class AssertMode:
+    """``checks``: traced asserts become ``checkify.check``; otherwise ``unchecked`` says what
+    an assert on a traced value does: ``"warn"`` once, ``"error"`` (a ConversionError), or
+    ``"silent"``."""
+
+    checks: bool = False
+    unchecked: str = "warn"
+
+
+_DEFAULT = AssertMode()
+_state = threading.local()
+
+
+def current() -> AssertMode:
+    stack = getattr(_state, "stack", None)
+    return stack[-1] if stack else _DEFAULT
+
+
+def with_assert_mode(fn, mode: AssertMode):
+    """``fn`` running with ``mode`` for the asserts it (and what it calls) traces."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        stack = getattr(_state, "stack", None)
+        if stack is None:
+            stack = _state.stack = []
+        stack.append(mode)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            stack.pop()
+
+    return run
+
+
+def functionalized(fn):
+    """``fn`` returning ``(error, result)``: its checks functionalized by checkify. Only array
+    arguments reach checkify (the function is closed over its arguments), so static Python
+    arguments of an enclosing ``jax.jit`` stay Python values."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        return checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)()
+
+    return run
+
+
+def _raise(error) -> None:
+    """Raise a failed check: laxify's asserts as ``AssertionError`` (what Python raises),
+    the user's own ``checkify.check`` calls as checkify raises them."""
+    try:
+        error.throw()
+    except checkify.JaxRuntimeError as e:
+        text = str(e)
+        if not _OURS.search(text):
+            raise
+        raise AssertionError(text.replace(_CHECK_FAILED, "")) from None
+
+
+class CheckedJit:
+    """A ``jax.jit`` of a function whose traced asserts are checked: each call runs the
+    checkified program and raises the first failed assert. Inside an outer jax
+    transformation (tracers among the arguments) it runs the plain program, whose checks the
+    outer computation must functionalize (``checkify.checkify``)."""
+
+    def __init__(self, fn, **jit_options):
+        self.plain = jax.jit(fn, **jit_options)
+        self.checked = jax.jit(functionalized(fn), **jit_options)
+
+    def __call__(self, *args, **kwargs):
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+            return self.plain(*args, **kwargs)
+        error, out = self.checked(*args, **kwargs)
+        _raise(error)
+        return out
+
+    def lower(self, *args, **kwargs):
+        return self.checked.lower(*args, **kwargs)
