@@ -9,6 +9,7 @@ must yield comes from liveness, so temporaries local to one branch stay local.
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -122,6 +123,7 @@ class _Builder:
         self.bound: set[str] = set()  # the function's local variables (parameters, assigned names)
         self.item_name = ITEM_NAME
         self.cells: frozenset[str] = frozenset()  # names the function's closures capture
+        self.previous: cst.BaseStatement | None = None  # the statement before the one being built
 
     # -- helpers -------------------------------------------------------------------
     def value(self, hint: str) -> Value:
@@ -184,11 +186,15 @@ class _Builder:
 
     # -- statements ------------------------------------------------------------------
     def block(self, suite: cst.BaseSuite, live: Liveness) -> None:
+        previous = None
         for stmt in suite.body:
             if isinstance(suite, cst.SimpleStatementSuite):
                 self.simple(stmt, self.span_of(stmt))
-            elif self.statement(stmt, live) == "returned":
+                continue
+            self.previous = previous  # read by `if_`: the statement a return guard follows
+            if self.statement(stmt, live) == "returned":
                 break
+            previous = stmt
 
     def statement(self, stmt: cst.BaseStatement, live: Liveness) -> str | None:
         span = self.span_of(stmt)
@@ -341,6 +347,7 @@ class _Builder:
         while isinstance(arms[-1].orelse, cst.If):
             arms.append(arms[-1].orelse)
         final = arms[-1].orelse
+        guarded = self.previous
         live_out = live.live_out[id(stmt)]
         inner = block_access(stmt.body)
         if stmt.orelse is not None:
@@ -360,6 +367,9 @@ class _Builder:
         body = final.body if isinstance(final, cst.Else) else None
         branches.append(self.branch(body, inputs, outputs, live, arm_span))
         attrs: dict = {}
+        if guarded is not None and _is_return_guard(stmt):
+            # `if not <returned>:` after a statement that may return: the rest of the function.
+            attrs["return_guard"] = _construct(guarded)
         if tests:
             attrs["num_tests"] = len(tests)
             comments = [_arm_comments(arm) for arm in arms[1:]]
@@ -575,6 +585,23 @@ def _arm_comments(arm: cst.If | cst.Else) -> tuple[str, ...]:
     if header is not None and header.comment is not None:
         comments += (header.comment.value,)
     return comments
+
+
+_RETURN_FLAG = re.compile(r"_lx\d*_do_return")
+
+
+def _is_return_guard(stmt: cst.If) -> bool:
+    """Whether ``stmt`` is the return converter's ``if not <flag>:`` around the code after a
+    statement that may return."""
+    test = stmt.test
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        flag = test.expression
+    elif (isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute)
+          and test.func.attr.value == "not_" and len(test.args) == 1):
+        flag = test.args[0].value  # the logical-expressions converter's `_lx.not_(flag)`
+    else:
+        return False
+    return isinstance(flag, cst.Name) and _RETURN_FLAG.fullmatch(flag.value) is not None
 
 
 def _construct(stmt: cst.CSTNode) -> str:

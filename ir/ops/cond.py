@@ -28,7 +28,11 @@ class CondOp(Op):
     An ``if``/``elif``/.../``else`` chain is one ``cond`` with ``num_tests = m``: the regions
     are m *test* regions (the conditions of the ``elif`` arms, each yielding one value), then
     m + 2 branch regions (the ``if`` arm, the m ``elif`` arms, the ``else``). A test runs only
-    when every condition before it is false, as in Python. Equivalent Python, for
+    when every condition before it is false, as in Python.
+
+    ``return_guard = "<construct>"`` marks the ``if not <returned>:`` that the return converter
+    puts around the code after a statement that may return (its true branch is that code):
+    messages name the user's statement instead of an ``if`` the user did not write. Equivalent Python, for
     ``y = cond(p, x) {num_tests = 1} {^(x): yield(x < 0)}, {..1}, {..-1}, {..0}``::
 
         if p:

@@ -301,9 +301,19 @@ def _join_outputs(avals, names, site: Site, n: int):
         for k in range(1, len(avals)):
             other = avals[k][idx]
             ref = _join_tree(ref, other, name, site, (_branch_name(0, n, site), _branch_name(k, n, site)),
-                             "this `if` on a traced value")
+                             _construct_phrase(site))
         out.append(ref)
     return out
+
+
+def _construct_phrase(site: Site) -> str:
+    """The construct whose paths a join compares, in the user's words: the `if` itself, or for
+    the code after a statement that may return, that statement."""
+    kind = site.construct
+    if kind == "if":
+        return "this `if` on a traced value"
+    noun = {"for": "loop", "while": "loop", "with": "block"}.get(kind, "statement")
+    return f"a `return` in this `{kind}` {noun}"
 
 
 def _join_tree(a, b, name: str, site: Site, sides: tuple[str, str], construct: str):

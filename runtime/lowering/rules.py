@@ -167,7 +167,14 @@ def lower_cond(low: Lowerer, op: CondOp) -> None:
     if op.num_tests:
         _chain_call(low, op, pred, names, operands)
         return
-    site = low.site(op, "if", [r.hint for r in op.results])
+    guard = op.attributes.get("return_guard")
+    if guard is not None:
+        # `if not <returned>:` around the code after a statement that may return: its true
+        # branch is that code, its false branch a `return` in the statement.
+        site = low.site(op, guard, [r.hint for r in op.results],
+                        ("the code after it", "a `return` in it"))
+    else:
+        site = low.site(op, "if", [r.hint for r in op.results])
     branches = "(" + ", ".join(names) + ")"
     _assign(low, op, f"{low.runtime}.cond({pred}, {branches}, {operands}, {site})")
 

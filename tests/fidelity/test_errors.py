@@ -154,6 +154,12 @@ def deleted_in_traced_branch_unused(x):
     return x
 
 
+def deleted_in_traced_branch_without_else(x):
+    y = x + 1
+    if x.sum() > 0: del y
+    return x
+
+
 def deleted_in_scanned_loop_then_reassigned(x):
     y = x + 1
     for i in range(3):
@@ -182,6 +188,7 @@ def test_del_in_traced_branch_then_use_is_a_located_error(x):
 @pytest.mark.parametrize("fn", [
     deleted_and_reassigned_in_traced_branch,
     deleted_in_traced_branch_unused,
+    deleted_in_traced_branch_without_else,
     deleted_in_scanned_loop_then_reassigned,
 ], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("x", [XS, -XS], ids=["deleting_path", "keeping_path"])

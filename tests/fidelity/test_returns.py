@@ -240,6 +240,30 @@ def test_return_structure_mismatch_is_in_the_users_words(fn, snippet):
         assert f'File "{__file__}"' in message, message
 
 
+def returns_in_loop_then_tuple(x):
+    for v in x:
+        if v > 1:
+            return v
+    return x, x
+
+
+@pytest.mark.parametrize("fn, construct", [
+    pytest.param(returns_tuple_or_array, "this `if` on a traced value", id="if"),
+    pytest.param(returns_in_loop_then_tuple, "a `return` in this `for` loop", id="for"),
+])
+def test_return_structure_mismatch_names_the_sides_the_user_wrote(fn, construct):
+    """The table's columns are the user's paths: for a `return` inside an earlier statement, the
+    code after it (a tuple here) against that `return` (an array), in that order."""
+    with pytest.raises(laxify.ConversionError) as info:
+        laxify.to_static(fn)(XS)
+    message = str(info.value)
+    assert construct in message, message
+    if fn is returns_in_loop_then_tuple:
+        header = next(line for line in message.splitlines() if " vs " in line)
+        assert header.split() == ["the", "code", "after", "it", "vs", "a", "`return`", "in", "it"], message
+        assert "structure: PyTreeDef((*, *))  vs  PyTreeDef(*)" in message, message
+
+
 # -- bound methods ------------------------------------------------------------------------
 
 class Net:

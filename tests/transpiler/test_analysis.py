@@ -62,7 +62,8 @@ def access(code: str) -> tuple[list[str], list[str], list[str]]:
     ("from a import b, c as d\n", [], ["b", "d"], []),
     ("from a import *\n", [], [], []),
     # del, global
-    ("del a\n", [], ["a"], []),
+    ("del a\n", ["a"], ["a"], []),  # del needs `a` bound: a read, then unbinds it
+    ("del xs[i], b\n", ["xs", "i", "b"], ["xs", "b"], ["xs"]),
     ("global g\n", [], [], []),
     # compound statements: everything inside
     ("for i, j in zip(a, b):\n    s += i\n", ["zip", "a", "b", "s", "i"], ["i", "j", "s"], []),

@@ -167,6 +167,19 @@ def _target_access(target: cst.CSTNode, acc: Access) -> None:
             acc.mutate(base.value)
 
 
+def _del_access(target: cst.CSTNode, acc: Access) -> None:
+    """``del y`` needs ``y`` bound (Python raises UnboundLocalError otherwise) and unbinds it:
+    a read and a write. ``del xs[i]`` / ``del obj.a`` change ``xs`` / ``obj`` in place."""
+    if isinstance(target, cst.Name):
+        acc.read([target.value])
+        acc.write([target.value])
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            _del_access(el.value, acc)
+    else:
+        _target_access(target, acc)
+
+
 def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
     if isinstance(node, cst.Assign):
         acc.read(expr_reads(node.value))
@@ -192,7 +205,7 @@ def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
                     dotted = dotted.value
                 acc.write([dotted.value])
     elif isinstance(node, cst.Del):
-        acc.write(target_names(node.target))
+        _del_access(node.target, acc)
     elif isinstance(node, (cst.Global, cst.Nonlocal)):
         return
     else:  # Expr, Return, Assert, Raise, Pass, Break, Continue
