@@ -16,6 +16,7 @@ from jax import lax
 from laxify.ir.errors import ConversionError
 from laxify.runtime import lists as lists_mod
 from laxify.runtime import options
+from laxify.runtime.dispatch import reverse_gate
 from laxify.runtime.dispatch.conditionals import _appendable, _join_tree, _scalar_predicate
 from laxify.runtime.dispatch.values import (
     Fillable, Undefined, UnsetName, any_traced, array_like, fresh, is_array, is_traced,
@@ -231,8 +232,23 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while"):
     def body(c):
         return _keep_carry_types(c, tuple(body_fn(*fresh(c))))
 
-    return _loop(lambda c: lax.while_loop(cond, body, c), init,
-                 lambda c: jax.eval_shape(body, c), site.names, site, construct)
+    out = _loop(lambda c: lax.while_loop(cond, body, c), init,
+                lambda c: jax.eval_shape(body, c), site.names, site, construct)
+    return reverse_gate.gate(out, _no_reverse_error(site, construct))
+
+
+def _no_reverse_error(site: Site, construct: str) -> ConversionError:
+    return site_error(
+        site,
+        f"Reverse-mode differentiation (`jax.grad`, `jax.vjp`) cannot go through this "
+        f"`{construct}` loop on a traced value: its number of iterations is not known while "
+        f"tracing, so nothing says how many iterations to keep for the backward pass.",
+        f"Bound the loop: `with laxify.loop_options(max_iters=N):` around it (or "
+        f"`@laxify.loop_options(max_iters=N)` on the function) makes it a scan of at most N "
+        f"iterations, which reverse mode differentiates. Forward mode (`jax.jvp`, "
+        f"`jax.jacfwd`) works without a bound.",
+        reverse_gate.ReverseModeError,
+    )
 
 
 def _keep_carry_types(carries, outs, skip=()):

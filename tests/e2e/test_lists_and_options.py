@@ -392,13 +392,45 @@ def lists_unbounded_while_for_grad(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (DESIGN §5: without max_iters, `jax.grad` fails with a message that says to add "
-    "max_iters): the error is JAX's raw ValueError 'Reverse-mode differentiation does not work "
-    "for lax.while_loop', which does not mention laxify.loop_options(max_iters=...)"))
-def test_grad_through_unbounded_while_says_add_max_iters():
-    with pytest.raises(Exception, match=r"max_iters"):
-        jax.grad(laxify.convert(lists_unbounded_while_for_grad))(jnp.float32(1.0))
+UNBOUNDED_LINE = lists_unbounded_while_for_grad.__code__.co_firstlineno + 1
+
+
+@pytest.mark.parametrize("transform", [jax.grad, jax.jacrev, lambda f: (lambda x: jax.vjp(f, x)[1](1.0))],
+                         ids=["grad", "jacrev", "vjp"])
+@pytest.mark.parametrize("api", [laxify.convert, laxify.to_static], ids=["convert", "to_static"])
+def test_reverse_mode_through_unbounded_while_says_add_max_iters(transform, api):
+    with pytest.raises(laxify.ConversionError) as info:
+        transform(api(lists_unbounded_while_for_grad))(jnp.float32(1.0))
+    message = str(info.value)
+    assert "laxify.loop_options(max_iters=N)" in message, message
+    assert f'File "{__file__}", line {UNBOUNDED_LINE}' in message, message
+    assert "while x < 10.0:" in message, message
+
+
+def lists_unbounded_while_of_two(x, w):
+    while x < 10.0:
+        x = x * w
+    return x
+
+
+def test_forward_mode_through_unbounded_while_is_unchanged():
+    """jvp, jacfwd, linearize and vmap of the converted loop give what they give on the
+    hand-written lax.while_loop; the lowered program holds no trace of the reverse-mode check."""
+    def by_hand(x, w):
+        return jax.lax.while_loop(lambda c: c < 10.0, lambda c: c * w, x)
+
+    x, w = jnp.float32(1.0), jnp.float32(1.5)
+    for f in (laxify.convert(lists_unbounded_while_of_two), laxify.to_static(lists_unbounded_while_of_two)):
+        for tangents in ((1.0, 0.0), (0.0, 1.0)):
+            assert_trees_close(jax.jvp(by_hand, (x, w), tangents), jax.jvp(f, (x, w), tangents), what="jvp")
+        assert_trees_close(jax.jacfwd(by_hand, argnums=(0, 1))(x, w), jax.jacfwd(f, argnums=(0, 1))(x, w),
+                           what="jacfwd")
+        assert_trees_close(jax.linearize(by_hand, x, w)[1](1.0, 1.0), jax.linearize(f, x, w)[1](1.0, 1.0),
+                           what="linearize")
+        xs, ws = jnp.array([1.0, 2.0, 3.0]), jnp.array([1.5, 2.0, 3.0])
+        assert_trees_close(jax.vmap(by_hand)(xs, ws), jax.vmap(f)(xs, ws), what="vmap")
+    lowered = jax.jit(laxify.convert(lists_unbounded_while_of_two)).lower(x, w).as_text()
+    assert "laxify" not in lowered and lowered.count("stablehlo.while") == 1
 
 
 def lists_bounded_while_with_traced_counter(x, n):
