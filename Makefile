@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(PY) samples/quickstart.py
+	$(PY) samples/_summary.py
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
