@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import threading
 import types
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Literal, Sequence, overload
 
 import jax
 import numpy as np
@@ -21,6 +22,7 @@ from laxify.fallback import (
     fallback_error,
     located_concrete_error,
     restoring_shared_names,
+    warn_at_user_code,
     warn_fallback,
     warn_unconverted_eager,
 )
@@ -43,7 +45,9 @@ _ARRAY_TYPES = frozenset({type(jax.numpy.zeros(())), np.ndarray})
 _SCALARS = (int, float, bool, complex, str, bytes, type(None))
 
 
-_ARRAYS = (jax.Array, np.ndarray, np.generic)
+# Traced like arrays: a ShapeDtypeStruct (concrete or symbolic shape) stands for an array in
+# `lower`, `trace`, `eval_shape` and `export`, as it does for jax.jit.
+_ARRAYS = (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)
 
 
 def _argument_kind(value: Any) -> str:
@@ -195,6 +199,46 @@ def _function_and_arguments(fn: Callable, args: tuple, kwargs: dict):
     return fn, args, kwargs
 
 
+def _python_call_error(fn: Callable, args: tuple, kwargs: dict) -> TypeError | None:
+    """The TypeError Python raises for calling ``fn`` with these arguments (missing, extra or
+    unknown ones: ``f() got an unexpected keyword argument 'z'``), or ``None`` if they bind."""
+    fn, args, kwargs = _function_and_arguments(fn, args, kwargs)
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return None
+    stub = types.FunctionType(_signature_stub(code), {}, code.co_name, fn.__defaults__)
+    stub.__kwdefaults__ = fn.__kwdefaults__
+    try:
+        stub(*args, **kwargs)
+    except TypeError as e:
+        return e.with_traceback(None)
+    return None
+
+
+def _signature_stub(code: types.CodeType) -> types.CodeType:
+    """A code object with ``code``'s parameters, name and qualified name, and an empty body:
+    calling it binds arguments exactly as ``code`` does, and runs nothing. (Parameter names are
+    identifiers read from ``code``, so the one-line ``def`` is safe to compile.)"""
+    names, flags = code.co_varnames, code.co_flags
+    positional, keyword_only = code.co_argcount, code.co_kwonlyargcount
+    params = list(names[:code.co_posonlyargcount])
+    if params:
+        params.append("/")
+    params += names[code.co_posonlyargcount:positional]
+    rest = positional + keyword_only
+    if flags & inspect.CO_VARARGS:
+        params.append("*" + names[rest])
+        rest += 1
+    elif keyword_only:
+        params.append("*")
+    params += names[positional:positional + keyword_only]
+    if flags & inspect.CO_VARKEYWORDS:
+        params.append("**" + names[rest])
+    namespace: dict = {}
+    exec(compile(f"def stub({', '.join(params)}): pass", "<laxify signature>", "exec"), namespace)
+    return namespace["stub"].__code__.replace(co_name=code.co_name, co_qualname=code.co_qualname)
+
+
 def convert(fn: Callable, *, checks: bool = False) -> Callable:
     """The converted, un-jitted Python function: composable with ``jax.jit``/``grad``/``vmap``.
 
@@ -304,7 +348,7 @@ class StaticFunction:
                 raise
             self._no_source = e
             if self.fallback == "warn":
-                warnings.warn(f"{e}\nThe function runs unconverted.", FallbackWarning, stacklevel=5)
+                warn_at_user_code(f"{e}\nThe function runs unconverted.")
             return self._plain
 
     # -- calling ---------------------------------------------------------------------
@@ -342,21 +386,52 @@ class StaticFunction:
                     self._jitted[key] = jitted
         return jitted
 
+    def _jit_checked(self, key: tuple, args: tuple, kwargs: dict) -> Callable:
+        """``_jit_for(key)``; arguments that do not fit the function (too many, missing, an
+        unknown keyword) are Python's own TypeError, not jax.jit's complaint about the static
+        arguments they made."""
+        try:
+            return self._jit_for(key)
+        except ValueError:
+            error = _python_call_error(self._target, args, kwargs)
+            if error is not None:
+                raise error from None
+            raise
+
     def _note_static(self, key, args, kwargs) -> None:
         try:
-            values = (tuple(args[i] for i in key[0]), tuple(kwargs[k] for k in key[1]))
+            values = (tuple((i, args[i]) for i in key[0]), tuple((k, kwargs[k]) for k in key[1]))
             self._static_values.add(values)
-        except TypeError:
+        except (TypeError, IndexError, KeyError):
             return
         if len(self._static_values) > RETRACE_WARNING_AFTER and not self._retrace_warned:
             self._retrace_warned = True
             code = getattr(self._inner, "__code__", None)
+            changing = self._changing_arguments(code)
+            which = f" `{changing[0]}` took {changing[1]} of them;" if changing else ""
             warnings.warn_explicit(
                 f"{self.__qualname__} has been traced for {len(self._static_values)} distinct static "
-                f"argument values; each one compiles anew. Pass values that change from call to call "
-                f"as arrays (jnp.asarray) so that they are traced instead.",
+                f"argument values;{which} each one compiles anew. Pass values that change from call "
+                f"to call as arrays (jnp.asarray) so that they are traced instead.",
                 FallbackWarning, code.co_filename if code else "<unknown>", code.co_firstlineno if code else 0,
             )
+
+    def _changing_arguments(self, code) -> tuple[str, int] | None:
+        """The static argument with the most distinct values seen, by its name, and how many."""
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] if code else ()
+        seen: dict = {}
+        for positional, keywords in self._static_values:
+            for where, value in (*positional, *keywords):
+                try:
+                    seen.setdefault(where, set()).add(value)
+                except TypeError:
+                    continue
+        if not seen:
+            return None
+        where, distinct = max(seen.items(), key=lambda item: len(item[1]))
+        if isinstance(where, int):
+            where = names[where] if where < len(names) else f"argument {where}"
+        return where, len(distinct)
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
@@ -375,8 +450,8 @@ class StaticFunction:
         key, wrapped_args, wrapped_kwargs = self._prepare(args, kwargs)
         if key in self._eager:
             return self._plain(*args, **kwargs)
+        jitted = self._jit_checked(key, args, kwargs)
         args, kwargs = wrapped_args, wrapped_kwargs
-        jitted = self._jit_for(key)
         if key[0] or key[1]:
             self._note_static(key, args, kwargs)
         if key == self._hot_key and not kwargs and all(type(a) in _ARRAY_TYPES for a in args[len(key[0]):]):
@@ -460,14 +535,79 @@ class StaticFunction:
         return explain(self._specialised_ir(args, kwargs), specialised=True)
 
     def _specialised_ir(self, args, kwargs):
+        error = _python_call_error(self.python_function, args, kwargs)
+        if error is not None:
+            raise error
         fn, args, kwargs = _function_and_arguments(self.python_function, args, kwargs)
+        args, kwargs = tuple(map(_as_array_type, args)), {k: _as_array_type(v) for k, v in kwargs.items()}
         types_ = param_types_for(fn, args, kwargs)
         return fresh_ir(fn, types_, make_evaluator(fn.__globals__))
 
-    def export(self, *args, path=None, **kwargs) -> bytes:
+    # -- ahead of time, as jax.jit(f).lower / .trace / .eval_shape -----------------------
+    def lower(self, *args, **kwargs) -> jax.stages.Lowered:
+        """``jax.stages.Lowered`` for these arguments (``.as_text()`` gives StableHLO), as
+        ``jax.jit(f).lower``: arrays or ``jax.ShapeDtypeStruct`` (also with symbolic shapes
+        from ``jax.export.symbolic_shape``) stand for the traced arguments."""
+        return self._stage(lambda jitted: jitted.lower, args, kwargs)
+
+    def trace(self, *args, **kwargs) -> jax.stages.Traced:
+        """``jax.stages.Traced`` for these arguments (``.jaxpr``, ``.lower()``), as
+        ``jax.jit(f).trace``; arguments as for :meth:`lower`."""
+        return self._stage(lambda jitted: getattr(jitted, "checked", jitted).trace, args, kwargs)
+
+    def eval_shape(self, *args, **kwargs) -> Any:
+        """The shapes and dtypes of the result (a pytree of ``jax.ShapeDtypeStruct``), as
+        ``jax.jit(f).eval_shape``: traced only, nothing compiled or run; arguments as for
+        :meth:`lower`."""
+        return self._stage(lambda jitted: getattr(jitted, "plain", jitted).eval_shape, args, kwargs)
+
+    def clear_cache(self) -> None:
+        """Forget the traced and compiled programs, as ``jax.jit(f).clear_cache()``: the next
+        call traces and compiles again (and a signature that ran eagerly is tried again)."""
+        with self._lock:
+            for jitted in self._jitted.values():
+                for program in {jitted, getattr(jitted, "plain", jitted), getattr(jitted, "checked", jitted)}:
+                    clear = getattr(program, "clear_cache", None)
+                    if clear is not None:
+                        clear()
+            self._jitted.clear()
+            self._by_types.clear()
+            self._eager.clear()
+            self._static_values.clear()
+            self._retrace_warned = False
+
+    def _stage(self, method: Callable[[Any], Callable], args: tuple, kwargs: dict) -> Any:
+        """``method(jitted)(*args, **kwargs)`` for the jitted program of these arguments; a
+        function that needs concrete values (it would run eagerly) is a located
+        ConversionError: it has no program to stage."""
+        args = self._with_self(args)
+        key, wrapped_args, wrapped_kwargs = self._prepare(args, kwargs)
+        jitted = self._jit_checked(key, args, kwargs)
+        try:
+            return method(jitted)(*wrapped_args, **wrapped_kwargs)
+        except CONCRETE_ERRORS as e:
+            raise self._not_one_program(e) from e
+
+    def _not_one_program(self, error: Exception) -> ConversionError:
+        """Why tracing met Python that needs a concrete value: the construct kept as Python
+        (at its line), the function laxify could not convert, or the user's line."""
+        if self._no_source is not None:
+            return located_concrete_error(error, self._inner, self._no_source)
+        found = fallback_at(self._converted.conversion, error)
+        if found is None:
+            return located_concrete_error(error, self._inner)
+        return fallback_error(found, self._inner, outer=False)
+
+    def export(self, *args, path=None, platforms: Sequence[str] | None = None, vjp_order: int = 0,
+               **kwargs) -> bytes:
         """Serialized ``jax.export`` bytes for these arguments (written to ``path`` if given);
-        ``laxify.load`` runs them without the source."""
-        key, args, kwargs = self._prepare(self._with_self(args), kwargs)
+        ``laxify.load`` runs them without the source. Arguments as for :meth:`lower` (a
+        symbolic shape exports a shape-polymorphic program). ``platforms``: lower for these
+        (``("cpu", "cuda")``; default: the current backend), as ``jax.export.export``.
+        ``vjp_order``: also serialize that many orders of derivatives, so that ``jax.grad``
+        works through the loaded function, as ``Exported.serialize``."""
+        call_args = self._with_self(args)
+        key, args, kwargs = self._prepare(call_args, kwargs)
         if key[0] or key[1]:
             raise ValueError(
                 "export takes array arguments only; bind static arguments first "
@@ -481,24 +621,36 @@ class StaticFunction:
                 "(leaves, treedef = jax.tree_util.tree_flatten(model)), pass its array leaves as a list, "
                 "and put it back together inside the function (jax.tree_util.tree_unflatten, closing "
                 "over treedef and the other leaves)")
-        jitted = self._jit_for(key)  # with checks=True: the program without them
-        exported = jax.export.export(getattr(jitted, "plain", jitted))(*args, **kwargs)
+        jitted = self._jit_checked(key, call_args, kwargs)  # with checks=True: the program without them
         try:
-            data = bytes(exported.serialize())
+            exported = jax.export.export(getattr(jitted, "plain", jitted), platforms=platforms)(*args, **kwargs)
+        except CONCRETE_ERRORS as e:
+            raise self._not_one_program(e) from e
+        try:
+            data = bytes(exported.serialize(vjp_order=vjp_order))
         except ImportError as e:
-            raise ImportError(f"{e}: install it with `pip install 'laxify[export]'`") from None
+            raise ImportError(f"{e}: install it with `pip install flatbuffers`") from None
         if path is not None:
             with open(path, "wb") as f:
                 f.write(data)
         return data
 
-    def lower(self, *args, **kwargs):
-        """``jax.stages.Lowered`` for these arguments (``.as_text()`` gives StableHLO)."""
-        key, args, kwargs = self._prepare(self._with_self(args), kwargs)
-        return self._jit_for(key).lower(*args, **kwargs)
-
     def __repr__(self) -> str:
         return f"<laxify.to_static {self.__qualname__}>"
+
+
+class _ArrayType:
+    """What ``runtime.signature.type_of`` reads of an array (its ``aval``, shape and dtype),
+    for a ``jax.ShapeDtypeStruct`` argument of ``ir``/``explain``."""
+
+    __slots__ = ("aval", "shape", "dtype", "weak_type")
+
+    def __init__(self, spec: jax.ShapeDtypeStruct):
+        self.aval, self.shape, self.dtype, self.weak_type = spec, spec.shape, spec.dtype, spec.weak_type
+
+
+def _as_array_type(value: Any) -> Any:
+    return _ArrayType(value) if isinstance(value, jax.ShapeDtypeStruct) else value
 
 
 def _strip_decorators(code: str) -> str:
@@ -509,21 +661,44 @@ def _strip_decorators(code: str) -> str:
     return "".join(lines[k:])
 
 
-def to_static(fn: Callable | None = None, **options) -> Any:
+@overload
+def to_static(
+    fn: Callable[..., Any], /, *, static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Iterable[str] = (), fallback: Literal["warn", "error", "silent"] = "warn",
+    strict: bool = False, donate_argnums: int | Sequence[int] = (), checks: bool = False, **jit_options: Any,
+) -> StaticFunction: ...
+
+
+@overload
+def to_static(
+    fn: None = None, /, *, static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Iterable[str] = (), fallback: Literal["warn", "error", "silent"] = "warn",
+    strict: bool = False, donate_argnums: int | Sequence[int] = (), checks: bool = False, **jit_options: Any,
+) -> Callable[[Callable[..., Any]], StaticFunction]: ...
+
+
+def to_static(fn: Callable | None = None, **options) -> StaticFunction | Callable[[Callable[..., Any]], StaticFunction]:
     """Convert ``fn`` to one static jax.lax program, run with ``jax.jit``.
 
-    Use bare (``@to_static``) or with options (``@to_static(static_argnums=1)``).
+    Use bare (``@to_static``) or with options (``@to_static(static_argnums=1)``). Options:
+    ``static_argnums``/``static_argnames`` (as ``jax.jit``), ``fallback="warn"|"error"|"silent"``
+    (``strict=True`` is ``fallback="error"``), ``donate_argnums``, ``checks`` (asserts on traced
+    values are checked), and other ``jax.jit`` keywords, passed through.
     """
     if fn is None:
         return lambda f: StaticFunction(f, **options)
     return StaticFunction(fn, **options)
 
 
-def load(path_or_bytes):
-    """Run a program saved by ``StaticFunction.export``: returns a callable on arrays."""
+def load(path_or_bytes: str | os.PathLike | bytes | bytearray) -> Callable[..., Any]:
+    """Run a program saved by ``StaticFunction.export``: returns a callable on arrays (``jax.grad``
+    works through it up to the ``vjp_order`` it was exported with)."""
     data = path_or_bytes
     if not isinstance(data, (bytes, bytearray)):
         with open(data, "rb") as f:
             data = f.read()
-    exported = jax.export.deserialize(bytearray(data))
+    try:
+        exported = jax.export.deserialize(bytearray(data))
+    except ImportError as e:
+        raise ImportError(f"{e}: install it with `pip install flatbuffers`") from None
     return exported.call

@@ -6,6 +6,7 @@ import argparse
 import hashlib
 import html
 import importlib.util
+import os
 import sys
 import traceback
 import types
@@ -33,8 +34,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from laxify import __version__
+
     parser = argparse.ArgumentParser(
         prog="laxify", description="Inspect what laxify does to a function.")
+    parser.add_argument("--version", action="version", version=f"laxify {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     diff = commands.add_parser(
         "diff", help="show the original source next to the converted source",
@@ -65,11 +69,18 @@ def _diff_command(args: argparse.Namespace) -> int:
                 raise CliError(f"cannot write {args.html}: {e.strerror or e}") from e
             print(f"wrote {args.html}")
         else:
-            print(static.diff().unified(color=sys.stdout.isatty()))
+            print(static.diff().unified(color=use_color(sys.stdout)))
     except laxify.ConversionError as e:
         print(f"laxify: cannot convert {args.target}:\n{e}", file=sys.stderr)
         return 1
     return 0
+
+
+def use_color(stream) -> bool:
+    """ANSI colour only on a terminal, and never when ``NO_COLOR`` is set to a non-empty value
+    (https://no-color.org)."""
+    isatty = getattr(stream, "isatty", None)
+    return not os.environ.get("NO_COLOR") and isatty is not None and isatty()
 
 
 def load_target(target: str) -> Callable:

@@ -8,6 +8,7 @@ import dis
 import functools
 import inspect
 import linecache
+import sys
 import types
 import warnings
 
@@ -19,7 +20,7 @@ from laxify.ir.core import Span
 from laxify.transpiler.to_ir import Fallback
 
 __all__ = ["CONCRETE_ERRORS", "KeptPythonError", "fallback_at", "fallback_error", "located_concrete_error",
-           "restoring_shared_names", "warn_fallback", "warn_unconverted_eager"]
+           "restoring_shared_names", "warn_at_user_code", "warn_fallback", "warn_unconverted_eager"]
 
 
 class KeptPythonError(ConversionError):
@@ -147,6 +148,29 @@ def located_concrete_error(error: BaseException, fn, unconverted: ConversionErro
     fix = ("Keep that value static (pass it as a Python value or list it in static_argnums), or use "
            "a jax.numpy / jax.lax operation that accepts traced values (jnp.where, lax.dynamic_slice, ...).")
     return ConversionError(message, _concrete_location(error, fn), fix)
+
+
+# Modules whose frames are never "the user's code": laxify's own, JAX's (a to_static function
+# called inside jax.jit/vmap is called from JAX's tracing machinery) and the model libraries'
+# transformations that call it (nnx.jit, eqx.filter_jit).
+_LIBRARY_MODULES = ("laxify", "jax", "jaxlib", "flax", "equinox")
+
+
+def _is_library_frame(frame: types.FrameType) -> bool:
+    name = frame.f_globals.get("__name__") or ""
+    return name.partition(".")[0] in _LIBRARY_MODULES
+
+
+def warn_at_user_code(message: str) -> None:
+    """A FallbackWarning at the innermost line of the user's code on the stack (the line that
+    called into laxify, directly or through a JAX transformation)."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and _is_library_frame(frame):
+        frame = frame.f_back
+    globals_ = frame.f_globals
+    warnings.warn_explicit(
+        message, FallbackWarning, frame.f_code.co_filename, frame.f_lineno,
+        globals_.get("__name__") or "<string>", globals_.setdefault("__warningregistry__", {}), globals_)
 
 
 def warn_unconverted_eager(error: BaseException, fn, unconverted: ConversionError) -> None:

@@ -19,7 +19,8 @@ import numpy as np
 
 __all__ = ["holds_nnx", "needs_split", "Split", "nnx_jit", "unwrap"]
 
-_ARRAYS = (jax.Array, np.ndarray, np.generic)
+# Leaves that are traced (a ShapeDtypeStruct stands for an array in `lower`/`eval_shape`/...).
+_ARRAYS = (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)
 _NUMBERS = (bool, int, float, complex)
 
 

@@ -80,7 +80,8 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     code = compile(tree, filename, "exec", dont_inherit=True)
     factory = _nested(code, FACTORY)
     inner = _nested(factory, generated)
-    compiled = _without_factory(inner, f"{factory.co_qualname}.<locals>.{generated}", qualname)
+    compiled = _without_factory(inner, f"{factory.co_qualname}.<locals>.{generated}", qualname,
+                                lowered.prefix + "_")
     register_converted(compiled)
     return compiled
 
@@ -105,7 +106,7 @@ def _nested(code: types.CodeType, name: str) -> types.CodeType | None:
     return None
 
 
-def _without_factory(code: types.CodeType, generated: str, qualname: str) -> types.CodeType:
+def _without_factory(code: types.CodeType, generated: str, qualname: str, made: str) -> types.CodeType:
     """``code`` and the code nested in it named as in the user's source: the factory (and
     the class around it) and the generated name are laxify's, so
     ``_lx_factory.<locals>._lx_function.<locals>.g`` becomes ``f.<locals>.g``."""
@@ -113,14 +114,19 @@ def _without_factory(code: types.CodeType, generated: str, qualname: str) -> typ
         return qualname + text[len(generated):] if text.startswith(generated) else text
 
     consts = tuple(
-        _without_factory(c, generated, qualname) if isinstance(c, types.CodeType)
+        _without_factory(c, generated, qualname, made) if isinstance(c, types.CodeType)
         else rename(c) if isinstance(c, str) and c.startswith(generated)  # a class's __qualname__
         else c
         for c in code.co_consts
     )
     if code.co_qualname == generated:
         return code.replace(co_consts=consts, co_qualname=qualname, co_name=qualname.rpartition(".")[2])
-    return code.replace(co_consts=consts, co_qualname=rename(code.co_qualname))
+    # A branch or loop body laxify made runs lines of the function it came from: tracebacks
+    # (and JAX's messages) name that function, never the generated name.
+    user_qualname = ".<locals>.".join(
+        part for part in rename(code.co_qualname).split(".<locals>.") if not part.startswith(made))
+    name = user_qualname.rpartition(".")[2] if code.co_name.startswith(made) else code.co_name
+    return code.replace(co_consts=consts, co_qualname=user_qualname, co_name=name)
 
 
 def make_function(code: types.CodeType, lowered: LoweredSource, original: types.FunctionType) -> types.FunctionType:

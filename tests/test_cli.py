@@ -140,3 +140,29 @@ def test_python_dash_m_laxify(module_file):
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2
     assert "has no attribute 'nope'" in bad.stderr
+
+
+def test_diff_is_coloured_on_a_terminal_unless_no_color(module_file, capsys, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["diff", f"{module_file}::halve"]) == 0
+    assert "\033[" in capsys.readouterr().out
+    monkeypatch.setenv("NO_COLOR", "1")  # https://no-color.org: any non-empty value
+    assert main(["diff", f"{module_file}::halve"]) == 0
+    out = capsys.readouterr().out
+    assert "\033[" not in out and "-    while x.sum() > 1.0:" in out
+    monkeypatch.setenv("NO_COLOR", "")  # empty: as if unset
+    assert main(["diff", f"{module_file}::halve"]) == 0
+    assert "\033[" in capsys.readouterr().out
+
+
+def test_version(capsys):
+    import importlib.metadata
+
+    import laxify
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"laxify {laxify.__version__}\n"
+    assert laxify.__version__ == importlib.metadata.version("laxify")

@@ -59,6 +59,7 @@ def test_many_static_values_warn_once_at_the_def_line():
     found = [w for w in caught if issubclass(w.category, laxify.FallbackWarning)]
     assert len(found) == 1
     assert "distinct static argument values" in str(found[0].message)
+    assert "`n` took 9 of them" in str(found[0].message), found[0].message
     assert found[0].filename == __file__
     assert found[0].lineno == grows.__code__.co_firstlineno
 
