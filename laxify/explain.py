@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from laxify.ir import CondOp, ForRangeOp, Function, PyOp, ScanOp, WhileOp, WithOp
+from laxify.ir import CondOp, ForRangeOp, Function, PyOp, ScanOp, TryOp, WhileOp, WithOp
 from laxify.ir.passes.infer_types import predicate_type
 from laxify.ir.types import Array, is_static
 
@@ -39,6 +39,16 @@ _LAX = {CondOp: "lax.cond", WhileOp: "lax.while_loop", ForRangeOp: "lax.scan", S
 _WORD = {CondOp: "if", WhileOp: "while", ForRangeOp: "for", ScanOp: "for"}
 
 
+def _entries(op, specialised: bool) -> list[Entry]:
+    line = op.span.line if op.span else 0
+    if isinstance(op, PyOp) and op.attributes.get("updates"):
+        return [Entry(line, "update", "converted",
+                      f"`{user}` → `{functional}` on a JAX array; in place on a list, dict or NumPy array")
+                for user, functional in op.attributes["updates"]]
+    entry = _entry(op, specialised)
+    return [] if entry is None else [entry]
+
+
 def _entry(op, specialised: bool) -> Entry | None:
     line = op.span.line if op.span else 0
     if isinstance(op, PyOp):
@@ -51,6 +61,9 @@ def _entry(op, specialised: bool) -> Entry | None:
     kind = type(op)
     if kind is WithOp:
         return Entry(line, "with", "static", "a Python `with`, entered and left while tracing; its body is converted")
+    if kind is TryOp:
+        return Entry(line, "try", "static", "a Python `try`, run while tracing (its handlers see errors raised "
+                     "while tracing); its blocks are converted")
     if kind not in _LAX:
         return None
     word = _WORD[kind]
@@ -71,6 +84,6 @@ def _entry(op, specialised: bool) -> Entry | None:
 
 
 def explain(fn: Function, specialised: bool = False) -> Explanation:
-    entries = [e for op in fn.walk() if (e := _entry(op, specialised)) is not None]
+    entries = [e for op in fn.walk() for e in _entries(op, specialised)]
     entries.sort(key=lambda e: e.line)
     return Explanation(fn.name, entries)

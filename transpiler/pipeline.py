@@ -18,6 +18,7 @@ from laxify.transpiler.analysis.names import stmt_access
 from laxify.transpiler.analysis.positions import statement_positions
 from laxify.transpiler.analysis.walk import code_of
 from laxify.transpiler.converters import (
+    array_updates,
     assert_statements,
     break_statements,
     calls,
@@ -49,6 +50,10 @@ CONVERTERS: list = [
     # match first: it produces `if` chains (and `_lx.and_`/`_lx.or_` conditions), so it runs
     # before every converter that handles `if` or rewrites the statements inside cases.
     match_statements,
+    # array updates before every converter that moves statements (jumps guard them, loops and
+    # branches wrap them): its aliasing check reads the user's statements in their order, and
+    # the name it assigns (`x = _lx.setitem(x, ...)`) is then an ordinary carried value.
+    array_updates,
     # walrus tests after match (a guard may bind a name) and before every converter that wraps
     # a test in a lambda or a branch function, where `:=` would bind a name of that function.
     walrus_conditions,
@@ -141,6 +146,7 @@ def _convert_source(fn) -> Conversion:
     if prefix != DEFAULT_PREFIX:
         # The user's own names start like laxify's: laxify's move out of their way.
         src.node, hidden = hide_user_names(src.node, ctx)
+        ctx.hidden = hidden
     src.node = canonicalize(src.node, ctx)
     if prefix != DEFAULT_PREFIX:
         src.node = rename_generated(src.node, hidden, prefix, ctx)
@@ -148,5 +154,5 @@ def _convert_source(fn) -> Conversion:
     # Names the function's own closures capture: generated branch and loop functions share
     # these variables with them (see the lowering of regions).
     cells = source_names(fn.__code__.co_cellvars, fn.__code__)
-    ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells, prefix)
+    ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells, prefix, ctx.updates)
     return Conversion(src, src.node, ir_fn, fallbacks, ctx.pushes_loop_options)

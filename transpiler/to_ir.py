@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from typing import Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -27,6 +28,7 @@ from laxify.ir import (
     ReturnOp,
     ScanOp,
     Span,
+    TryOp,
     UndefOp,
     Value,
     WhileOp,
@@ -123,6 +125,7 @@ class _Builder:
         self.bound: set[str] = set()  # the function's local variables (parameters, assigned names)
         self.item_name = ITEM_NAME
         self.cells: frozenset[str] = frozenset()  # names the function's closures capture
+        self.updates: dict[tuple[int, int], list] = {}  # rewritten item updates (Context.updates)
         self.previous: cst.BaseStatement | None = None  # the statement before the one being built
 
     # -- helpers -------------------------------------------------------------------
@@ -162,8 +165,21 @@ class _Builder:
         finally:
             self.scope = saved
 
+    def unset_locals(self, reads, span: Span) -> None:
+        """A local variable read inside a branch or loop body before any assignment of it on
+        the way there: a stand-in with no value. Without it the generated function would read
+        the enclosing function's variable, which has no value yet (NameError: cannot access
+        free variable), while tracing a branch that may never run; with it, a use raises
+        UnboundLocalError at the user's line, as elsewhere."""
+        if self.at_top:
+            return
+        for n in reads:
+            if n not in self.scope.env and n in self.bound and n not in self.declared:
+                self.scope.env[n] = self.emit(UndefOp(results=[self.value(n)], span=span)).results[0]
+
     def expr(self, node: cst.BaseExpression, span: Span, code: str | None = None) -> Value:
         reads = expr_reads(node)
+        self.unset_locals(reads, span)
         operands = [self.scope.env[n] for n in reads if n in self.scope.env]
         rule, deps = static_rule(node)
         if any(d in self.freevars for d in deps):
@@ -218,6 +234,8 @@ class _Builder:
                 self.for_(stmt, span, live)
             elif isinstance(stmt, cst.With):
                 self.with_(stmt, span, live)
+            elif isinstance(stmt, cst.Try):
+                self.try_(stmt, span, live)
             elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 self.keep(stmt, span, None)
             else:
@@ -233,7 +251,7 @@ class _Builder:
         comments = tuple(line.comment.value for line in getattr(stmt, "leading_lines", ())
                          if line.comment is not None)
         header = getattr(getattr(stmt, "body", None), "header", None)
-        if isinstance(stmt, (cst.If, cst.While, cst.For, cst.With)) and header is not None and header.comment:
+        if isinstance(stmt, (cst.If, cst.While, cst.For, cst.With, cst.Try)) and header is not None and header.comment:
             comments += (header.comment.value,)  # `while x > 1:  # comment`
         if not comments:
             return
@@ -245,6 +263,10 @@ class _Builder:
     def unsupported(self, stmt: cst.BaseStatement) -> str | None:
         if isinstance(stmt, cst.With):
             return _with_reason(stmt)
+        if isinstance(stmt, cst.Try):
+            return _jump_reason(stmt, in_loop=False)
+        if isinstance(stmt, cst.TryStar):
+            return "`except*` clauses (exception groups) are not converted"
         if not isinstance(stmt, (cst.If, cst.While, cst.For)):
             return None
         if isinstance(stmt, (cst.While, cst.For)) and stmt.orelse is not None:
@@ -295,6 +317,7 @@ class _Builder:
             rule, deps = "never", ()
         attrs: dict = {"code": self.code(stmt).rstrip("\n"), "kind": "stmt", "static": rule}
         access = stmt_access(stmt)
+        self.unset_locals(access.reads, span)
         self.set_deps(attrs, rule, deps, [self.scope.env[n] for n in access.reads if n in self.scope.env])
         small = line_node.body[0] if len(line_node.body) == 1 else None
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
@@ -302,6 +325,12 @@ class _Builder:
                 attrs["value"] = literal_value(small.value)
             except (ValueError, SyntaxError):
                 pass
+        if self.updates and any(type(small) is cst.Assign for small in line_node.body):
+            # For explain(): the user's form and the functional one (listed once per update,
+            # also where a statement laxify made shares the line).
+            updates = self.updates.pop((span.line, span.col), None)
+            if updates:
+                attrs["updates"] = tuple(updates)
         self.emit_stmt(access, attrs, span)
         for small in line_node.body:
             if isinstance(small, cst.Del):
@@ -419,6 +448,47 @@ class _Builder:
             results=results,
             regions=[region],
             attributes={"code": header, "num_targets": len(targets)},
+            span=span,
+        ))
+        self.bind(outputs, results)
+
+    def try_(self, stmt: cst.Try, span: Span, live: Liveness) -> None:
+        """A ``try`` stays a Python ``try``; each of its blocks is converted like any other
+        block and runs inline. A handler starts from wherever the body raised, so every name
+        the statement assigns is an input (a stand-in with no value where it has none yet) and
+        the blocks after the body see their names with unknown types."""
+        live_out = live.live_out[id(stmt)]
+        access = stmt_access(stmt)
+        outputs = [n for n in access.writes if n in live_out and self.carried_cell(n, None)]
+        later = set()  # what the blocks after the body read: they may start from any point of it
+        for part in (*stmt.handlers, stmt.orelse, stmt.finalbody):
+            if part is not None:
+                later |= set(block_access(part.body).reads)
+        inputs = [n for n in {**access.reads, **access.writes} if n in self.scope.env
+                  or (n in access.writes and (n in live_out or n in later))]
+        operands = [self.lookup(n) for n in inputs]  # a stand-in for a name with no value yet
+        blocks = [(stmt, stmt.body, [])]
+        for handler in stmt.handlers:
+            blocks.append((handler, handler.body, target_names(handler.name.name) if handler.name else []))
+        blocks += [(part, part.body, []) for part in (stmt.orelse, stmt.finalbody) if part is not None]
+        regions, headers, places, targets = [], [], [], []
+        for part, suite, bound in blocks:
+            region = Region(args=[self.value(n) for n in inputs + bound])
+            with self.region(region, inputs + bound):
+                self.block(suite, live)
+                region.ops.append(YieldOp(operands=[self.lookup(n) for n in outputs]))
+            regions.append(region)
+            whole = self.code(part.with_changes(leading_lines=()))
+            headers.append(whole[:whole.find(self.code(suite))])
+            where = span if part is stmt else self.span_of(part)
+            places.append((where.line, where.col))
+            targets.append(len(bound))
+        results = [self.value(n) for n in outputs]
+        self.emit(TryOp(
+            operands=operands,
+            results=results,
+            regions=regions,
+            attributes={"headers": tuple(headers), "targets": tuple(targets), "places": tuple(places)},
             span=span,
         ))
         self.bind(outputs, results)
@@ -605,7 +675,7 @@ def _is_return_guard(stmt: cst.If) -> bool:
 
 
 def _construct(stmt: cst.CSTNode) -> str:
-    return {cst.If: "if", cst.While: "while", cst.For: "for", cst.Try: "try", cst.With: "with",
+    return {cst.If: "if", cst.While: "while", cst.For: "for", cst.Try: "try", cst.TryStar: "try", cst.With: "with",
             cst.Match: "match", cst.FunctionDef: "def", cst.ClassDef: "class"}.get(type(stmt), "statement")
 
 
@@ -622,10 +692,13 @@ def function_params(node: cst.FunctionDef) -> list[str]:
 
 
 def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str] = frozenset(),
-             cells: frozenset[str] = frozenset(), prefix: str = DEFAULT_PREFIX) -> tuple[Function, list[Fallback]]:
-    """Build the IR of ``src.node`` (already canonicalised by the converters)."""
+             cells: frozenset[str] = frozenset(), prefix: str = DEFAULT_PREFIX,
+             updates: Mapping[tuple[int, int], list] | None = None) -> tuple[Function, list[Fallback]]:
+    """Build the IR of ``src.node`` (already canonicalised by the converters); ``updates``:
+    the item updates the converters rewrote, by position (see ``Context.updates``)."""
     node = src.node
     b = _Builder(src, positions, freevars)
+    b.updates = dict(updates or {})
     b.cells = cells
     b.item_name = prefix + ITEM_NAME[len(DEFAULT_PREFIX):]
     params = function_params(node)

@@ -1,7 +1,7 @@
 """Dead-code and dead-carry elimination.
 
 Removes pure ops whose results nobody uses (``undef`` markers, analysable expressions),
-``cond`` and ``with`` results nobody uses (with the values their regions yield for them), and loop
+``cond``, ``with`` and ``try`` results nobody uses (with the values their regions yield for them), and loop
 carries whose result is unused and whose value only feeds itself.
 """
 
@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from laxify.ir.core import Function, Op, Region
-from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, UndefOp, WhileOp, WithOp
+from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, TryOp, UndefOp, WhileOp, WithOp
 
 __all__ = ["DeadCodeElimination"]
 
@@ -55,12 +55,18 @@ class DeadCodeElimination:
         changed = False
         kept: list[Op] = []
         for op in region.ops:
+            inner_uses = uses
+            if isinstance(op, TryOp):
+                # A handler or `finally` may start from any point of the blocks before it, which
+                # the dataflow does not show: what the statement's names hold there is never dead.
+                names = frozenset(a.hint for r in op.regions for a in r.args if a.hint)
+                inner_uses = _Uses(uses.counts, uses.captured | names)
             for inner in op.regions:
-                changed |= self._region(inner, uses)
+                changed |= self._region(inner, inner_uses)
             if op.results and _removable(op) and not any(uses.counts[id(r)] for r in op.results):
                 changed = True
                 continue
-            if isinstance(op, (CondOp, WithOp)):
+            if isinstance(op, (CondOp, WithOp, TryOp)):
                 changed |= self._dead_outputs(op, uses)
             elif isinstance(op, (WhileOp, ForRangeOp, ScanOp)):
                 changed |= self._dead_carries(op, uses)

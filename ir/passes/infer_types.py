@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from laxify.ir.core import Function, Op, Region, Value
-from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, UndefOp, WhileOp, WithOp
+from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, TryOp, UndefOp, WhileOp, WithOp
 from laxify.ir.types import (
     UNDEFINED,
     UNKNOWN,
@@ -119,6 +119,8 @@ class TypeInference:
             self._cond(op)
         elif isinstance(op, WithOp):
             self._with(op)
+        elif isinstance(op, TryOp):
+            self._try(op)
         elif isinstance(op, WhileOp):
             self._loop(op, lambda: [], lambda carries: self._while_static(op))
         elif isinstance(op, ForRangeOp):
@@ -231,6 +233,16 @@ class TypeInference:
         self._region(region)
         for res, y in zip(op.results, region.terminator.operands):
             res.type = y.type
+
+    def _try(self, op: TryOp) -> None:
+        """The body starts from the inputs; a handler from wherever the body raised, and the
+        ``else``/``finally`` after it: their arguments, and the results, have unknown types."""
+        for k, region in enumerate(op.regions):
+            for j, arg in enumerate(region.args):
+                arg.type = op.operands[j].type if k == 0 and j < len(op.operands) else UNKNOWN
+            self._region(region)
+        for res in op.results:
+            res.type = UNKNOWN
 
     def _while_static(self, op: WhileOp) -> bool:
         return is_static(predicate_type(op))

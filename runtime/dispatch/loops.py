@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import types
 import warnings
 from dataclasses import replace
 
@@ -31,10 +32,22 @@ __all__ = ["CarryChange", "for_each", "for_range", "while_loop"]
 _PYTHON_CONSTANTS = (bool, str, bytes, type(None))
 
 
+_FUNCTIONS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, functools.partial)
+
+
 def _passes_through(v) -> bool:
     """A carry that may stay a Python value through a traced loop if no iteration changes it:
-    a name with no value yet, ``None``, a flag (``break``/``return`` flags are Python bools)."""
-    return isinstance(v, (Undefined, *_PYTHON_CONSTANTS))
+    a name with no value yet, ``None``, a flag (``break``/``return`` flags are Python bools),
+    or functions (also a tuple of them, such as an optax transformation: `tx.update(...)` is
+    taken for a list's `update` by the analysis, which goes by the method's name)."""
+    return isinstance(v, (Undefined, *_PYTHON_CONSTANTS)) or _functions(v)
+
+
+def _functions(v) -> bool:
+    if isinstance(v, _FUNCTIONS):
+        return True
+    return isinstance(v, tuple) and bool(v) and all(
+        _functions(e) or isinstance(e, _PYTHON_CONSTANTS) for e in v)
 
 
 class UnboundInLoop(ConversionError, UnboundLocalError):
@@ -78,7 +91,7 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
                 if isinstance(before, Undefined):
                     same = isinstance(out, Undefined)
                 else:
-                    same = type(out) is type(before) and out == before
+                    same = out is before or (type(out) is type(before) and out == before)
                 changed[k] = not same
                 kept.append(None if same or isinstance(out, Undefined) else out)
             return tuple(kept)
@@ -193,7 +206,12 @@ def _loop(run, init, one_step, names, site: Site, construct: str):
     try:
         return run(init)
     except TypeError:
-        _diagnose_carries(names, init, one_step(init), site, construct)
+        try:
+            after = one_step(init)
+        except Exception:
+            after = None  # the body itself fails: the error `run` raised says why, once
+        if after is not None:
+            _diagnose_carries(names, init, after, site, construct)
         raise
 
 

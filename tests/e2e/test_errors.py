@@ -439,14 +439,14 @@ def test_return_on_one_traced_path_only():
     assert "Add a `return` at the end of the function" in msg
 
 
-# -- fallback: Python kept for a `try` that meets a traced value ---------------------------------
+# -- fallback: Python kept for a `try`/`except*` that meets a traced value ---------------------------
 
 def fallback_try_with_traced_if(x):
     y = x
     try:
         if x.sum() > 0:
             y = x * 2
-    except ValueError:
+    except* ValueError:
         y = x
     return y
 

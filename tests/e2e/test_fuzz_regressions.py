@@ -90,3 +90,43 @@ CASES = [
 @pytest.mark.parametrize(CASE_FIELDS, CASES)
 def test_fuzz_found_bugs_stay_fixed(fn, inputs, prims, static_argnums):
     check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+# -- a name read in a branch that never runs, before the enclosing function assigns it ---------
+
+def read_before_the_function_assigns_it_in_an_untaken_branch(x):
+    if x.sum() > 100:
+        y = s0 + 1  # noqa: F841 (eager Python never runs this line on these inputs)
+    s0 = x
+    return s0 * 2
+
+
+def closure_variable_read_in_a_branch_of_a_scanned_loop(x, n):
+    t = 0.0
+    for i in range(n):
+        for v in x:
+            if v > 5:
+                if v > 6:
+                    s0 = s0 + v  # noqa: F821
+            t = t + v
+        s0 = t
+        g = lambda: s0  # noqa: E731 (the closure makes `s0` a cell of the function)
+        t = t + g()
+    return t
+
+
+@pytest.mark.parametrize("fn, args", [
+    (read_before_the_function_assigns_it_in_an_untaken_branch, (X,)),
+    (closure_variable_read_in_a_branch_of_a_scanned_loop, (X, jnp.int32(2))),
+])
+def test_a_branch_reading_a_name_with_no_value_is_a_located_unbound_local_error(fn, args):
+    """Fuzz seed 4242: a traced branch (all branches are traced) read a name the function
+    assigns only later: `NameError: cannot access free variable` from generated code. Now the
+    name's stand-in says, at the user's line, that it has no value there."""
+    import laxify
+
+    with pytest.raises(UnboundLocalError) as info:
+        laxify.to_static(fn)(*args)
+    message = str(info.value)
+    assert "cannot access local variable 's0'" in message and "free variable" not in message
+    assert f'File "{__file__}"' in message and "s0 + " in message

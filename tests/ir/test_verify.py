@@ -142,6 +142,17 @@ CASES: list[tuple[str, str, str]] = [
      "region has 1 argument(s), expected 1 input(s) and 1 target(s)"),
     ("with-yield-count", "%x.9 = with(%x.0) {code = 'with c:', num_targets = 0} { ^(%x.1): yield() }",
      "region yields 0 value(s) but 1 are expected"),
+    # try
+    ("try-headers-not-strings", "%x.9 = try(%x.0) {headers = (1, 2), targets = (0, 0), places = ((1, 0), (2, 0))} "
+     "{ ^(%x.1): yield(%x.1) } { ^(%x.2): yield(%x.2) }", "'headers' attribute must be a list of strings"),
+    ("try-one-region", "%x.9 = try(%x.0) {headers = ('try:',), targets = (0,), places = ((1, 0),)} "
+     "{ ^(%x.1): yield(%x.1) }", "'try' needs one header per region and at least 2 regions"),
+    ("try-handler-target-count", "%x.9 = try(%x.0) {headers = ('try:', 'except E as e:'), targets = (0, 1), "
+     "places = ((1, 0), (2, 0))} { ^(%x.1): yield(%x.1) } { ^(%x.2): yield(%x.2) }",
+     "region 1 has 1 argument(s), expected 1 input(s) and 1 target(s)"),
+    ("try-yield-count", "%x.9 = try(%x.0) {headers = ('try:', 'finally:'), targets = (0, 0), "
+     "places = ((1, 0), (2, 0))} { ^(%x.1): yield(%x.1) } { ^(%x.2): yield() }",
+     "region 1 yields 0 value(s) but 1 are expected"),
     # undef
     ("undef-operands", "%x.1 = undef(%x.0)", "'undef' takes no operands and has no regions"),
     ("undef-region", "%x.1 = undef() { ^(): yield() }", "'undef' takes no operands and has no regions"),

@@ -23,7 +23,7 @@ CELLS = [
     "    try:\n"
     "        if x.sum() > 0:\n"
     "            x = x + 1\n"
-    "    finally:\n"
+    "    except* ValueError:\n"
     "        pass\n"
     "    return x\n"
     "with warnings.catch_warnings(record=True) as caught:\n"

@@ -611,6 +611,30 @@ def test_return_in_one_branch_guards_the_code_after_it():
     check(return_statements, before, after)
 
 
+def test_the_docstring_stays_the_first_statement():
+    before = """
+    def f(x):
+        \"\"\"Doubles positive inputs.\"\"\"
+        if x.sum() > 0:
+            return x * 2
+        return x
+    """
+    after = """
+    def f(x):
+        \"\"\"Doubles positive inputs.\"\"\"
+        _lx_do_return = False
+        _lx_retval = _lx.UndefinedReturn()
+        if x.sum() > 0:
+            _lx_retval = x * 2
+            _lx_do_return = True
+        if _lx.not_(_lx_do_return):
+            _lx_retval = x
+            _lx_do_return = True
+        return _lx_retval
+    """
+    check(return_statements, before, after)
+
+
 def test_return_in_both_branches():
     before = """
     def f(x):

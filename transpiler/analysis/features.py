@@ -10,13 +10,14 @@ import libcst as cst
 from laxify.transpiler.analysis.walk import walk
 
 __all__ = ["features", "user_callee", "attribute_root", "is_indexed_update", "APPEND_CALL", "CHAINED_COMPARISON",
-           "ITERABLE_CALL", "LIBRARY_METHODS", "LOOP_ELSE", "PRINT_CALL", "USER_CALL"]
+           "ITERABLE_CALL", "LIBRARY_METHODS", "LOOP_ELSE", "PRINT_CALL", "SUBSCRIPT_UPDATE", "USER_CALL"]
 
 CHAINED_COMPARISON = "chained comparison"
 LOOP_ELSE = "loop else"
 APPEND_CALL = "append call"
 USER_CALL = "user call"
 PRINT_CALL = "print call"
+SUBSCRIPT_UPDATE = "subscript update"  # `x[i] = v`, `x[i] += v`, `a, x[i] = ...`
 ITERABLE_CALL = "for over enumerate/zip/reversed"
 _ITERABLE_BUILTINS = frozenset({"enumerate", "zip", "reversed"})
 
@@ -69,6 +70,15 @@ def user_callee(func: cst.BaseExpression) -> bool:
     return True
 
 
+def _holds_subscript(target: cst.BaseExpression) -> bool:
+    kind = type(target)
+    if kind is cst.Subscript:
+        return True
+    if kind is cst.Tuple or kind is cst.List:
+        return any(_holds_subscript(e.value) for e in target.elements)
+    return kind is cst.StarredElement and _holds_subscript(target.value)
+
+
 def features(node: cst.CSTNode) -> set:
     """Node types present in ``node`` plus markers for the finer cases converters need."""
     found: set = set()
@@ -84,6 +94,12 @@ def features(node: cst.CSTNode) -> set:
             if (type(it) is cst.Call and type(it.func) is cst.Name
                     and it.func.value in _ITERABLE_BUILTINS):
                 found.add(ITERABLE_CALL)
+        elif kind is cst.AugAssign:
+            if type(n.target) is cst.Subscript:
+                found.add(SUBSCRIPT_UPDATE)
+        elif kind is cst.Assign:
+            if any(_holds_subscript(t.target) for t in n.targets):
+                found.add(SUBSCRIPT_UPDATE)
         elif kind is cst.Call:
             func = n.func
             if isinstance(func, cst.Attribute) and func.attr.value == "append":

@@ -2,8 +2,9 @@
 
 A backward pass over the statement lists; loops iterate to a fixpoint. The result maps
 ``id(statement)`` to its live-out set and, for loops, ``("head", id(loop))`` to the names
-live at the top of each iteration. Compound statements that are not analysed precisely
-(``try``, ``async with``, ``match``) kill nothing, which is the safe direction.
+live at the top of each iteration. In a ``try`` body, what the handlers and ``finally``
+read is live everywhere (any statement may raise). Compound statements that are not analysed
+precisely (``async with``, ``match``) kill nothing, which is the safe direction.
 """
 
 from __future__ import annotations
@@ -62,10 +63,32 @@ class Liveness:
                     body = body - frozenset(target_names(item.asname.name))
                 body = body | frozenset(expr_reads(item.item))
             return body
+        if isinstance(stmt, cst.Try):
+            return self._try_in(stmt, live)
         access = stmt_access(stmt)
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return (live - {stmt.name.value}) | frozenset(access.reads)
         return live | frozenset(access.reads)
+
+    def _try_in(self, stmt: cst.Try, live: frozenset[str]) -> frozenset[str]:
+        """Any statement of the ``try`` body may raise into a handler (or, unmatched, into
+        ``finally``): what those read is live all through the body."""
+        final = self._suite_in(stmt.finalbody.body if stmt.finalbody else None, live)
+        after_body = self._suite_in(stmt.orelse.body if stmt.orelse else None, final)
+        raised = final
+        for handler in stmt.handlers:
+            inside = self._suite_in(handler.body, final)
+            if handler.name is not None:
+                inside = inside - frozenset(target_names(handler.name.name))
+            if handler.type is not None:
+                inside = inside | frozenset(expr_reads(handler.type))
+            raised = raised | inside
+        saved, self.always = self.always, self.always | raised
+        try:
+            body = self._suite_in(stmt.body, after_body)
+        finally:
+            self.always = saved
+        return body | raised
 
     def _small_in(self, small, live: frozenset[str]) -> frozenset[str]:
         if isinstance(small, cst.Return):

@@ -19,7 +19,7 @@ __all__ = ["Positions", "statement_positions"]
 Positions = dict[cst.CSTNode, tuple[int, int]]
 
 _PAIRS = {
-    cst.If: ast.If, cst.While: ast.While, cst.For: ast.For, cst.With: ast.With, cst.Try: ast.Try,
+    cst.If: ast.If, cst.While: ast.While, cst.For: ast.For, cst.With: ast.With, cst.Try: ast.Try, cst.TryStar: ast.TryStar,
     cst.Match: ast.Match, cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
     cst.ClassDef: ast.ClassDef,
 }
@@ -83,7 +83,7 @@ class _Pairing:
                 self.block(case.body, ac.body)
             return
         self.block(stmt.body, a.body, stmt)
-        if isinstance(stmt, cst.Try):
+        if isinstance(stmt, (cst.Try, cst.TryStar)):
             for handler, ah in zip(stmt.handlers, a.handlers):
                 self.mark(handler, ah)
                 self.block(handler.body, ah.body, handler)

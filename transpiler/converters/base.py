@@ -28,6 +28,12 @@ class Context:
     # itself: which calls may reach user code.
     namespace: Mapping[str, object] = field(default_factory=dict)
     local_names: frozenset[str] = frozenset()
+    # Item updates rewritten by the array-updates converter, by the user's statement position:
+    # the user's form and the functional one, for explain() (``[("x[i] += v", "x = ...")]``).
+    updates: dict[tuple[int, int], list[tuple[str, str]]] = field(default_factory=dict)
+    # The user's names that start like laxify's, hidden behind placeholders while the
+    # converters run (see transpiler/naming.py): placeholder → the user's name.
+    hidden: dict[str, str] = field(default_factory=dict)
 
     def fresh(self, stem: str) -> str:
         self.counter += 1

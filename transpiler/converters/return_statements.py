@@ -119,6 +119,12 @@ class _Rewriter:
         return guard_block(stmts, FLAG, (cst.Return,), self.replace, self.rewrite, (), self.positions)
 
 
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
 # What the pipeline looks for before running this converter (see analysis/features.py).
 TRIGGERS = (cst.Return,)
 
@@ -129,10 +135,12 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         return node
     pos = ctx.positions.get(node, (0, 0))
     rewriter = _Rewriter(ctx)
+    docstring = body[:1] if body and _is_docstring(body[0]) else []  # stays the first statement
     new_body = [
+        *docstring,
         assign(FLAG, cst.Name("False")),
         assign(VALUE, runtime_call("UndefinedReturn")),
-        *rewriter.block(body),
+        *rewriter.block(body[len(docstring):]),
     ]
     if _always_returns(body):
         final = cst.Return(cst.Name(VALUE))

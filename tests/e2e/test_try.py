@@ -1,0 +1,165 @@
+"""``try`` statements: the statement stays Python, its blocks are converted.
+
+The oracle is the function run eagerly; each case runs on inputs that take every path through
+the traced control flow inside the blocks, and the program must hold the lax ops expected
+(no eager fallback: a FallbackWarning is an error in this suite)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import laxify
+from harness import CASE_FIELDS, case, check, control_flow_prims, jaxpr_of
+
+POS, NEG = jnp.array([1.0, 2.0]), jnp.array([-1.0, -2.0])
+
+
+def try_around_traced_if(x):
+    y = x
+    try:
+        if x.sum() > 0:
+            y = x * 2
+    except ValueError:
+        y = x
+    while jnp.abs(y).sum() < 10:
+        y = y * 2
+    return y
+
+
+def handler_converted_and_finally_reads_its_names(x, key):
+    y = x * 0.0
+    try:
+        y = x * 2
+        if x.sum() > 0:
+            y = y + 1
+        y = y + {"a": 1.0}[key]
+    except KeyError as e:
+        if x.sum() > 1:  # the handler starts from the `if` result above
+            y = y - 100
+        note = str(e)
+    else:
+        y = y + 1000
+    finally:
+        z = y * 2
+    return z
+
+
+def name_first_assigned_in_try(x):
+    try:
+        w = x + 1
+    finally:
+        pass
+    return w
+
+
+def try_in_traced_branch(x):
+    if x.sum() > 0:
+        try:
+            y = x * 2
+        except ValueError:
+            y = x
+    else:
+        y = -x
+    return y
+
+
+def try_in_scanned_loop_with_break(x):
+    for v in x:
+        try:
+            if v > 1:
+                break
+        finally:
+            x = x + 1
+    return x
+
+
+def return_inside_try(x):
+    try:
+        if x.sum() > 0:
+            return x
+    except ValueError:
+        pass
+    return -x
+
+
+def error_while_tracing_is_handled_as_in_python(x):
+    try:
+        y = x.reshape(3, 3)
+    except TypeError:
+        y = x * 0
+    if y.sum() >= 0:
+        y = y + 1
+    return y
+
+
+CASES = [
+    case(try_around_traced_if, (POS,), (NEG,), prims={"cond", "while"}),
+    case(handler_converted_and_finally_reads_its_names, (POS, "a"), (POS, "b"), (NEG, "b"), (NEG, "a"),
+         prims={"cond"}, static_argnums=(1,)),
+    case(name_first_assigned_in_try, (POS,), prims=()),
+    case(try_in_traced_branch, (POS,), (NEG,), prims={"cond"}),
+    case(try_in_scanned_loop_with_break, (jnp.array([0.5, 2.0, 3.0]),), (jnp.array([0.5, 0.2]),),
+         prims={"scan", "cond"}),
+    case(return_inside_try, (POS,), (NEG,), prims={"cond"}),
+    case(error_while_tracing_is_handled_as_in_python, (POS,), (NEG,), prims={"cond"}),
+]
+
+
+@pytest.mark.parametrize(CASE_FIELDS, CASES)
+def test_try_blocks_convert_and_agree_with_python(fn, inputs, prims, static_argnums):
+    check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+def broad_handler_around_a_concrete_read(x):
+    try:
+        total = float(x.sum())  # needs a concrete value: fine eagerly, not while tracing
+    except Exception:
+        total = 0.0
+    return x + total
+
+
+def broad_handler_around_a_python_index(x):
+    items = [1.0, 2.0, 3.0]
+    total = 0.0
+    for i in range(3):
+        try:
+            total = total + items[i]  # needs a Python `i`: the loop runs as Python
+        except Exception:
+            total = total - 100
+    return x + total
+
+
+def test_a_broad_handler_does_not_swallow_what_only_tracing_raises():
+    """JAX's "traced value where Python needs a concrete one" and laxify's own signals are not
+    the user's exceptions: `except Exception` must not turn them into a wrong value (here it
+    would give x + 0.0); they reach laxify, which says where and why."""
+    with pytest.raises(laxify.ConversionError) as info:
+        laxify.to_static(broad_handler_around_a_concrete_read)(POS)
+    assert "total = float(x.sum())" in str(info.value)
+    with pytest.raises((laxify.ConversionError, jax.errors.ConcretizationTypeError)):
+        jax.jit(laxify.convert(broad_handler_around_a_concrete_read))(POS)
+    check(broad_handler_around_a_python_index, (POS,), expect_prims=set())
+
+
+def test_the_try_stays_python_in_the_transformed_source():
+    source = laxify.to_static(handler_converted_and_finally_reads_its_names, static_argnums=1).source
+    for header in ("try:", "except KeyError as e:", "else:", "finally:"):
+        assert header in source, source
+    assert source.index("try:") < source.index("except KeyError as e:") < source.index("finally:")
+    # Inside the handler, its `if` is converted like any other.
+    handler = source[source.index("except KeyError as e:"):source.index("else:")]
+    assert ".cond(" in handler, source
+
+
+def test_explain_lists_the_try():
+    text = str(laxify.to_static(try_around_traced_if).explain(POS))
+    row = next(line for line in text.splitlines() if " try " in line)
+    assert "blocks are converted" in row, text
+
+
+def test_under_jit_of_convert_the_program_has_the_blocks_control_flow():
+    jaxpr = jax.make_jaxpr(laxify.convert(try_around_traced_if))(POS)
+    assert control_flow_prims(jaxpr) == {"cond", "while"}
+    assert control_flow_prims(jaxpr_of(try_in_traced_branch, POS)) == {"cond"}

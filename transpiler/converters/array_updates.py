@@ -1,0 +1,522 @@
+"""``x[i] = v`` → ``x = _lx.setitem(x, i, v)`` and ``x[i] += v`` → ``x = _lx.setitem_op(x, i,
+"+", v)``: an update of an item becomes an assignment of the name, which the runtime makes a
+functional update (``x.at[i].set(v)``) on a JAX array and Python's own in-place assignment on
+anything else. The name is then an ordinary assigned value, which traced branches and loops
+carry like any other.
+
+    x[i] = v                 x = _lx.setitem(x, i, v)
+    grid[i, j] += 1          grid = _lx.setitem_op(grid, (i, j), "+", 1)
+    x[a:b] = 0               x = _lx.setitem(x, _lx.at[a:b], 0)
+    state["h"][i] = v        state = _lx.setitem(state, _lx.at["h"][i], v)
+    self.buf[i] *= 2         self = _lx.setitem_op(self, _lx.at.buf[i], "*", 2)
+    a = x[0] = v             _lx_value_1 = v; a = _lx_value_1; x = _lx.setitem(x, 0, _lx_value_1)
+
+Only targets rooted at a local variable of the function are rewritten (a global or a closure's
+variable would become a local of its own). Where the function assigns one name from another
+(``y = x``) and reads the other after an update of the first, the call gets
+``alias=("x", "y")`` (``alias=("row", "grid", "for")`` for an update of the target of ``for
+row in grid``): on a JAX array the update is then a located error, as the functional update
+would leave ``y`` (``grid``) unchanged where NumPy changes it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from laxify.ir.naming import is_runtime_name
+from laxify.transpiler.analysis.features import SUBSCRIPT_UPDATE
+from laxify.transpiler.analysis.names import expr_reads, stmt_access, target_names
+from laxify.transpiler.analysis.walk import children, code_of
+from laxify.transpiler.converters.base import Context
+from laxify.transpiler.converters.guards import runtime_call
+
+__all__ = ["describe_update", "transform"]
+
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# Where compound statements hold their blocks and clauses.
+_CLAUSE_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+_PLACEHOLDER = re.compile(r"__laxify_user_\d+")
+_EMPTY = cst.Module([])  # renders the code of a node
+_GENERATED = re.compile(r"_lx\d*_value_\d+")  # the value of `a = x[0] = v` (see ArrayUpdateRewriter.small)
+_AT_METHODS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "**": "power"}
+
+
+def _path(target: cst.BaseExpression) -> tuple[str, list] | None:
+    """``(name, steps)`` for an item target rooted at a name: ``state["h"][i]`` gives
+    ``("state", [Subscript, Subscript])`` (each step the node of that item or attribute),
+    outermost first; None for other targets."""
+    if type(target) is not cst.Subscript:
+        return None
+    steps = []
+    node = target
+    while type(node) in (cst.Subscript, cst.Attribute):
+        if type(node) is cst.Attribute and node.attr.value.startswith("__") and node.attr.value.endswith("__"):
+            return None  # `obj.__dict__[k] = v`: Python's own machinery, left as written
+        steps.append(node)
+        node = node.value
+    if type(node) is not cst.Name or is_runtime_name(node.value):
+        return None
+    steps.reverse()
+    return node.value, steps
+
+
+def _index(steps: list) -> cst.BaseExpression:
+    """The index argument: the item as written when it is one expression (``i``, ``(i, j)``),
+    else ``_lx.at`` followed by the steps as written (``_lx.at[a:b]``, ``_lx.at["h"][i]``)."""
+    if len(steps) == 1:
+        elements = steps[0].slice
+        if all(type(e.slice) is cst.Index and e.slice.star is None for e in elements):
+            if len(elements) == 1:
+                return elements[0].slice.value
+            return cst.Tuple([cst.Element(e.slice.value) for e in elements])
+    path: cst.BaseExpression = cst.Attribute(cst.Name("_lx"), cst.Name("at"))
+    for step in steps:
+        if type(step) is cst.Subscript:
+            path = cst.Subscript(path, step.slice)
+        else:
+            path = cst.Attribute(path, step.attr)
+    return path
+
+
+def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(value, keyword=cst.Name(name),
+                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+
+
+class ArrayUpdateRewriter:
+    """Rewrites the item assignments of the function's own statements. Not a libcst
+    transformer: it walks statements only and rebuilds just the blocks that hold an update,
+    since a visit of every expression node costs several times the rest of this converter."""
+
+    def __init__(self, ctx: Context, local: set[str], aliases: dict[int, tuple[str, str]]):
+        self.ctx = ctx
+        self.local = local
+        self.aliases = aliases  # id of an update statement → (its name, the other name)
+
+    def place(self, new, old) -> None:
+        pos = self.ctx.positions.get(old)
+        if pos is not None:
+            self.ctx.positions.setdefault(new, pos)
+
+    # -- statements ------------------------------------------------------------------------
+    def block(self, stmts) -> list | None:
+        """A new statement list, or None where nothing in it changed."""
+        out, changed = [], False
+        for stmt in stmts:
+            new = self.statement(stmt)
+            changed |= new is not stmt
+            out.append(new)
+        return out if changed else None
+
+    def statement(self, stmt):
+        kind = type(stmt)
+        if kind is cst.SimpleStatementLine:
+            body = self.smalls(stmt.body)
+            if body is None:
+                return stmt
+            new = stmt.with_changes(body=body)
+            self.place(new, stmt)
+            return new
+        if kind in _SCOPES:
+            return stmt  # a nested def or class is converted on its own, when called
+        changes = {}
+        for name in _CLAUSE_FIELDS:
+            value = getattr(stmt, name, None)
+            if value is None:
+                continue
+            if type(value) in (list, tuple):
+                parts = [self.part(v) for v in value]
+                if any(a is not b for a, b in zip(parts, value)):
+                    changes[name] = parts
+            elif isinstance(value, (cst.BaseSuite, cst.If, cst.Else, cst.Finally)):
+                new = self.part(value)
+                if new is not value:
+                    changes[name] = new
+        if not changes:
+            return stmt
+        new = stmt.with_changes(**changes)
+        self.place(new, stmt)
+        return new
+
+    def part(self, node):
+        """A suite, an `elif`, or a clause (`else:`, `except:`, `finally:`, `case`)."""
+        if type(node) is cst.IndentedBlock:
+            body = self.block(node.body)
+        elif type(node) is cst.SimpleStatementSuite:
+            body = self.smalls(node.body)
+        elif type(node) is cst.If:
+            return self.statement(node)
+        else:
+            body = self.part(node.body)
+            if body is node.body:
+                return node
+            new = node.with_changes(body=body)
+            self.place(new, node)
+            return new
+        return node if body is None else node.with_changes(body=body)
+
+    def smalls(self, smalls) -> list | None:
+        out, changed = [], False
+        for small in smalls:
+            new = self.small(small)
+            if new is None:
+                out.append(small)
+                continue
+            changed = True
+            for stmt in new:
+                self.place(stmt, small)
+            self.note(small, new)
+            out += new
+        return out if changed else None
+
+    def small(self, node) -> list | None:
+        """The statements that replace one small statement, or None to keep it."""
+        kind = type(node)
+        if kind is cst.AugAssign:
+            if not self.rewritable(node.target):
+                return None
+            op = node.operator._get_token()[:-1]
+            return [self.update(node.target, node.value, op, self.aliases.get(id(node)))]
+        if kind is not cst.Assign:
+            return None
+        targets = [t.target for t in node.targets]
+        if not any(self.holds_update(t) for t in targets):
+            return None
+        alias = self.aliases.get(id(node))
+        if len(targets) == 1:  # a tuple target is unpacked into fresh names (see assign_to)
+            return self.assign_to(targets[0], node.value, alias)
+        # Several targets: the value once, then each target in order.
+        temp = self.ctx.fresh("value")
+        out = [cst.Assign([cst.AssignTarget(cst.Name(temp))], node.value)]
+        for target in targets:
+            out += self.assign_to(target, cst.Name(temp), alias)
+        return out
+
+    # -- one update --------------------------------------------------------------------------
+    def rewritable(self, target: cst.BaseExpression) -> bool:
+        found = _path(target)
+        return found is not None and found[0] in self.local
+
+    def update(self, target, value: cst.BaseExpression, op: str | None, alias) -> cst.Assign:
+        name, steps = _path(target)
+        args = [cst.Name(name), _index(steps)]
+        if op is not None:
+            args.append(cst.SimpleString(f'"{op}"'))
+        call = runtime_call("setitem" if op is None else "setitem_op", *args, value)
+        if alias is not None and alias[0] == name:
+            pair = cst.Tuple([cst.Element(cst.SimpleString(f'"{self.user_text(n)}"')) for n in alias])
+            call = call.with_changes(args=[*call.args, _keyword("alias", pair)])
+        return cst.Assign([cst.AssignTarget(cst.Name(name))], call)
+
+    def note(self, original_node, statements: list) -> None:
+        """Record the updates for explain(), while their code is still the user's (the later
+        converters rewrite `and`/`or`, calls, ... inside them)."""
+        pos = self.ctx.positions.get(original_node)
+        if pos is None:
+            return
+        rows = self.ctx.updates.setdefault(pos, [])
+        for stmt in statements:
+            row = describe_update(stmt, _EMPTY)
+            if row is not None:
+                rows.append((self.user_text(row[0]), self.user_text(row[1])))
+
+    def user_text(self, text: str) -> str:
+        """``text`` with the user's names back where they were hidden (transpiler/naming.py)."""
+        if not self.ctx.hidden:
+            return text
+        return _PLACEHOLDER.sub(lambda m: self.ctx.hidden.get(m.group(0), m.group(0)), text)
+
+    def holds_update(self, target) -> bool:
+        if type(target) in (cst.Tuple, cst.List):
+            return any(self.holds_update(e.value) for e in target.elements)
+        if type(target) is cst.StarredElement:
+            return self.holds_update(target.value)
+        return self.rewritable(target)
+
+    def assign_to(self, target, source: cst.BaseExpression, alias) -> list:
+        if self.rewritable(target):
+            return [self.update(target, source, None, alias)]
+        if not self.holds_update(target):
+            return [cst.Assign([cst.AssignTarget(target)], source)]
+        # Unpack into fresh names, then assign each element in order, as Python does.
+        pending: list = []
+
+        def replace(node):
+            if type(node) in (cst.Tuple, cst.List):
+                return node.with_changes(elements=[e.with_changes(value=replace(e.value)) for e in node.elements])
+            if type(node) is cst.StarredElement:
+                return node.with_changes(value=replace(node.value))
+            temp = self.ctx.fresh("value")
+            pending.append((node, temp))
+            return cst.Name(temp)
+
+        out = [cst.Assign([cst.AssignTarget(replace(target))], source)]
+        for node, temp in pending:
+            out += self.assign_to(node, cst.Name(temp), alias)
+        return out
+
+
+# -- the names an update may rewrite, and aliasing ---------------------------------------------
+
+def _own_statements(body, loops: tuple, out: list) -> None:
+    """Small statements and compound statements (for their headers) of the function's own
+    code, in source order, each as ``(node, loops)``: the ids of the loops around it. Nested
+    ``def``/``class`` statements are listed, not entered."""
+    stack = [(stmt, loops) for stmt in reversed(body)]
+    while stack:
+        stmt, loops = stack.pop()
+        kind = type(stmt)
+        if kind is cst.SimpleStatementLine:
+            out.extend((small, loops) for small in stmt.body)
+            continue
+        out.append((stmt, loops))
+        if kind in _SCOPES or isinstance(stmt, cst.BaseSmallStatement):
+            continue
+        inner = loops + (id(stmt),) if kind in (cst.While, cst.For) else loops
+        parts = []
+        for child in children(stmt):
+            if isinstance(child, cst.BaseSuite):
+                parts.extend((s, inner) for s in child.body)
+            elif type(child) is cst.If:  # an `elif`
+                parts.append((child, loops))
+            elif isinstance(child, (cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)):
+                parts.extend((s, loops) for s in child.body.body)  # a loop's `else` runs after it
+        stack.extend(reversed(parts))
+
+
+def _header(stmt) -> tuple[set[str], set[str]]:
+    """Reads and binds of a compound statement's own header."""
+    kind = type(stmt)
+    if kind in (cst.If, cst.While):
+        return set(expr_reads(stmt.test)), set()
+    if kind is cst.For:
+        return set(expr_reads(stmt.iter)), set(target_names(stmt.target))
+    if isinstance(stmt, cst.BaseSmallStatement) or kind in _SCOPES:
+        access = stmt_access(stmt)
+        return set(access.reads), set(access.binds)
+    if kind is cst.With:
+        reads: set[str] = set()
+        binds: set[str] = set()
+        for item in stmt.items:
+            reads |= set(expr_reads(item.item))
+            if item.asname is not None:
+                binds |= set(target_names(item.asname.name))
+        return reads, binds
+    return set(), set()
+
+
+def _updated_names(small) -> list[str]:
+    """The names whose items ``small`` assigns (``x`` for ``x[i] = v``)."""
+    if type(small) is cst.AugAssign:
+        targets = [small.target]
+    elif type(small) is cst.Assign:
+        targets = [t.target for t in small.targets]
+    else:
+        return []
+    names = []
+    stack = list(targets)
+    while stack:
+        t = stack.pop()
+        if type(t) in (cst.Tuple, cst.List):
+            stack.extend(e.value for e in t.elements)
+        elif type(t) is cst.StarredElement:
+            stack.append(t.value)
+        else:
+            found = _path(t)
+            if found is not None:
+                names.append(found[0])
+    return names
+
+
+def _direct_updates(small) -> list[str]:
+    """The names ``small`` updates an item of directly (``x`` for ``x[i] = v``, not for
+    ``x["h"][i] = v``, where ``x`` is a container that changes in place)."""
+    targets = ([small.target] if type(small) is cst.AugAssign
+               else [t.target for t in small.targets] if type(small) is cst.Assign else [])
+    out = []
+    for t in targets:
+        found = _path(t)
+        if found is not None and len(found[1]) == 1:
+            out.append(found[0])
+    return out
+
+
+def _lost_parameter_updates(info, params: set[str], found: dict) -> None:
+    """Updates of a parameter itself that nothing reads afterwards (no later read, not in a
+    loop that reads it again, not returned): in NumPy their only effect is on the caller's
+    array, which a functional update cannot change: ``alias=(name, name, "param")``."""
+    for p, (node, loops, _, _, _) in enumerate(info):
+        if id(node) in found:
+            continue
+        for name in _direct_updates(node):
+            if name not in params:
+                continue
+            rebound = False
+            for k in range(p + 1, len(info)):
+                if name in info[k][2]:
+                    break
+                if name in info[k][3]:
+                    rebound = True
+                    break
+            else:
+                rebound = True  # the end of the function: nothing read it
+            if not rebound:
+                continue
+            if loops and any(name in info[k][2] and set(loops) & set(info[k][1]) and k != p
+                             for k in range(len(info))):
+                continue  # a loop around the update reads it again
+            found[id(node)] = (name, name, "param")
+            break
+
+
+def _aliases(events: list, params: set[str] = frozenset()) -> dict[int, tuple[str, ...]]:
+    """Updates of a name another name was assigned from (or to) with ``=``, the other read
+    after the update: ``{id(update): (name, other)}``; ``(row, grid, "for")`` for an update of
+    the target of ``for row in grid`` with ``grid`` read after it."""
+    info = []
+    for node, loops in events:
+        reads, binds = _header(node)
+        pair = None
+        if (type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
+                and type(node.value) is cst.Name):
+            pair = (node.targets[0].target.value, node.value.value)
+        elif type(node) is cst.For and type(node.target) is cst.Name and type(node.iter) is cst.Name:
+            pair = (node.target.value, node.iter.value, "for")  # `for row in grid`: row is in grid
+        info.append((node, loops, reads, binds, pair))
+    found: dict[int, tuple[str, str]] = {}
+    pairs = [(k, pair) for k, (_, _, _, _, pair) in enumerate(info) if pair is not None]
+    for p, (node, loops, _, _, _) in enumerate(info):
+        if not pairs:
+            break
+        for name in _updated_names(node):
+            alias = _aliased(info, pairs, p, name)
+            if alias is not None:
+                found[id(node)] = alias
+                break
+    _lost_parameter_updates(info, params, found)
+    return found
+
+
+def _aliased(info, pairs, p: int, name: str) -> tuple[str, ...] | None:
+    for q, (a, b, *kind) in reversed(pairs):
+        if q >= p or name not in (a, b) or a == b or (kind and name != a):
+            continue
+        other = b if a == name else a
+        if any(name in info[k][3] or other in info[k][3] for k in range(q + 1, p)):
+            continue  # one of them was assigned anew in between: no longer the same object
+        if _read_after(info, p, other, q):
+            return (name, other, *kind)
+    return None
+
+
+def _read_after(info, p: int, name: str, q: int) -> bool:
+    """Whether ``name`` is read after statement ``p`` before being assigned anew, or in a loop
+    around ``p`` that does not hold ``q`` (the next iteration reads it)."""
+    for k in range(p + 1, len(info)):
+        _, _, reads, binds, _ = info[k]
+        if name in reads:
+            return True
+        if name in binds:
+            break
+    loops = set(info[p][1]) - set(info[q][1])
+    return bool(loops) and any(name in info[k][2] and loops & set(info[k][1]) for k in range(len(info)))
+
+
+def _local_names(node: cst.FunctionDef, events: list) -> set[str]:
+    """The function's own local variables: parameters and names it binds, less those it
+    declares ``global`` or ``nonlocal``."""
+    p = node.params
+    names = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    declared: set[str] = set()
+    for small, _ in events:
+        if type(small) in (cst.Global, cst.Nonlocal):
+            declared.update(n.name.value for n in small.names)
+        else:
+            names |= _header(small)[1]
+    return names - declared
+
+
+def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
+    events: list = []
+    _own_statements(node.body.body, (), events)
+    p = node.params
+    params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+    body = ArrayUpdateRewriter(ctx, _local_names(node, events), _aliases(events, params)).part(node.body)
+    if body is node.body:
+        return node
+    new = node.with_changes(body=body)
+    ArrayUpdateRewriter(ctx, set(), {}).place(new, node)
+    return new
+
+
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (SUBSCRIPT_UPDATE,)
+
+
+# -- explain() ---------------------------------------------------------------------------
+
+def describe_update(small: cst.BaseSmallStatement, module: cst.Module) -> tuple[str, str] | None:
+    """For a statement this converter wrote, the user's form and the functional form:
+    ``("x[i] += v", "x = x.at[i].add(v)")``; None for any other statement."""
+    if type(small) is not cst.Assign or type(small.value) is not cst.Call:
+        return None
+    call = small.value
+    func = call.func
+    if not (type(func) is cst.Attribute and type(func.value) is cst.Name and is_runtime_name(func.value.value)
+            and func.attr.value in ("setitem", "setitem_op")):
+        return None
+    args = [a.value for a in call.args if a.keyword is None]
+    op = None
+    if func.attr.value == "setitem_op":
+        if len(args) != 4 or type(args[2]) is not cst.SimpleString:
+            return None
+        op = args[2].value[1:-1]
+        del args[2]
+    if len(args) != 3:
+        return None
+    name = args[0].value if type(args[0]) is cst.Name else code_of(module, args[0])
+    outer, last = _steps_text(args[1], module)
+    value = "..." if type(args[2]) is cst.Name and _GENERATED.fullmatch(args[2].value) else code_of(module, args[2])
+    target = f"{name}{outer}"
+    user = f"{target}[{last}] {op or ''}= {value}"
+    if op is None:
+        functional = f"{target}.at[{last}].set({value})"
+    elif op in _AT_METHODS:
+        functional = f"{target}.at[{last}].{_AT_METHODS[op]}({value})"
+    else:
+        functional = f"{target}.at[{last}].set({target}[{last}] {op} {value})"
+    return user, f"{target} = {functional}"
+
+
+def _steps_text(index: cst.BaseExpression, module: cst.Module) -> tuple[str, str]:
+    """``('["h"]', 'i')`` for ``_lx.at["h"][i]``: the steps before the last item, and the last
+    item's text; an index passed as it is gives ``('', 'i')``."""
+    steps = []
+    node = index
+    while type(node) in (cst.Subscript, cst.Attribute):
+        steps.append(node)
+        node = node.value
+    if not (steps and type(steps[-1]) is cst.Attribute and type(steps[-1].value) is cst.Name
+            and is_runtime_name(steps[-1].value.value) and steps[-1].attr.value == "at"):
+        if type(index) is cst.Tuple:
+            index = index.with_changes(lpar=[], rpar=[])
+        return "", code_of(module, index)
+    steps = steps[:-1]
+    steps.reverse()
+    outer = ""
+    for step in steps[:-1]:
+        if type(step) is cst.Subscript:
+            outer += "[" + _slice_text(step, module) + "]"
+        else:
+            outer += "." + step.attr.value
+    return outer, _slice_text(steps[-1], module)
+
+
+def _slice_text(step: cst.Subscript, module: cst.Module) -> str:
+    text = code_of(module, step)
+    return text[text.index("[", len(code_of(module, step.value))) + 1:-1]
