@@ -31,6 +31,7 @@ from laxify.ir.printer import print_function
 from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
 from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
 from laxify.runtime.evaluate import make_evaluator
+from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
 from laxify.transpiler.source import python_only_error
 
@@ -621,9 +622,14 @@ class StaticFunction:
                 "(leaves, treedef = jax.tree_util.tree_flatten(model)), pass its array leaves as a list, "
                 "and put it back together inside the function (jax.tree_util.tree_unflatten, closing "
                 "over treedef and the other leaves)")
-        jitted = self._jit_checked(key, call_args, kwargs)  # with checks=True: the program without them
+        self._jit_checked(key, call_args, kwargs)  # arguments that do not fit: Python's TypeError
+        # A program of its own, traced without run-time warnings (host callbacks, which a
+        # serialized program cannot hold) and without checkify checks.
+        fn = with_assert_mode(self._function(), AssertMode(False, self.fallback))
+        fn = without_run_time_warnings(restoring_shared_names(fn, self._plain))
+        jitted = jax.jit(fn, donate_argnums=self._donate, **self._jit_options)
         try:
-            exported = jax.export.export(getattr(jitted, "plain", jitted), platforms=platforms)(*args, **kwargs)
+            exported = jax.export.export(jitted, platforms=platforms)(*args, **kwargs)
         except CONCRETE_ERRORS as e:
             raise self._not_one_program(e) from e
         try:

@@ -16,6 +16,7 @@ from jax import lax
 
 from laxify.ir.errors import ConversionError
 from laxify.runtime.lowering import Site
+from laxify.runtime import options
 from laxify.runtime.messages import site_error
 
 __all__ = [
@@ -108,8 +109,9 @@ class Rows:
         # Python raises IndexError where the list has no such item yet; one XLA program cannot
         # raise, so the read gives zeros and says so at run time, on the iterations it happens.
         shown = f"{acc.name}[{static}]" if static is not None else f"{acc.name}[...]"
-        jax.debug.callback(functools.partial(_warn_missing_item, acc.site, shown, acc.name),
-                           jnp.logical_not(valid))
+        if options.run_time_warnings():
+            jax.debug.callback(functools.partial(_warn_missing_item, acc.site, shown, acc.name),
+                               jnp.logical_not(valid))
         return jax.tree_util.tree_map(lambda a: lax.select_n(valid, jnp.zeros_like(a), a), value)
 
 

@@ -7,7 +7,8 @@ import threading
 import types
 from dataclasses import dataclass
 
-__all__ = ["LoopOptions", "loop_options", "current", "push", "pop", "push_options", "restoring_options", "with_options"]
+__all__ = ["LoopOptions", "loop_options", "current", "push", "pop", "push_options", "restoring_options", "with_options",
+           "run_time_warnings", "without_run_time_warnings"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,27 @@ def push(options: LoopOptions) -> int:
 
 def pop(depth: int) -> None:
     del _stack()[depth:]
+
+
+def run_time_warnings() -> bool:
+    """Whether the program being traced may warn at run time (a host callback): not in a
+    program traced for ``export``, which cannot serialize host callbacks."""
+    return not getattr(_state, "exporting", False)
+
+
+def without_run_time_warnings(fn):
+    """``fn`` tracing programs without run-time warnings (for ``export``)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        saved = getattr(_state, "exporting", False)
+        _state.exporting = True
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _state.exporting = saved
+
+    return run
 
 
 class loop_options:

@@ -331,7 +331,8 @@ def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
     out = _scan(step, (jnp.asarray(True), *init), lax.iota(jnp.int32, max_iters), flagged)
     # The last step ran and the condition still holds: Python would have gone on. Say so.
     cut = jnp.logical_and(out[0], _scalar_predicate(cond_fn(*fresh(out[1:])), site, "while"))
-    jax.debug.callback(functools.partial(_warn_cut_short, site, max_iters), cut)
+    if options.run_time_warnings():
+        jax.debug.callback(functools.partial(_warn_cut_short, site, max_iters), cut)
     return out[1:]
 
 
