@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DEFAULT_PREFIX", "choose_prefix", "is_runtime_name", "is_return_value"]
+__all__ = ["DEFAULT_PREFIX", "choose_prefix", "is_return_flag", "is_runtime_name", "is_return_value"]
 
 DEFAULT_PREFIX = "_lx"
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _RUNTIME = re.compile(r"_lx\d*")
 _RETURN_VALUE = re.compile(r"_lx\d*_retval")
+_RETURN_FLAG = re.compile(r"_lx\d*_do_return")
 
 
 def choose_prefix(text: str) -> str:
@@ -38,3 +39,8 @@ def is_runtime_name(name: str) -> bool:
 def is_return_value(name: str) -> bool:
     """Whether ``name`` is the return-value slot the return converter made."""
     return _RETURN_VALUE.match(name) is not None
+
+
+def is_return_flag(name: str) -> bool:
+    """Whether ``name`` is the flag the return converter sets when a ``return`` has run."""
+    return _RETURN_FLAG.fullmatch(name) is not None

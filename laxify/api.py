@@ -377,8 +377,7 @@ class StaticFunction:
             # An argument holding a Flax NNX module: nnx.jit traces its state and writes back
             # what the function changes on it.
             jit = nnx_jit if len(key) == 3 and "nnx" in key[2] else CheckedJit if self.checks else jax.jit
-            fn = with_assert_mode(fn, AssertMode(self.checks, self.fallback))
-            fn = restoring_shared_names(fn, self._plain)  # a fallback re-runs their assignments
+            fn = self._traceable(fn, self.checks)
             with self._lock:
                 jitted = self._jitted.get(key)
                 if jitted is None:
@@ -386,6 +385,11 @@ class StaticFunction:
                                  donate_argnums=self._donate, **self._jit_options)
                     self._jitted[key] = jitted
         return jitted
+
+    def _traceable(self, fn: Callable, checks: bool) -> Callable:
+        """``fn`` with its asserts checked or not, and the shared names a fallback re-runs the
+        assignments of restored (see ``restoring_shared_names``)."""
+        return restoring_shared_names(with_assert_mode(fn, AssertMode(checks, self.fallback)), self._plain)
 
     def _jit_checked(self, key: tuple, args: tuple, kwargs: dict) -> Callable:
         """``_jit_for(key)``; arguments that do not fit the function (too many, missing, an
@@ -622,11 +626,12 @@ class StaticFunction:
                 "(leaves, treedef = jax.tree_util.tree_flatten(model)), pass its array leaves as a list, "
                 "and put it back together inside the function (jax.tree_util.tree_unflatten, closing "
                 "over treedef and the other leaves)")
-        self._jit_checked(key, call_args, kwargs)  # arguments that do not fit: Python's TypeError
+        error = _python_call_error(self._target, call_args, kwargs)
+        if error is not None:
+            raise error
         # A program of its own, traced without run-time warnings (host callbacks, which a
         # serialized program cannot hold) and without checkify checks.
-        fn = with_assert_mode(self._function(), AssertMode(False, self.fallback))
-        fn = without_run_time_warnings(restoring_shared_names(fn, self._plain))
+        fn = without_run_time_warnings(self._traceable(self._function(), checks=False))
         jitted = jax.jit(fn, donate_argnums=self._donate, **self._jit_options)
         try:
             exported = jax.export.export(jitted, platforms=platforms)(*args, **kwargs)

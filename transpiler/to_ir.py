@@ -9,7 +9,6 @@ must yield comes from liveness, so temporaries local to one branch stay local.
 
 from __future__ import annotations
 
-import re
 from contextlib import contextmanager
 from typing import Mapping
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from laxify.ir import (
     WithOp,
     YieldOp,
 )
-from laxify.ir.naming import DEFAULT_PREFIX
+from laxify.ir.naming import DEFAULT_PREFIX, is_return_flag
 from laxify.transpiler.analysis.liveness import Liveness
 from laxify.transpiler.analysis.positions import Positions
 from laxify.transpiler.analysis.names import block_access, expr_reads, stmt_access, target_names
@@ -657,9 +656,6 @@ def _arm_comments(arm: cst.If | cst.Else) -> tuple[str, ...]:
     return comments
 
 
-_RETURN_FLAG = re.compile(r"_lx\d*_do_return")
-
-
 def _is_return_guard(stmt: cst.If) -> bool:
     """Whether ``stmt`` is the return converter's ``if not <flag>:`` around the code after a
     statement that may return."""
@@ -671,7 +667,7 @@ def _is_return_guard(stmt: cst.If) -> bool:
         flag = test.args[0].value  # the logical-expressions converter's `_lx.not_(flag)`
     else:
         return False
-    return isinstance(flag, cst.Name) and _RETURN_FLAG.fullmatch(flag.value) is not None
+    return isinstance(flag, cst.Name) and is_return_flag(flag.value)
 
 
 def _construct(stmt: cst.CSTNode) -> str:
