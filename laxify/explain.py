@@ -1,89 +1,284 @@
-"""``f.explain()``: every control-flow construct and what laxify made of it, and why."""
+"""``f.explain()``: one row per construct the user wrote, what laxify made of it, and why.
+
+Constructs laxify synthesised (the flag guards of ``break``/``continue``/``return``) get no
+row of their own: they fold into the row of the loop they belong to.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import html
+import re
+from dataclasses import dataclass, field
 
 from laxify.ir import CondOp, ForRangeOp, Function, PyOp, ScanOp, TryOp, WhileOp, WithOp
+from laxify.ir.core import Op, Value
+from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.ir.passes.infer_types import predicate_type
-from laxify.ir.types import Array, is_static
+from laxify.ir.types import Array, Static, is_static
 
 __all__ = ["Entry", "Explanation", "explain"]
 
-
 @dataclass(frozen=True)
 class Entry:
+    """One row: the user's ``construct`` at ``line``, what laxify made of it and why."""
+
     line: int
     construct: str
-    verdict: str   # "converted", "static" or "python"
-    why: str
+    decision: str
+    reason: str
 
 
 @dataclass
 class Explanation:
     function: str
     entries: list[Entry]
+    specialised: bool = False
 
     def __str__(self) -> str:
         if not self.entries:
             return f"{self.function}: no control flow"
-        rows = [f"{self.function}:"]
+        head = f"{self.function}:" if self.specialised else \
+            f"{self.function} (not specialised: pass arguments to decide traced vs static):"
+        cw = max(len(e.construct) for e in self.entries)
+        dw = max(len(e.decision) for e in self.entries)
+        rows = [head]
         for e in self.entries:
-            rows.append(f"  line {e.line:<4} {e.construct:<6} {e.verdict:<9} {e.why}")
+            rows.append(f"  line {e.line:<4} {e.construct:<{cw}}  {e.decision:<{dw}}  {e.reason}")
         return "\n".join(rows)
 
     __repr__ = __str__
 
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td>{e.line}</td><td><code>{html.escape(e.construct)}</code></td>"
+            f"<td><b>{html.escape(e.decision)}</b></td><td>{html.escape(e.reason)}</td></tr>"
+            for e in self.entries)
+        return ("<table class='lx-explain'><caption>" + html.escape(self.function) + "</caption>"
+                "<tr><th>line</th><th>construct</th><th>decision</th><th>why</th></tr>"
+                f"{rows}</table>")
 
-_LAX = {CondOp: "lax.cond", WhileOp: "lax.while_loop", ForRangeOp: "lax.scan", ScanOp: "lax.scan"}
-_WORD = {CondOp: "if", WhileOp: "while", ForRangeOp: "for", ScanOp: "for"}
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
 
 
-def _entries(op, specialised: bool) -> list[Entry]:
+class _Context:
+    """What explaining one function needs: its generated-name prefix and who defines what."""
+
+    def __init__(self, fn: Function, specialised: bool):
+        self.prefix = fn.attributes.get("prefix", DEFAULT_PREFIX)
+        self.specialised = specialised
+        self.defining: dict[int, Op] = {}
+        for op in fn.walk():
+            for r in op.results:
+                self.defining[id(r)] = op
+
+    def generated(self, name: str) -> bool:
+        return name == self.prefix or name.startswith(self.prefix + "_")
+
+    def flag_kind(self, name: str) -> str | None:
+        """``break``/``continue``/``return`` for laxify's flag names, else None."""
+        if not self.generated(name):
+            return None
+        stem = name[len(self.prefix) + 1:]
+        for kind, word in (("break", "break"), ("continue", "continue"), ("do_return", "return")):
+            if stem.startswith(kind):
+                return word
+        return None
+
+    def user_names(self, values: list[Value], depth: int = 0) -> list[str]:
+        """The user's names these values are computed from (through laxify's temporaries)."""
+        out: list[str] = []
+        for v in values:
+            if v.hint and not self.generated(v.hint):
+                names = [v.hint]
+            else:
+                op = self.defining.get(id(v))
+                names = self.user_names(op.operands, depth + 1) if op is not None and depth < 8 else []
+            out.extend(n for n in names if n not in out)
+        return out
+
+    def guard_flag(self, op: CondOp) -> str | None:
+        """For a cond laxify synthesised around a flag (``if not <flag>:``), the flag's kind."""
+        sel = self.defining.get(id(op.selector))
+        if op.num_tests or not isinstance(sel, PyOp) or not sel.operands:
+            return None
+        if not sel.code.startswith(f"{self.prefix}.not_("):
+            return None
+        kinds = {self.flag_kind(v.hint) for v in sel.operands}
+        return next(iter(kinds)) if len(kinds) == 1 and None not in kinds else None
+
+    def is_match(self, op: CondOp) -> bool:
+        sel = self.defining.get(id(op.selector))
+        return isinstance(sel, PyOp) and any(
+            self.generated(v.hint) and "subject" in v.hint for v in sel.operands)
+
+
+_NOTES = {"break": "break → flag, remaining iterations skipped",
+          "continue": "continue → flag, rest of the body skipped",
+          "return": "return → flag, the rest skipped once it has run"}
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names) if names else "no argument"
+
+
+def _cond_entry(op: CondOp, cx: _Context) -> Entry:
+    construct = "match" if cx.is_match(op) else ("if/elif" if op.num_tests else "if")
+    lax = "lax.switch" if op.num_tests else "lax.cond"
+    names = cx.user_names(op.conditions())
     line = op.span.line if op.span else 0
-    if isinstance(op, PyOp) and op.attributes.get("updates"):
+    depends = f"condition depends on {_names(names)}"
+    if op.attributes.get("static"):
+        return Entry(line, construct, "static Python", f"{depends}, known while tracing")
+    if cx.specialised:
+        t = predicate_type(op)
+        if isinstance(t, Array):
+            return Entry(line, construct, lax, f"{depends} (traced)")
+        if is_static(t):
+            return Entry(line, construct, "static Python", f"{depends}: Python values for these arguments")
+    return Entry(line, construct, lax, f"{depends}; Python if those are Python values")
+
+
+def _while_entry(op: WhileOp, cx: _Context) -> Entry:
+    line = op.span.line if op.span else 0
+    cond = op.regions[0].terminator.operands[0]
+    names = cx.user_names([cond])
+    depends = f"condition depends on {_names(names)}"
+    if op.attributes.get("static"):
+        return Entry(line, "while", "static Python", f"{depends}, known while tracing")
+    if cx.specialised:
+        t = predicate_type(op)
+        if isinstance(t, Array):
+            return Entry(line, "while", "lax.while_loop", f"{depends} (traced)")
+        if is_static(t):
+            return Entry(line, "while", "static Python", f"{depends}: Python values for these arguments")
+    return Entry(line, "while", "lax.while_loop",
+                 f"{depends}; Python if those are Python values")
+
+
+def _trip_count(op: ForRangeOp) -> int | None:
+    bounds = [v.type for v in op.operands[:3]]
+    if all(isinstance(t, Static) and t.has_value and isinstance(t.value, int) for t in bounds):
+        start, stop, step = (t.value for t in bounds)
+        return len(range(start, stop, step)) if step else None
+    return None
+
+
+def _for_entry(op: ForRangeOp, cx: _Context) -> Entry:
+    line = op.span.line if op.span else 0
+    reason = op.attributes.get("python_index")
+    if reason:
+        return Entry(line, "for", "unrolled", f"{reason}: the loop runs as Python")
+    count = _trip_count(op)
+    bounds = op.operands[:3]
+    if not all(is_static(v.type) for v in bounds):
+        depends = f"trip count depends on {_names(cx.user_names(bounds))}"
+        if any(isinstance(v.type, Array) for v in bounds):
+            return Entry(line, "for", "fori_loop", f"{depends} (traced)")
+        return Entry(line, "for", "fori_loop",
+                     f"{depends}; lax.scan if those are Python ints")
+    index = op.regions[0].args[0] if op.regions[0].args else None
+    if cx.specialised and index is not None and isinstance(index.type, Static):
+        return Entry(line, "for", "unrolled", "every value it carries is a Python value: the loop runs as Python")
+    if op.attributes.get("static"):
+        return Entry(line, "for", "unrolled", "bounds and carries are known while tracing: the loop runs as Python")
+    what = f"trip count is static: {count}" if count is not None else "trip count is static"
+    return Entry(line, "for", "lax.scan", what)
+
+
+def _scan_entry(op: ScanOp, cx: _Context) -> Entry:
+    line = op.span.line if op.span else 0
+    xs = op.operands[0]
+    what = _names(cx.user_names([xs]))
+    if op.attributes.get("static") or isinstance(xs.type, Static):
+        return Entry(line, "for", "unrolled", f"iterates over {what}, a Python sequence: the loop runs as Python")
+    if isinstance(xs.type, Array) and xs.type.shape:
+        return Entry(line, "for", "lax.scan", f"iterates over the leading axis of {what}: {xs.type.shape[0]} steps")
+    return Entry(line, "for", "lax.scan",
+                 f"iterates over the leading axis of {what}; unrolled if it is a Python sequence")
+
+
+_CALL = re.compile(r"\.call\(\s*([^,()]+)")
+
+
+def _py_entries(op: PyOp, cx: _Context) -> list[Entry]:
+    line = op.span.line if op.span else 0
+    if op.attributes.get("updates"):
         return [Entry(line, "update", "converted",
                       f"`{user}` → `{functional}` on a JAX array; in place on a list, dict or NumPy array")
                 for user, functional in op.attributes["updates"]]
-    entry = _entry(op, specialised)
-    return [] if entry is None else [entry]
-
-
-def _entry(op, specialised: bool) -> Entry | None:
-    line = op.span.line if op.span else 0
-    if isinstance(op, PyOp):
-        reason = op.attributes.get("fallback")
-        if reason is None:
-            return None
+    reason = op.attributes.get("fallback")
+    if reason is not None:
         first = op.code.lstrip().split(None, 1)[0] if op.code.strip() else "statement"
-        return Entry(line, first.rstrip(":"), "python",
-                     f"kept as plain Python: {reason}; fine on static values, an eager fallback on traced ones")
-    kind = type(op)
-    if kind is WithOp:
-        return Entry(line, "with", "static", "a Python `with`, entered and left while tracing; its body is converted")
-    if kind is TryOp:
-        return Entry(line, "try", "static", "a Python `try`, run while tracing (its handlers see errors raised "
-                     "while tracing); its blocks are converted")
-    if kind not in _LAX:
-        return None
-    word = _WORD[kind]
-    if op.attributes.get("static"):
-        what = "its condition is" if kind in (CondOp, WhileOp) else "its bounds and carries are"
-        return Entry(line, word, "static", f"{what} known while tracing: plain Python")
-    if kind is ForRangeOp and op.attributes.get("python_index"):
-        return Entry(line, word, "python", f"unrolled Python loop: {op.attributes['python_index']}")
-    lax = "lax.switch" if kind is CondOp and op.num_tests else _LAX[kind]
-    if kind is ForRangeOp and not all(is_static(v.type) for v in op.operands[:3]):
-        lax = "lax.fori_loop/while_loop (traced bounds)"
-    if specialised and kind in (CondOp, WhileOp) and isinstance(predicate_type(op), Array):
-        return Entry(line, word, "converted", f"{lax}: the condition is traced")
-    if specialised and kind in (CondOp, WhileOp) and is_static(predicate_type(op)):
-        return Entry(line, word, "static", "the condition is static for these arguments: plain Python")
-    return Entry(line, word, "converted",
-                 f"{lax} when its condition or carries are traced, plain Python otherwise (decided while tracing)")
+        return [Entry(line, first.rstrip(":"), "fell back",
+                      f"kept as plain Python: {reason}; fine on static values, an eager fallback on traced ones")]
+    code = op.code
+    if code.startswith(f"{cx.prefix}.print_("):
+        traced = [v for v in op.operands if isinstance(v.type, Array)]
+        if cx.specialised and not traced and all(is_static(v.type) for v in op.operands):
+            return [Entry(line, "print", "static Python", "prints Python values once, while tracing")]
+        decision = "jax.debug.print"
+        names = _names(cx.user_names(traced or op.operands))
+        return [Entry(line, "print", decision, f"prints {names} each time the program runs")]
+    match = _CALL.search(code) if f"{cx.prefix}.call(" in code else None
+    if match:
+        callee = match.group(1).strip()
+        if not cx.generated(callee):
+            return [Entry(line, "call", "converted",
+                          f"`{callee}` is converted too when it is your Python code; "
+                          "library functions are called as they are")]
+    return []
+
+
+def _note(entries_by_op: dict[int, list], loops: list[Op], kind: str) -> None:
+    if loops:
+        notes = entries_by_op.setdefault(id(loops[-1]), [])
+        if _NOTES[kind] not in notes:
+            notes.append(_NOTES[kind])
 
 
 def explain(fn: Function, specialised: bool = False) -> Explanation:
-    entries = [e for op in fn.walk() for e in _entries(op, specialised)]
+    cx = _Context(fn, specialised)
+    rows: list[tuple[Op, Entry]] = []
+    notes: dict[int, list[str]] = {}
+
+    def visit(op: Op, loops: list[Op]) -> None:
+        entry: Entry | None = None
+        if isinstance(op, CondOp):
+            kind = op.attributes.get("return_guard") and "return" or cx.guard_flag(op)
+            if kind:
+                _note(notes, loops, kind)
+            else:
+                entry = _cond_entry(op, cx)
+        elif isinstance(op, WhileOp):
+            entry = _while_entry(op, cx)
+        elif isinstance(op, ForRangeOp):
+            entry = _for_entry(op, cx)
+        elif isinstance(op, ScanOp):
+            entry = _scan_entry(op, cx)
+        elif isinstance(op, WithOp):
+            entry = Entry(op.span.line if op.span else 0, "with", "static Python",
+                          "a Python `with`, entered and left while tracing; its body is converted")
+        elif isinstance(op, TryOp):
+            entry = Entry(op.span.line if op.span else 0, "try", "static Python",
+                          "a Python `try`, run while tracing (its handlers see errors raised while "
+                          "tracing); its blocks are converted")
+        elif isinstance(op, PyOp):
+            rows.extend((op, e) for e in _py_entries(op, cx))
+        if entry is not None:
+            rows.append((op, entry))
+        inner = loops + [op] if isinstance(op, (WhileOp, ForRangeOp, ScanOp)) else loops
+        for region in op.regions:
+            for child in region.ops:
+                visit(child, inner)
+
+    for op in fn.body.ops:
+        visit(op, [])
+    entries = []
+    for op, e in rows:
+        extra = notes.get(id(op))
+        if extra and e.construct in ("for", "while"):
+            e = Entry(e.line, e.construct, e.decision, f"{e.reason}; {'; '.join(extra)}")
+        entries.append(e)
     entries.sort(key=lambda e: e.line)
-    return Explanation(fn.name, entries)
+    return Explanation(fn.name, entries, specialised)

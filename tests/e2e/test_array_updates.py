@@ -385,7 +385,7 @@ def test_alias_with_copy_is_fine():
 def test_explain_lists_each_update_and_diff_shows_it():
     static = laxify.to_static(in_traced_if)
     text = str(static.explain())
-    assert "update converted `x[0] = c` → `x = x.at[0].set(c)` on a JAX array" in text
+    assert "update  converted  `x[0] = c` → `x = x.at[0].set(c)` on a JAX array" in text
     assert "`x[1:] += c` → `x = x.at[1:].add(c)`" in text
     diff = str(static.diff())
     assert "-        x[0] = c" in diff and "_lx.setitem(x, 0, c)" in diff
