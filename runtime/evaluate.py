@@ -10,7 +10,7 @@ import jax
 import numpy as np
 
 from laxify.ir import PyOp
-from laxify.ir.types import UNKNOWN, Array, Static, Type
+from laxify.ir.types import UNKNOWN, Array, PyTree, Static, Type, Unknown
 
 __all__ = ["make_evaluator"]
 
@@ -26,11 +26,22 @@ def _abstract(t: Type):
 def _typed(value) -> Type:
     if isinstance(value, jax.ShapeDtypeStruct) or hasattr(value, "shape") and hasattr(value, "dtype"):
         return Array(tuple(value.shape), str(value.dtype), bool(getattr(value, "weak_type", False)))
+    if type(value) in (tuple, list):
+        children = tuple(_typed(v) for v in value)
+        if any(isinstance(c, Unknown) for c in children):
+            return UNKNOWN
+        return PyTree(type(value).__name__, tuple(range(len(value))), children)
     return UNKNOWN
 
 
 def make_evaluator(globals_: dict) -> Callable[[PyOp, list[Type]], "list[Type] | None"]:
     """An evaluator for :class:`laxify.ir.passes.TypeInference` using ``globals_``."""
+
+    from laxify.ir.naming import DEFAULT_PREFIX
+    from laxify.runtime import dispatch
+
+    # The code of laxify's own ops calls the runtime through its handle (``_lx.not_(...)``).
+    globals_ = {**globals_, DEFAULT_PREFIX: dispatch} if DEFAULT_PREFIX not in globals_ else globals_
 
     def evaluate(op: PyOp, types: list[Type]):
         names = [v.hint for v in op.operands]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from laxify.ir.core import Function, Op, Region, Value
+from laxify.ir.naming import is_return_value
 from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, TryOp, UndefOp, WhileOp, WithOp
 from laxify.ir.types import (
     UNDEFINED,
@@ -91,6 +92,24 @@ def _traced(t: Type) -> Type:
     return t
 
 
+MAX_UNROLLED_TYPING = 64  # iterations typed one by one in a Python `for` (specialised IR only)
+
+
+def _no_return_yet(op: PyOp) -> bool:
+    """The return converter's ``<retval> = <runtime>.UndefinedReturn()``: no value returned yet."""
+    return (len(op.results) == 1 and is_return_value(op.results[0].hint)
+            and op.code.rstrip().endswith(".UndefinedReturn()"))
+
+
+def _traced_carry(t: Type, init: Type) -> Type:
+    """A carry's type in a traced loop. A Python number updated by Python arithmetic (``k = 0``
+    then ``k += 1``) starts as the array its initial value becomes; the next iteration widens it."""
+    traced = _traced(t)
+    if isinstance(traced, Unknown) and isinstance(t, Static) and isinstance(init, Static):
+        return _as_array(init) or traced
+    return traced
+
+
 @dataclass
 class TypeInference:
     """Sets ``Value.type`` everywhere. ``param_types`` gives the signature (None: no signature)."""
@@ -132,6 +151,8 @@ class TypeInference:
                 op.attributes.get("python_index") is not None or self._carries_stay_static(op)
             )
             index = Static(pytype=int) if python else Array((), "int32")
+            if python and self.evaluate is not None and self._unrolled(op, bounds):
+                return
             self._loop(op, lambda: [index], lambda carries: python)
         elif isinstance(op, ScanOp):
             xs = op.operands[0].type
@@ -143,6 +164,22 @@ class TypeInference:
                 elem = UNKNOWN
             self._loop(op, lambda: [elem], lambda carries: isinstance(xs, Static))
 
+    def _unrolled(self, op: ForRangeOp, bounds: list[Type]) -> bool:
+        """Types a Python ``for`` over a short static range iteration by iteration, as it runs
+        (only with an evaluator: the specialised IR that ``f.ir(*args)`` shows)."""
+        if not all(isinstance(t, Static) and t.has_value and isinstance(t.value, int) for t in bounds):
+            return False
+        indices = range(*(t.value for t in bounds)) if bounds[2].value else range(0)
+        if len(indices) > MAX_UNROLLED_TYPING:
+            return False
+        carries = [v.type for v in op.inits]
+        consts = [v.type for v in op.consts]
+        for i in indices:
+            carries = self._run_loop_regions(op, [Static(i)], carries, consts)
+        for res, t in zip(op.results, carries):
+            res.type = t
+        return True
+
     def _carries_stay_static(self, op: ForRangeOp) -> bool:
         """Whether every carry stays static when the index is a Python int (a trial run)."""
         try:
@@ -152,6 +189,9 @@ class TypeInference:
         return carries is not None and all(is_static(t) for t in carries)
 
     def _py(self, op: PyOp) -> None:
+        if self.evaluate is not None and _no_return_yet(op):
+            op.results[0].type = UNDEFINED  # joins with what the `return`s store
+            return
         tys = [v.type for v in op.operands]
         rule = op.attributes.get("static", "never")
         deps = op.attributes.get("deps")
@@ -273,7 +313,7 @@ class TypeInference:
                     e.name = op.results[k].hint
                     raise
             if not is_python(new):
-                new = [_traced(t) for t in new]
+                new = [_traced_carry(t, init.type) for t, init in zip(new, op.inits)]
             if new == carries:
                 return carries
             carries = new
