@@ -16,6 +16,7 @@ import numpy as np
 from laxify.conversion import Converted, convert_function, fresh_ir
 from laxify.diff import Diff
 from laxify.explain import Explanation, explain
+from laxify.graph import Graph, to_dot
 from laxify.fallback import (
     CONCRETE_ERRORS,
     fallback_at,
@@ -538,6 +539,13 @@ class StaticFunction:
         if not args and not kwargs:
             return explain(self._converted.ir)
         return explain(self._specialised_ir(args, kwargs), specialised=True)
+
+    def graph(self, *args, **kwargs) -> Graph:
+        """The dataflow graph of the IR (specialised to the arguments when they are given):
+        ``str()`` is Graphviz DOT text; notebooks show it as SVG when Graphviz is installed."""
+        if not args and not kwargs:
+            return Graph(to_dot(self._converted.ir))
+        return Graph(to_dot(self._specialised_ir(args, kwargs)))
 
     def _specialised_ir(self, args, kwargs):
         error = _python_call_error(self.python_function, args, kwargs)

@@ -1,12 +1,15 @@
-"""Command line: ``python -m laxify diff path/to/file.py::function [--html FILE | --ir]``."""
+"""Command line: ``python -m laxify diff path/to/file.py::function`` with ``--html FILE``,
+``--ir``, ``--explain`` or ``--graph [FILE]``, and ``--signature "f32[3], i32[]"`` to specialise."""
 
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import html
 import importlib.util
 import os
+import re
 import sys
 import traceback
 import types
@@ -49,6 +52,15 @@ def _parser() -> argparse.ArgumentParser:
     output.add_argument("--html", metavar="FILE", type=Path,
                         help="write a standalone side-by-side HTML page to FILE")
     output.add_argument("--ir", action="store_true", help="print the typed SSA IR instead of the diff")
+    output.add_argument("--explain", action="store_true",
+                        help="print what laxify made of each construct, and why")
+    output.add_argument("--graph", metavar="FILE", nargs="?", const="-",
+                        help="the dataflow graph as Graphviz DOT on stdout, or written to FILE "
+                             "(.dot/.gv: DOT text; .svg: rendered, needs Graphviz's dot)")
+    diff.add_argument("--signature", metavar="SPEC",
+                      help='specialise --ir, --explain and --graph to these arguments: array '
+                           'types like "f32[3], i32[]" (dtype[dims]) or Python literals for '
+                           'static arguments ("f32[2,3], 10")')
     diff.set_defaults(run=_diff_command)
     return parser
 
@@ -56,17 +68,21 @@ def _parser() -> argparse.ArgumentParser:
 def _diff_command(args: argparse.Namespace) -> int:
     import laxify
 
+    if args.signature is not None and not (args.ir or args.explain or args.graph):
+        raise CliError("--signature specialises --ir, --explain or --graph; add one of them")
+    specs = parse_signature(args.signature) if args.signature is not None else None
     fn = load_target(args.target)
     static = laxify.to_static(fn)
     try:
         if args.ir:
-            print(static.ir())
+            print(_specialised(static.ir, specs, args.target))
+        elif args.explain:
+            print(_specialised(static.explain, specs, args.target))
+        elif args.graph is not None:
+            _write_graph(_specialised(static.graph, specs, args.target), args.graph)
         elif args.html is not None:
             page = _html_page(args.target, static.diff()._repr_html_())
-            try:
-                args.html.write_text(page, encoding="utf-8")
-            except OSError as e:
-                raise CliError(f"cannot write {args.html}: {e.strerror or e}") from e
+            _write(args.html, page)
             print(f"wrote {args.html}")
         else:
             print(static.diff().unified(color=use_color(sys.stdout)))
@@ -74,6 +90,106 @@ def _diff_command(args: argparse.Namespace) -> int:
         print(f"laxify: cannot convert {args.target}:\n{e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _specialised(method: Callable, specs: list | None, target: str) -> Any:
+    if specs is None:
+        return method()
+    try:
+        return method(*specs)
+    except TypeError as e:
+        raise CliError(f"the signature does not fit {target.rpartition('::')[2]}: {e}") from e
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise CliError(f"cannot write {path}: {e.strerror or e}") from e
+
+
+def _write_graph(graph, target: str) -> None:
+    from laxify.graph import GraphvizMissing
+
+    if target == "-":
+        print(graph, end="")
+        return
+    path = Path(target)
+    if path.suffix.lower() == ".svg":
+        try:
+            text = graph.svg()
+        except GraphvizMissing:
+            raise CliError("writing SVG needs Graphviz's `dot` program (install Graphviz), "
+                           f"or write DOT text: --graph {path.with_suffix('.dot')}") from None
+        except RuntimeError as e:
+            raise CliError(str(e)) from e
+    elif path.suffix.lower() in (".dot", ".gv"):
+        text = str(graph)
+    else:
+        raise CliError(f"--graph writes .dot, .gv or .svg files, not {path.name!r}")
+    _write(path, text)
+    print(f"wrote {path}")
+
+
+_DTYPES = {
+    "bool": "bool", "b1": "bool", "pred": "bool",
+    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+    "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+    "c64": "complex64", "c128": "complex128",
+}
+_ARRAY = re.compile(r"\s*([A-Za-z][A-Za-z0-9]*)\s*\[([^\]]*)\]\s*")
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split at commas outside brackets, parentheses and braces."""
+    items, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(text[start:k])
+            start = k + 1
+    items.append(text[start:])
+    return [item.strip() for item in items]
+
+
+def parse_signature(text: str) -> list:
+    """``"f32[3], i32[], 10"`` -> ``[ShapeDtypeStruct((3,), float32), ShapeDtypeStruct((), int32), 10]``."""
+    import jax
+    import numpy as np
+
+    items = _split_top_level(text)
+    if items == [""]:
+        return []
+    specs = []
+    for item in items:
+        m = _ARRAY.fullmatch(item)
+        if m is not None:
+            name, dims = m.group(1).lower(), m.group(2).strip()
+            dtype = _DTYPES.get(name, name)
+            try:
+                np_dtype = jax.numpy.dtype(dtype)
+            except TypeError:
+                raise CliError(f"bad signature item {item!r}: unknown dtype {m.group(1)!r} "
+                               "(use f32, i32, bool, bf16, ... or a NumPy dtype name)") from None
+            try:
+                shape = tuple(int(d) for d in dims.split(",")) if dims else ()
+            except ValueError:
+                raise CliError(f"bad signature item {item!r}: dimensions must be integers, "
+                               "as in f32[2,3]") from None
+            if any(d < 0 for d in shape):
+                raise CliError(f"bad signature item {item!r}: dimensions must not be negative")
+            specs.append(jax.ShapeDtypeStruct(shape, np.dtype(np_dtype)))
+            continue
+        try:
+            specs.append(ast.literal_eval(item))
+        except (ValueError, SyntaxError):
+            raise CliError(f"bad signature item {item!r}: expected an array type such as f32[3] or "
+                           "i32[], or a Python literal for a static argument") from None
+    return specs
 
 
 def use_color(stream) -> bool:

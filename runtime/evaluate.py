@@ -26,6 +26,8 @@ def _abstract(t: Type):
 def _typed(value) -> Type:
     if isinstance(value, jax.ShapeDtypeStruct) or hasattr(value, "shape") and hasattr(value, "dtype"):
         return Array(tuple(value.shape), str(value.dtype), bool(getattr(value, "weak_type", False)))
+    if type(value) in (bool, int, float, complex, str) or value is None:
+        return Static(value)
     if type(value) in (tuple, list):
         children = tuple(_typed(v) for v in value)
         if any(isinstance(c, Unknown) for c in children):
@@ -67,7 +69,7 @@ def make_evaluator(globals_: dict) -> Callable[[PyOp, list[Type]], "list[Type] |
                     full[k] = a
                 return fn(*full)
 
-            out = jax.eval_shape(run, *[values[k] for k in traced])
+            out = jax.eval_shape(run, *[values[k] for k in traced]) if traced else fn(*values)
         except Exception:
             return None
         outs = [out] if op.kind == "expr" else list(out)

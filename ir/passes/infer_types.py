@@ -199,6 +199,8 @@ class TypeInference:
         if rule == "always" or (rule == "operands" and all(is_static(t) for t in decisive)):
             if "value" in op.attributes and len(op.results) == 1:
                 op.results[0].type = Static(op.attributes["value"])
+            elif self._static_value(op, tys):
+                pass
             else:
                 for r in op.results:
                     r.type = Static()
@@ -208,6 +210,18 @@ class TypeInference:
             found = self.evaluate(op, tys)
         for k, r in enumerate(op.results):
             r.type = found[k] if found else UNKNOWN
+
+    def _static_value(self, op: PyOp, tys: list[Type]) -> bool:
+        """An expression of known Python values gets its value (specialised IR only)."""
+        if self.evaluate is None or op.kind != "expr" or len(op.results) != 1:
+            return False
+        if not all(isinstance(t, Static) and t.has_value for t in tys):
+            return False
+        found = self.evaluate(op, tys)
+        if not found or not isinstance(found[0], Static):
+            return False
+        op.results[0].type = found[0]
+        return True
 
     def _join_yields(self, op: Op, regions: list[Region], side_names: list[str]) -> list[Type]:
         yields = [r.terminator.operands for r in regions]
