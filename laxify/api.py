@@ -538,7 +538,7 @@ class StaticFunction:
         (specialised to the arguments when they are given)."""
         if not args and not kwargs:
             return explain(self._converted.ir)
-        return explain(self._specialised_ir(args, kwargs), specialised=True)
+        return explain(self._specialised_ir(args, kwargs), specialised=True, unspecialised=self._converted.ir)
 
     def graph(self, *args, **kwargs) -> Graph:
         """The dataflow graph of the IR (specialised to the arguments when they are given):

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import builtins
 import difflib
 import html
+import io
+import keyword
+import token
+import tokenize
 from dataclasses import dataclass
 
 __all__ = ["Diff"]
@@ -12,8 +17,63 @@ _STYLE = (
     "<style>.lx-diff{border-collapse:collapse;font-family:monospace;font-size:12px}"
     ".lx-diff td{padding:0 8px;white-space:pre;vertical-align:top}"
     ".lx-diff th{text-align:left;padding:2px 8px;border-bottom:1px solid #ccc}"
-    ".lx-del{background:#ffecec}.lx-add{background:#eaffea}.lx-no{color:#999;text-align:right}</style>"
+    ".lx-del{background:#ffecec}.lx-add{background:#eaffea}.lx-no{color:#999;text-align:right}"
+    ".lx-k{color:#0033b3;font-weight:bold}.lx-s{color:#067d17}.lx-n{color:#1750eb}"
+    ".lx-c{color:#8c8c8c;font-style:italic}.lx-b{color:#871094}.lx-g{color:#999}</style>"
 )
+
+
+def _token_class(tok: tokenize.TokenInfo, generated: str) -> str | None:
+    if tok.type == token.STRING or tok.type in _FSTRING_TYPES:
+        return "lx-s"
+    if tok.type == token.NUMBER:
+        return "lx-n"
+    if tok.type == token.COMMENT:
+        return "lx-c"
+    if tok.type == token.NAME:
+        if keyword.iskeyword(tok.string):
+            return "lx-k"
+        if tok.string.startswith(generated):
+            return "lx-g"  # laxify's own names, dimmed: the user's code stands out
+        if hasattr(builtins, tok.string):
+            return "lx-b"
+    return None
+
+
+_FSTRING_TYPES = {getattr(token, n) for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
+                  if hasattr(token, n)}
+
+
+def highlight(source: str, generated: str = "_lx") -> list[str]:
+    """``source`` as HTML, one string per line, with Python syntax colours (CSS classes)."""
+    lines = source.splitlines()
+    marks: list[list[tuple[int, int, str]]] = [[] for _ in lines]
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            cls = _token_class(tok, generated)
+            if cls is None:
+                continue
+            (r0, c0), (r1, c1) = tok.start, tok.end
+            for row in range(r0, min(r1, len(lines)) + 1):
+                if row - 1 >= len(lines):
+                    break
+                start = c0 if row == r0 else 0
+                end = c1 if row == r1 else len(lines[row - 1])
+                marks[row - 1].append((start, end, cls))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # what was tokenised keeps its colours, the rest stays plain
+    out = []
+    for text, spans in zip(lines, marks):
+        pos, parts = 0, []
+        for start, end, cls in sorted(spans):
+            if start < pos:
+                continue
+            parts.append(html.escape(text[pos:start]))
+            parts.append(f"<span class='{cls}'>{html.escape(text[start:end])}</span>")
+            pos = end
+        parts.append(html.escape(text[pos:]))
+        out.append("".join(parts))
+    return out
 
 
 @dataclass
@@ -45,6 +105,7 @@ class Diff:
 
     def _repr_html_(self) -> str:
         a, b = self.original.splitlines(), self.transformed.splitlines()
+        ha, hb = highlight(self.original), highlight(self.transformed)
         rows = []
         matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -56,9 +117,9 @@ class Diff:
                 rcls = "lx-add" if tag != "equal" and right is not None else ""
                 rows.append(
                     f"<tr><td class='lx-no'>{'' if left is None else i1 + k + 1}</td>"
-                    f"<td class='{lcls}'>{html.escape(left or '')}</td>"
+                    f"<td class='{lcls}'>{'' if left is None else ha[i1 + k]}</td>"
                     f"<td class='lx-no'>{'' if right is None else j1 + k + 1}</td>"
-                    f"<td class='{rcls}'>{html.escape(right or '')}</td></tr>"
+                    f"<td class='{rcls}'>{'' if right is None else hb[j1 + k]}</td></tr>"
                 )
         head = "<tr><th></th><th>original</th><th></th><th>laxify</th></tr>"
         return f"{_STYLE}<table class='lx-diff'>{head}{''.join(rows)}</table>"

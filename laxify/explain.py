@@ -237,7 +237,31 @@ def _note(entries_by_op: dict[int, list], loops: list[Op], kind: str) -> None:
             notes.append(_NOTES[kind])
 
 
-def explain(fn: Function, specialised: bool = False) -> Explanation:
+def explain(fn: Function, specialised: bool = False, unspecialised: Function | None = None) -> Explanation:
+    """The rows of ``fn``. For a specialised ``fn``, ``unspecialised`` (the same function before
+    specialisation) supplies the constructs that static folding removed: their conditions were
+    known while tracing."""
+    entries = _explain_entries(fn, specialised)
+    if unspecialised is not None:
+        conds = ("if", "if/elif", "match")
+        kind = lambda e: "cond" if e.construct in conds else e.construct  # noqa: E731
+        seen = {(e.line, kind(e)): k for k, e in enumerate(entries)}
+        for e in _explain_entries(unspecialised, False):
+            k = seen.get((e.line, kind(e)))
+            if k is not None:  # a chain partly folded keeps the name the user wrote
+                entries[k] = Entry(e.line, e.construct, entries[k].decision, entries[k].reason)
+                continue
+            if e.construct in conds:
+                e = Entry(e.line, e.construct, "static Python",
+                          f"{e.reason.split(';')[0]}: known for these arguments, only the branch taken is traced")
+            else:
+                e = Entry(e.line, e.construct, "static Python", "in a branch not taken for these arguments")
+            entries.append(e)
+        entries.sort(key=lambda e: e.line)
+    return Explanation(fn.name, entries, specialised)
+
+
+def _explain_entries(fn: Function, specialised: bool) -> list[Entry]:
     cx = _Context(fn, specialised)
     rows: list[tuple[Op, Entry]] = []
     notes: dict[int, list[str]] = {}
@@ -281,4 +305,4 @@ def explain(fn: Function, specialised: bool = False) -> Explanation:
             e = Entry(e.line, e.construct, e.decision, f"{e.reason}; {'; '.join(extra)}")
         entries.append(e)
     entries.sort(key=lambda e: e.line)
-    return Explanation(fn.name, entries, specialised)
+    return entries
