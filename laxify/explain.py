@@ -119,7 +119,11 @@ _NOTES = {"break": "break → flag, remaining iterations skipped",
 
 
 def _names(names: list[str]) -> str:
-    return ", ".join(names) if names else "no argument"
+    return ", ".join(names) if names else "nothing"
+
+
+def _python_if(names: list[str], what: str = "Python values") -> str:
+    return f"Python if {'it is a' if len(names) == 1 else 'they are'} {what if len(names) != 1 else what[:-1]}"
 
 
 def _cond_entry(op: CondOp, cx: _Context) -> Entry:
@@ -136,7 +140,7 @@ def _cond_entry(op: CondOp, cx: _Context) -> Entry:
             return Entry(line, construct, lax, f"{depends} (traced)")
         if is_static(t):
             return Entry(line, construct, "static Python", f"{depends}: Python values for these arguments")
-    return Entry(line, construct, lax, f"{depends}; Python if those are Python values")
+    return Entry(line, construct, lax, f"{depends}; {_python_if(names)}")
 
 
 def _while_entry(op: WhileOp, cx: _Context) -> Entry:
@@ -144,6 +148,9 @@ def _while_entry(op: WhileOp, cx: _Context) -> Entry:
     cond = op.regions[0].terminator.operands[0]
     names = cx.user_names([cond])
     depends = f"condition depends on {_names(names)}"
+    if not names:
+        return Entry(line, "while", "lax.while_loop" if not op.attributes.get("static") else "static Python",
+                     "runs until a `break`")
     if op.attributes.get("static"):
         return Entry(line, "while", "static Python", f"{depends}, known while tracing")
     if cx.specialised:
@@ -152,8 +159,7 @@ def _while_entry(op: WhileOp, cx: _Context) -> Entry:
             return Entry(line, "while", "lax.while_loop", f"{depends} (traced)")
         if is_static(t):
             return Entry(line, "while", "static Python", f"{depends}: Python values for these arguments")
-    return Entry(line, "while", "lax.while_loop",
-                 f"{depends}; Python if those are Python values")
+    return Entry(line, "while", "lax.while_loop", f"{depends}; {_python_if(names)}")
 
 
 def _trip_count(op: ForRangeOp) -> int | None:
@@ -172,11 +178,12 @@ def _for_entry(op: ForRangeOp, cx: _Context) -> Entry:
     count = _trip_count(op)
     bounds = op.operands[:3]
     if not all(is_static(v.type) for v in bounds):
-        depends = f"trip count depends on {_names(cx.user_names(bounds))}"
+        names = cx.user_names(bounds)
+        depends = f"trip count depends on {_names(names)}"
         if any(isinstance(v.type, Array) for v in bounds):
             return Entry(line, "for", "fori_loop", f"{depends} (traced)")
         return Entry(line, "for", "fori_loop",
-                     f"{depends}; lax.scan if those are Python ints")
+                     f"{depends}; lax.scan if {'it is a Python int' if len(names) == 1 else 'they are Python ints'}")
     index = op.regions[0].args[0] if op.regions[0].args else None
     if cx.specialised and index is not None and isinstance(index.type, Static):
         return Entry(line, "for", "unrolled", "every value it carries is a Python value: the loop runs as Python")
@@ -223,7 +230,7 @@ def _py_entries(op: PyOp, cx: _Context) -> list[Entry]:
     match = _CALL.search(code) if f"{cx.prefix}.call(" in code else None
     if match:
         callee = match.group(1).strip()
-        if not cx.generated(callee):
+        if not cx.generated(callee.split(".")[0]):
             return [Entry(line, "call", "converted",
                           f"`{callee}` is converted too when it is your Python code; "
                           "library functions are called as they are")]

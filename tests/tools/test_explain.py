@@ -29,7 +29,7 @@ def test_break_guard_folds_into_the_loop_row(static):
 def test_unspecialised_says_what_decides(static):
     assert str(static("counter").explain()) == golden("""
         counter (not specialised: pass arguments to decide traced vs static):
-          line 12   while  lax.while_loop  condition depends on x; Python if those are Python values
+          line 12   while  lax.while_loop  condition depends on x; Python if it is a Python value
         """)
 
 
