@@ -8,6 +8,7 @@ import ast
 import hashlib
 import html
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -71,7 +72,9 @@ def _diff_command(args: argparse.Namespace) -> int:
     if args.signature is not None and not (args.ir or args.explain or args.graph):
         raise CliError("--signature specialises --ir, --explain or --graph; add one of them")
     specs = parse_signature(args.signature) if args.signature is not None else None
-    fn = load_target(args.target)
+    fn, owner = _load(args.target)
+    if specs is not None and owner is not None:
+        specs = _bind_receiver(owner, specs, args.target)
     static = laxify.to_static(fn)
     try:
         if args.ir:
@@ -90,6 +93,23 @@ def _diff_command(args: argparse.Namespace) -> int:
         print(f"laxify: cannot convert {args.target}:\n{e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _bind_receiver(owner: tuple[type, str], specs: list, target: str) -> list:
+    """A method's signature names the arguments after ``self``/``cls``: put the receiver first
+    (an instance made with ``Class()``)."""
+    cls, binding = owner
+    if binding == "static":
+        return specs
+    if binding == "class":
+        return [cls, *specs]
+    try:
+        instance = cls()
+    except Exception as e:
+        raise CliError(f"--signature on the method {target.rpartition('::')[2]} needs an instance, and "
+                       f"{cls.__name__}() failed ({type(e).__name__}: {e}); specialise a function "
+                       "that takes the object as an argument instead") from None
+    return [instance, *specs]
 
 
 def _specialised(method: Callable, specs: list | None, target: str) -> Any:
@@ -201,6 +221,11 @@ def use_color(stream) -> bool:
 
 def load_target(target: str) -> Callable:
     """The function named by ``path/to/file.py::name`` (``name`` may be dotted: ``Class.method``)."""
+    return _load(target)[0]
+
+
+def _load(target: str) -> tuple[Callable, Any]:
+    """The function named by ``target``, and the object it was found on (a class for a method)."""
     path_text, sep, name = target.rpartition("::")
     if not sep or not path_text or not name:
         raise CliError(f"expected FILE.py::FUNCTION, got {target!r}")
@@ -213,13 +238,17 @@ def load_target(target: str) -> Callable:
 
     module = _import_file(path)
     obj: Any = module
+    owner: Any = None
     for depth, part in enumerate(parts):
         try:
-            obj = getattr(obj, part)
+            owner = obj
+            obj = inspect.getattr_static(obj, part) if isinstance(obj, type) else getattr(obj, part)
         except AttributeError:
-            owner = path_text if depth == 0 else ".".join(parts[:depth])
-            raise CliError(f"{owner} has no attribute {part!r}") from None
-    return _unwrap(obj, name)
+            where = path_text if depth == 0 else ".".join(parts[:depth])
+            raise CliError(f"{where} has no attribute {part!r}") from None
+    binding = "static" if isinstance(obj, staticmethod) else "class" if isinstance(obj, classmethod) else "self"
+    fn = _unwrap(obj, name)
+    return fn, (owner, binding) if isinstance(owner, type) else None
 
 
 def _import_file(path: Path) -> types.ModuleType:

@@ -49,8 +49,11 @@ def highlight(source: str, generated: str = "_lx") -> list[str]:
     lines = source.splitlines()
     marks: list[list[tuple[int, int, str]]] = [[] for _ in lines]
     try:
+        previous = ""
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            cls = _token_class(tok, generated)
+            cls = _token_class(tok, generated) if previous != "." else None  # x.sum: no builtin
+            if tok.type not in (token.NL, token.NEWLINE, token.INDENT, token.DEDENT, token.COMMENT):
+                previous = tok.string
             if cls is None:
                 continue
             (r0, c0), (r1, c1) = tok.start, tok.end

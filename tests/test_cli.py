@@ -1,10 +1,14 @@
-"""`python -m laxify diff FILE.py::FUNCTION`: the diff, --ir, --html and the usage errors."""
+"""`python -m laxify diff FILE.py::FUNCTION`: the diff, --ir, --html, --explain, --graph,
+--signature and the usage errors."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import shutil
 import textwrap
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -81,8 +85,21 @@ def test_html_writes_side_by_side_page(module_file, tmp_path, capsys):
     assert text.startswith("<!DOCTYPE html>")
     assert "<table" in text and "</table>" in text
     assert "original" in text and "laxify" in text
-    assert "while x.sum() &gt; 1.0:" in text  # escaped source
+    assert "x.sum() &gt; <span class='lx-n'>1.0</span>:" in text  # escaped and coloured source
+    assert "<span class='lx-k'>while</span>" in text
     assert str(page) in capsys.readouterr().out
+    parser = _LinkFinder()
+    parser.feed(text)
+    assert parser.urls == [] and "http" not in text and "<script" not in text
+
+
+class _LinkFinder(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.urls += [v for k, v in attrs if k in ("src", "href") and v]
 
 
 @pytest.mark.parametrize(
@@ -166,3 +183,69 @@ def test_version(capsys):
     assert exc.value.code == 0
     assert capsys.readouterr().out == f"laxify {laxify.__version__}\n"
     assert laxify.__version__ == importlib.metadata.version("laxify")
+
+
+def test_explain_and_signature(module_file, capsys):
+    assert main(["diff", f"{module_file}::halve", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("halve (not specialised")
+    assert "line 7 " in out and "while" in out and "lax.while_loop" in out
+    assert main(["diff", f"{module_file}::halve", "--explain", "--signature", "f32[3]"]) == 0
+    assert "condition depends on x (traced)" in capsys.readouterr().out
+
+
+def test_ir_with_signature_is_typed(module_file, capsys):
+    assert main(["diff", f"{module_file}::Model.step", "--ir", "--signature", "f32[2, 3]"]) == 0
+    out = capsys.readouterr().out
+    assert "%x.0: float32[2,3]" in out and "bool[]" in out
+
+
+def test_graph_to_stdout_and_files(module_file, tmp_path, capsys):
+    assert main(["diff", f"{module_file}::halve", "--graph", "--signature", "f32[3]"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('digraph "halve" {') and 'label="while (line 7)"' in out
+    dot_file = tmp_path / "g.dot"
+    assert main(["diff", f"{module_file}::halve", "--graph", str(dot_file)]) == 0
+    assert dot_file.read_text().startswith("digraph")
+    svg = tmp_path / "g.svg"
+    code = main(["diff", f"{module_file}::halve", "--graph", str(svg)])
+    if shutil.which("dot"):
+        assert code == 0 and "<svg" in svg.read_text()
+    else:
+        assert code == 2 and "install Graphviz" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--explain", "--signature", "f32[3"], "bad signature item 'f32[3'"),
+        (["--explain", "--signature", "q7[3]"], "unknown dtype 'q7'"),
+        (["--explain", "--signature", "f32[a]"], "dimensions must be integers"),
+        (["--explain", "--signature", "f32[3], f32[3]"], "the signature does not fit halve"),
+        (["--signature", "f32[3]"], "--signature specialises --ir, --explain or --graph"),
+        (["--graph", "g.png"], "--graph writes .dot, .gv or .svg files"),
+    ],
+)
+def test_bad_options_are_one_line_errors(module_file, capsys, extra, message):
+    assert main(["diff", f"{module_file}::halve", *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("laxify: error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_console_script_and_errors_through_a_subprocess(module_file, tmp_path):
+    script = Path(sys.executable).with_name("laxify")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "laxify"]
+    ok = subprocess.run([*command, "diff", f"{module_file}::Model.step", "--explain", "--signature", "f32[3]"],
+                        capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert ok.returncode == 0, ok.stderr
+    assert "if" in ok.stdout and "lax.cond" in ok.stdout and "\033[" not in ok.stdout
+    for args, message in [
+        ([f"{tmp_path}/missing.py::f"], "no such file"),
+        ([f"{module_file}::nope"], "has no attribute 'nope'"),
+        ([f"{module_file}::halve", "--ir", "--signature", "x[1]"], "unknown dtype 'x'"),
+    ]:
+        bad = subprocess.run([*command, "diff", *args], capture_output=True, text=True, timeout=120)
+        assert bad.returncode == 2, bad
+        assert bad.stderr.startswith("laxify: error: ") and message in bad.stderr
+        assert bad.stderr.count("\n") == 1 and bad.stdout == ""
