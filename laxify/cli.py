@@ -32,6 +32,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
+    except BrokenPipeError:  # `laxify diff ... | head`: the reader has gone, which is fine
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except CliError as e:
         print(f"{parser.prog}: error: {e}", file=sys.stderr)
         return USAGE_ERROR

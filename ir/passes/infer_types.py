@@ -212,15 +212,20 @@ class TypeInference:
             r.type = found[k] if found else UNKNOWN
 
     def _static_value(self, op: PyOp, tys: list[Type]) -> bool:
-        """An expression of known Python values gets its value (specialised IR only)."""
-        if self.evaluate is None or op.kind != "expr" or len(op.results) != 1:
+        """Code of known Python values gets its values (specialised IR only): an expression, or
+        a statement of arithmetic on numbers (``steps += 1``: no call, nothing to mutate)."""
+        if self.evaluate is None or not op.results:
             return False
         if not all(isinstance(t, Static) and t.has_value for t in tys):
             return False
-        found = self.evaluate(op, tys)
-        if not found or not isinstance(found[0], Static):
+        if op.kind != "expr" and ("(" in op.code or not all(
+                type(t.value) in (int, float, bool, complex) for t in tys)):
             return False
-        op.results[0].type = found[0]
+        found = self.evaluate(op, tys)
+        if not found or len(found) != len(op.results) or not all(isinstance(t, Static) for t in found):
+            return False
+        for r, t in zip(op.results, found):
+            r.type = t
         return True
 
     def _join_yields(self, op: Op, regions: list[Region], side_names: list[str]) -> list[Type]:

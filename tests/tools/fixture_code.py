@@ -57,3 +57,13 @@ def tiny(x):
     if x > 0:
         x = -x
     return x
+
+
+def first_big(x, limit):
+    steps = 0
+    for i in range(10):
+        if x[i % 3] > limit:
+            break
+        x = x + 1
+        steps += 1
+    return x, steps

@@ -50,7 +50,7 @@ def test_elif_chain_print_and_call(static):
 def test_match_static_subject(static):
     assert str(static("dispatch").explain(F3, 1)) == golden("""
         dispatch:
-          line 38   match  static Python  condition depends on mode, known while tracing
+          line 38   match  static Python  condition depends on mode: known for these arguments, only the branch taken is traced
         """)
 
 

@@ -19,6 +19,7 @@ I32 = jax.ShapeDtypeStruct((), np.int32)
 SIGNATURES = {
     "counter": (F3,), "search": (F3,), "branches": (F3, I32), "dispatch": (F3, 1),
     "prefix_sums": (F4,), "tiny": (jax.ShapeDtypeStruct((), np.float32),),
+    "first_big": (F3, jax.ShapeDtypeStruct((), np.float32)),  # a counter in a branch of a loop
 }
 DEFINED = re.compile(r"(%[\w.]+)(:\s*[^,=)]+)?")
 
