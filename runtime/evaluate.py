@@ -28,12 +28,23 @@ def _typed(value) -> Type:
         return Array(tuple(value.shape), str(value.dtype), bool(getattr(value, "weak_type", False)))
     if type(value) in (bool, int, float, complex, str) or value is None:
         return Static(value)
+    if isinstance(value, (np.dtype, type)) or callable(value):
+        return Static(pytype=type(value))
     if type(value) in (tuple, list):
         children = tuple(_typed(v) for v in value)
         if any(isinstance(c, Unknown) for c in children):
             return UNKNOWN
         return PyTree(type(value).__name__, tuple(range(len(value))), children)
     return UNKNOWN
+
+
+def _merge(shapes, raw):
+    """``raw`` with its arrays replaced by their shapes from ``jax.eval_shape``."""
+    if isinstance(shapes, jax.ShapeDtypeStruct):
+        return shapes
+    if type(raw) in (tuple, list) and type(shapes) is type(raw) and len(shapes) == len(raw):
+        return type(raw)(_merge(s, r) for s, r in zip(shapes, raw))
+    return raw
 
 
 def make_evaluator(globals_: dict) -> Callable[[PyOp, list[Type]], "list[Type] | None"]:
@@ -63,13 +74,17 @@ def make_evaluator(globals_: dict) -> Callable[[PyOp, list[Type]], "list[Type] |
             exec(compile(source, "<laxify type evaluation>", "exec"), globals_, namespace)
             fn = namespace["_lx_eval"]
 
+            raw: list = []
+
             def run(*arrays):
                 full = list(values)
                 for k, a in zip(traced, arrays):
                     full[k] = a
-                return fn(*full)
+                raw.append(fn(*full))
+                # Only arrays come back through eval_shape; Python values are kept as they are.
+                return jax.tree_util.tree_map(lambda v: v if isinstance(v, jax.Array) else None, raw[0])
 
-            out = jax.eval_shape(run, *[values[k] for k in traced]) if traced else fn(*values)
+            out = _merge(jax.eval_shape(run, *[values[k] for k in traced]), raw[0]) if traced else fn(*values)
         except Exception:
             return None
         outs = [out] if op.kind == "expr" else list(out)

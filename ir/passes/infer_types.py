@@ -212,16 +212,19 @@ class TypeInference:
             r.type = found[k] if found else UNKNOWN
 
     def _static_value(self, op: PyOp, tys: list[Type]) -> bool:
-        """Code of known Python values gets its values (specialised IR only): an expression, or
-        a statement of arithmetic on numbers (``steps += 1``: no call, nothing to mutate)."""
+        """Static code of known values gets its values (specialised IR only)."""
         if self.evaluate is None or not op.results:
             return False
-        if not all(isinstance(t, Static) and t.has_value for t in tys):
+        # Arrays are run abstractly (`len(a) + 1`, `n = a.shape[0]`); a statement only meets
+        # immutable Python values, so that nothing the user holds can be changed.
+        immutable = (int, float, bool, complex, str, type(None))
+        if not all(isinstance(t, Array) or isinstance(t, Static) and t.has_value and (
+                op.kind == "expr" or type(t.value) in immutable) for t in tys):
             return False
-        if op.kind != "expr" and ("(" in op.code or not all(
-                type(t.value) in (int, float, bool, complex) for t in tys)):
+        try:
+            found = self.evaluate(op, tys)
+        except Exception:  # static code whose value cannot be worked out stays "some static value"
             return False
-        found = self.evaluate(op, tys)
         if not found or len(found) != len(op.results) or not all(isinstance(t, Static) for t in found):
             return False
         for r, t in zip(op.results, found):

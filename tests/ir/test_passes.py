@@ -77,8 +77,8 @@ def test_inference_with_signature() -> None:
     assert v["%1"].type == Static()
     assert v["%2"].type == Array((), "bool")
     assert v["%3"].type == Static()  # every operand is static now (the evaluator's array is no value)
-    # Static ops are evaluated only when every operand's value is known (for that value).
-    assert seen == [[Array((3,), "float32")], [Static(5)]]
+    # Static ops are evaluated too, for their values (arrays abstractly, Python values known).
+    assert seen == [[Array((3,), "float32")], [Array((3,), "float32")], [Static(5)]]
 
 
 def test_evaluator_is_not_called_on_unknown_operands() -> None:

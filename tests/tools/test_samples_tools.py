@@ -7,6 +7,8 @@ import re
 import sys
 from pathlib import Path
 
+import jax
+import numpy as np
 import pytest
 
 import laxify
@@ -48,3 +50,40 @@ def test_every_tool_runs_on_the_sample(sample):
         assert "_lx" not in str(explanation), f"{name}: {explanation}"
         dot = str(f.graph())
         assert dot.startswith("digraph") and "_lx" not in dot, name
+
+
+_F32 = np.float32
+SPECIALISED = [  # (sample, function, arguments): small, fast to specialise
+    ("newton.py", "newton_sqrt", lambda: (_spec((3,)), 1e-4)),
+    ("quickstart.py", "collatz", lambda: (_spec((), np.int32),)),
+    ("integers.py", "gcd", lambda: (_spec((), np.int32), _spec((), np.int32))),
+    ("integers.py", "sieve", lambda: (30,)),
+    ("integers.py", "edit_distance", lambda: (_spec((5,), np.int32), _spec((6,), np.int32))),
+    ("kmeans.py", "kmeans", lambda: (_spec((20, 2)), _spec((3, 2)), 10)),
+    ("mandelbrot.py", "escape", lambda: (_spec((), np.complex64), _spec((), np.complex64), 50)),
+    ("sinkhorn.py", "sinkhorn", lambda: (_spec((4,)), _spec((5,)), _spec((4, 5)), 0.1, 1e-3)),
+    ("physics.py", "simulate", lambda: (_spec((3, 2)), _spec((3, 2)), 5, 0.01, -9.8, 0.1, 1.0, 0.9)),
+]
+
+
+def _definitions(text: str) -> list[str]:
+    spec = importlib.util.spec_from_file_location("laxify_tools_test_ir", Path(__file__).with_name("test_ir.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._definitions(text)
+
+
+def _spec(shape, dtype=_F32):
+    return jax.ShapeDtypeStruct(shape, np.dtype(dtype))
+
+
+@pytest.mark.parametrize("sample, name, arguments", SPECIALISED, ids=lambda v: v if isinstance(v, str) else "")
+def test_specialised_tools_type_every_value(sample, name, arguments):
+    f = converted_functions(SAMPLES_DIR / sample)[name]
+    args = arguments()
+    text = f.ir(*args)
+    untyped = [d for d in _definitions(text) if ":" not in d or d.endswith(": ?")]
+    assert not untyped, f"{sample}::{name}: untyped {untyped}"
+    explanation = f.explain(*args)
+    assert explanation.entries and "_lx" not in str(explanation)
+    assert "_lx" not in str(f.graph(*args))
