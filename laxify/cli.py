@@ -83,7 +83,7 @@ def _diff_command(args: argparse.Namespace) -> int:
         if args.ir:
             print(_specialised(static.ir, specs, args.target))
         elif args.explain:
-            print(_specialised(static.explain, specs, args.target))
+            print(_specialised(static.explain, specs, args.target).text(color=use_color(sys.stdout)))
         elif args.graph is not None:
             _write_graph(_specialised(static.graph, specs, args.target), args.graph)
         elif args.html is not None:

@@ -28,6 +28,9 @@ class Entry:
     reason: str
 
 
+_COLOURS = {"static Python": "33", "unrolled": "33", "fell back": "31"}  # others: green
+
+
 @dataclass
 class Explanation:
     function: str
@@ -35,6 +38,10 @@ class Explanation:
     specialised: bool = False
 
     def __str__(self) -> str:
+        return self.text()
+
+    def text(self, color: bool = False) -> str:
+        """The rows as text; ``color`` adds ANSI colours to the decisions (for a terminal)."""
         if not self.entries:
             return f"{self.function}: no control flow"
         head = f"{self.function}:" if self.specialised else \
@@ -43,7 +50,10 @@ class Explanation:
         dw = max(len(e.decision) for e in self.entries)
         rows = [head]
         for e in self.entries:
-            rows.append(f"  line {e.line:<4} {e.construct:<{cw}}  {e.decision:<{dw}}  {e.reason}")
+            decision = f"{e.decision:<{dw}}"
+            if color:
+                decision = f"\033[{_COLOURS.get(e.decision, '32')}m{decision}\033[0m"
+            rows.append(f"  line {e.line:<4} {e.construct:<{cw}}  {decision}  {e.reason}")
         return "\n".join(rows)
 
     __repr__ = __str__

@@ -249,3 +249,14 @@ def test_console_script_and_errors_through_a_subprocess(module_file, tmp_path):
         assert bad.returncode == 2, bad
         assert bad.stderr.startswith("laxify: error: ") and message in bad.stderr
         assert bad.stderr.count("\n") == 1 and bad.stdout == ""
+
+
+def test_explain_is_coloured_on_a_terminal_unless_no_color(module_file, capsys, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["diff", f"{module_file}::halve", "--explain"]) == 0
+    assert "\033[32mlax.while_loop" in capsys.readouterr().out
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert main(["diff", f"{module_file}::halve", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert "\033[" not in out and "lax.while_loop" in out
