@@ -227,8 +227,15 @@ def _py_entries(op: PyOp, cx: _Context) -> list[Entry]:
     reason = op.attributes.get("fallback")
     if reason is not None:
         first = op.code.lstrip().split(None, 1)[0] if op.code.strip() else "statement"
-        return [Entry(line, first.rstrip(":"), "fell back",
-                      f"kept as plain Python: {reason}; fine on static values, an eager fallback on traced ones")]
+        traced = _names(cx.user_names([v for v in op.operands if isinstance(v.type, Array)]))
+        if cx.specialised and traced != "nothing":
+            cost = f"it reads {traced}, traced here: the function runs as plain Python, eagerly"
+        elif cx.specialised and all(is_static(v.type) for v in op.operands):
+            return [Entry(line, first.rstrip(":"), "static Python",
+                          f"kept as plain Python ({reason}); it meets only Python values here")]
+        else:
+            cost = "fine on static values, an eager fallback on traced ones"
+        return [Entry(line, first.rstrip(":"), "fell back", f"kept as plain Python: {reason}; {cost}")]
     code = op.code
     if code.startswith(f"{cx.prefix}.print_("):
         traced = [v for v in op.operands if isinstance(v.type, Array)]

@@ -95,3 +95,20 @@ def test_html_form_is_a_table_with_one_row_per_entry(static):
     parser.feed(explanation._repr_html_())
     assert parser.rows == 1 + len(explanation.entries)
     assert "remaining iterations skipped" in explanation._repr_html_()
+
+
+COUNT = 0
+
+
+def test_kept_python_says_why_and_what_it_costs():
+    import laxify
+
+    def f(x):
+        global COUNT
+        if x.sum() > 0:
+            COUNT = COUNT + 1
+        return x
+
+    rows = str(laxify.to_static(f).explain(F3)).splitlines()
+    assert rows[1].split()[:5] == ["line", str(f.__code__.co_firstlineno + 2), "if", "fell", "back"]
+    assert "`COUNT`" in rows[1] and "it reads x, traced here" in rows[1] and "eagerly" in rows[1]
