@@ -210,9 +210,9 @@ def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
         return
     else:  # Expr, Return, Assert, Raise, Pass, Break, Continue
         acc.read(expr_reads(node))
-    _mutating_calls(node, acc)
+    walrus = _mutating_calls(node, acc)
     before = set(acc.writes)
-    _walrus_writes(node, acc)
+    acc.write(walrus)
     # A name bound by `:=` and read later in the same statement is not a read from before it.
     for name in set(acc.writes) - before:
         acc.reads.pop(name, None)
@@ -241,9 +241,15 @@ def _own_nodes(node: cst.CSTNode):
             stack.extend(kids)
 
 
-def _mutating_calls(node: cst.CSTNode, acc: Access) -> None:
+def _mutating_calls(node: cst.CSTNode, acc: Access) -> list[str]:
+    """Mark the names whose objects the calls in ``node`` change in place; return the names
+    bound by ``:=`` in it (one walk for both)."""
+    walrus: list[str] = []
     for node in _own_nodes(node):
-        if type(node) is cst.Call:
+        kind = type(node)
+        if kind is cst.NamedExpr:
+            walrus.extend(target_names(node.target))
+        elif kind is cst.Call:
             func = node.func
             if (type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value == "call"
                     and is_runtime_name(func.value.value) and node.args):
@@ -251,6 +257,7 @@ def _mutating_calls(node: cst.CSTNode, acc: Access) -> None:
             if (type(func) is cst.Attribute and type(func.value) is cst.Name
                     and func.attr.value in MUTATING_METHODS and not is_runtime_name(func.value.value)):
                 acc.mutate(func.value.value)
+    return walrus
 
 
 def _walrus_writes(node: cst.CSTNode, acc: Access) -> None:

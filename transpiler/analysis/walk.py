@@ -1,8 +1,9 @@
 """Fast traversal of libcst trees: children from the node's fields.
 
 libcst's ``node.children`` runs a visitor to collect them, which costs more than all of
-laxify's own analysis; the dataclass fields give the same nodes (whitespace included) at a
-fraction of the cost.
+laxify's own analysis; the dataclass fields give the same nodes at a fraction of the cost.
+The fields that hold only layout (whitespace, comments, parentheses, commas, colons, brackets)
+are skipped: no analysis looks at them, and they are most of a tree's nodes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,21 @@ import libcst as cst
 __all__ = ["children", "code_of", "nesting_depth", "walk"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+
+# Fields of libcst nodes that hold only layout: whitespace, comments, parentheses, separators.
+_LAYOUT_FIELDS = frozenset({
+    "lpar", "rpar", "comma", "semicolon", "colon", "first_colon", "second_colon", "dot", "equal",
+    "lbracket", "rbracket", "lbrace", "rbrace", "leading_lines", "lines_after_decorators",
+    "trailing_whitespace", "leading_whitespace", "header", "footer", "newline", "empty_lines",
+    "first_line", "last_line", "comment", "indent", "separator", "trailing_comma", "relative",
+})
+
+
+def _code_fields(kind: type) -> tuple[str, ...]:
+    names = tuple(f.name for f in dataclasses.fields(kind)
+                  if f.name not in _LAYOUT_FIELDS and not f.name.startswith("whitespace"))
+    _FIELDS[kind] = names
+    return names
 
 
 _IS_NODE: dict[type, bool] = {}
@@ -31,10 +47,11 @@ def _is_node(value) -> bool:
 
 
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The direct child nodes of ``node``, in field order."""
+    """The direct child nodes of ``node``, in field order, layout (whitespace, parentheses,
+    separators) left out."""
     names = _FIELDS.get(type(node))
     if names is None:
-        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+        names = _code_fields(type(node))
     for name in names:
         value = getattr(node, name)
         if type(value) in (list, tuple):
