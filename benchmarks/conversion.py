@@ -96,13 +96,13 @@ class Phases:
         phases = self
 
         def timed(*args, **kwargs):
-            frame = [name, time.perf_counter(), 0.0]
+            frame = [name, time.process_time(), 0.0]
             phases.stack.append(frame)
             try:
                 return original(*args, **kwargs)
             finally:
                 phases.stack.pop()
-                spent = time.perf_counter() - frame[1]
+                spent = time.process_time() - frame[1]
                 phases.totals[name] = phases.totals.get(name, 0.0) + spent - frame[2]
                 if phases.stack:
                     phases.stack[-1][2] += spent

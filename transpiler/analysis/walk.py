@@ -14,7 +14,8 @@ from typing import Iterator
 
 import libcst as cst
 
-__all__ = ["children", "code_of", "nesting_depth", "walk"]
+__all__ = ["children", "code_of", "nesting_depth", "statement_children", "SMALL_STATEMENTS", "STATEMENT_HOLDERS",
+           "walk"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -59,6 +60,39 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                 if _is_node(item):
                     yield item
         elif _is_node(value):
+            yield value
+
+
+# The fields that hold statements, of the statements and clauses that hold them. A search for
+# statements (`return`, `break`, `global` ...) enters only these: expressions, which are most
+# of a tree, hold no statements (a lambda's body is an expression; a nested def is a scope).
+_STATEMENT_FIELDS: dict[type, tuple[str, ...]] = {
+    cst.IndentedBlock: ("body",), cst.SimpleStatementSuite: ("body",), cst.SimpleStatementLine: ("body",),
+    cst.If: ("body", "orelse"), cst.Else: ("body",), cst.While: ("body", "orelse"),
+    cst.For: ("body", "orelse"), cst.With: ("body",), cst.Try: ("body", "handlers", "orelse", "finalbody"),
+    cst.TryStar: ("body", "handlers", "orelse", "finalbody"), cst.ExceptHandler: ("body",),
+    cst.ExceptStarHandler: ("body",), cst.Finally: ("body",), cst.Match: ("cases",), cst.MatchCase: ("body",),
+    cst.FunctionDef: ("body",), cst.ClassDef: ("body",),
+}
+
+# Nodes that hold statements (statements, suites, clauses).
+STATEMENT_HOLDERS = frozenset(_STATEMENT_FIELDS)
+
+# Statements that hold no statements.
+SMALL_STATEMENTS = frozenset({
+    cst.AnnAssign, cst.Assert, cst.Assign, cst.AugAssign, cst.Break, cst.Continue, cst.Del, cst.Expr,
+    cst.Global, cst.Import, cst.ImportFrom, cst.Nonlocal, cst.Pass, cst.Raise, cst.Return,
+})
+
+
+def statement_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The statements, suites and clauses directly in ``node`` (none in an expression or a
+    small statement), in field order."""
+    for name in _STATEMENT_FIELDS.get(type(node), ()):
+        value = getattr(node, name)
+        if type(value) in (list, tuple):
+            yield from value
+        elif value is not None:
             yield value
 
 
