@@ -19,7 +19,7 @@ import re
 import textwrap
 import tokenize
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -41,6 +41,9 @@ class FunctionSource:
     indent: int                 # columns removed by dedenting
     lines: list[str]            # the file's lines (for error messages)
     text: str = ""              # the (dedented) text ``module`` was parsed from
+    # The text of the original statement lines that are one physical line (see
+    # ``analysis.positions.statement_positions``), by node.
+    verbatim: dict = field(default_factory=dict)
 
     def location(self, file_line: int, col: int = 0) -> Location:
         """A :class:`Location` for a line (1-based) and column of the user's file."""

@@ -139,7 +139,8 @@ class _Builder:
         return Span(*found) if found is not None else self.here
 
     def code(self, node: cst.CSTNode) -> str:
-        return code_of(self.module, node)
+        text = self.src.verbatim.get(node)  # a one-line statement as the user wrote it
+        return text if text is not None else code_of(self.module, node)
 
     def emit(self, op: Op) -> Op:
         self.scope.ops.append(op)

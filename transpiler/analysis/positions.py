@@ -26,10 +26,13 @@ _PAIRS = {
 
 
 class _Pairing:
-    def __init__(self, first_line: int, indent: int):
+    def __init__(self, first_line: int, indent: int, lines: list[str] | None = None,
+                 verbatim: dict | None = None):
         self.offset = first_line - 1
         self.indent = indent
         self.table: Positions = {}
+        self.lines = lines  # the parsed text's lines, for ``verbatim``
+        self.verbatim = verbatim
 
     def mark(self, node: cst.CSTNode, a: ast.AST) -> None:
         self.table[node] = (a.lineno + self.offset, a.col_offset + self.indent)
@@ -49,10 +52,22 @@ class _Pairing:
                 self.mark(stmt, stmts[k])
                 for small in stmt.body:  # `a = 1; b = 2`: each at the line's start
                     self.table[small] = self.table[stmt]
+                if self.verbatim is not None and not stmt.leading_lines:
+                    self.one_line(stmt, stmts[k:k + len(stmt.body)])
                 k += len(stmt.body)
             else:
                 self.compound(stmt, stmts[k])
                 k += 1
+
+    def one_line(self, stmt: cst.SimpleStatementLine, parts: list[ast.stmt]) -> None:
+        """The text of a statement line that is one physical line: the rest of that line."""
+        line = parts[0].lineno
+        if any(p.lineno != line or p.end_lineno != line for p in parts) or not 0 < line <= len(self.lines):
+            return
+        text = self.lines[line - 1][parts[0].col_offset:]
+        if not text.isascii():  # ast columns count UTF-8 bytes
+            return
+        self.verbatim[stmt] = text
 
     def clause(self, node: cst.CSTNode, owner: cst.CSTNode, stmts: list[ast.stmt]) -> None:
         """An `else:`/`finally:` clause: its line is just above its first statement and that
@@ -99,10 +114,16 @@ class _Pairing:
             self.clause(orelse, stmt, a.orelse)
 
 
-def statement_positions(text: str, fn: cst.FunctionDef, first_line: int, indent: int) -> Positions:
+def statement_positions(text: str, fn: cst.FunctionDef, first_line: int, indent: int,
+                        verbatim: dict | None = None) -> Positions:
     """Positions of ``fn`` (its ``def`` line) and of every statement in it; ``text`` is the
-    source that ``fn`` was parsed from (its first statement is ``fn``)."""
-    pairing = _Pairing(first_line, indent)
+    source that ``fn`` was parsed from (its first statement is ``fn``). ``verbatim``, when
+    given, receives the text of each statement line that is one physical line without
+    comment lines above it, as ``module.code_for_node`` would write it (the rest of its line),
+    so that statements kept as written need no code generation."""
+    # Lines as ``ast`` counts them (`str.splitlines` also splits at form feeds and others).
+    lines = [line + "\n" for line in text.split("\n")] if verbatim is not None else None
+    pairing = _Pairing(first_line, indent, lines, verbatim)
     tree = ast.parse(text)
     if tree.body:
         pairing.compound(fn, tree.body[0])

@@ -67,8 +67,11 @@ class Converter(cst.CSTTransformer):
         if only is None:
             only = Converter._STATEMENTS_ONLY[kind] = _statements_only(kind)
         self.statements_only = only
+        # Per node being visited: whether something below it was replaced.
+        self._changed: list[bool] = []
 
     def on_visit(self, node) -> bool:
+        self._changed.append(False)
         enter = super().on_visit(node)
         if enter and self.statements_only:
             return type(node) in STATEMENT_HOLDERS or type(node) is cst.Module
@@ -76,6 +79,13 @@ class Converter(cst.CSTTransformer):
 
     def on_leave(self, original_node, updated_node):
         result = super().on_leave(original_node, updated_node)
+        changed = self._changed.pop()
+        if result is updated_node and not changed:
+            # libcst rebuilds every node it visits; where nothing was replaced, the original
+            # stands (a converter that changes nothing returns the very tree it was given).
+            return original_node
+        if self._changed:
+            self._changed[-1] = True
         pos = self.ctx.positions.get(original_node)
         if pos is not None:
             if isinstance(result, cst.CSTNode):
