@@ -230,17 +230,20 @@ MUTATING_METHODS = frozenset({
 })
 
 
-def _own_nodes(node: cst.CSTNode):
+def _own_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """``node`` and the nodes below it, pre-order, not looking into nested scopes (whose own
     node is included); iterative, as expressions may nest thousands of levels deep."""
+    out = []
     stack = [node]
     while stack:
         node = stack.pop()
-        yield node
+        out.append(node)
         if type(node) not in _SCOPES:
             kids = list(children(node))
-            kids.reverse()
-            stack.extend(kids)
+            if kids:
+                kids.reverse()
+                stack.extend(kids)
+    return out
 
 
 def _mutating_calls(node: cst.CSTNode, acc: Access) -> list[str]:

@@ -47,20 +47,31 @@ def _is_node(value) -> bool:
     return known
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The direct child nodes of ``node``, in field order, layout (whitespace, parentheses,
     separators) left out."""
     names = _FIELDS.get(type(node))
     if names is None:
         names = _code_fields(type(node))
+    out = []
+    is_node = _IS_NODE
     for name in names:
         value = getattr(node, name)
-        if type(value) in (list, tuple):
+        kind = type(value)
+        if kind is list or kind is tuple:
             for item in value:
-                if _is_node(item):
-                    yield item
-        elif _is_node(value):
-            yield value
+                known = is_node.get(type(item))
+                if known is None:
+                    known = _is_node(item)
+                if known:
+                    out.append(item)
+        else:
+            known = is_node.get(kind)
+            if known is None:
+                known = _is_node(value)
+            if known:
+                out.append(value)
+    return out
 
 
 # The fields that hold statements, of the statements and clauses that hold them. A search for
@@ -104,7 +115,7 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        kids = list(children(current))
+        kids = children(current)
         kids.reverse()
         stack.extend(kids)
 
