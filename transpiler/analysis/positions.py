@@ -69,6 +69,29 @@ class _Pairing:
             return
         self.verbatim[stmt] = text
 
+    def header(self, stmt: cst.CSTNode, a: ast.stmt) -> None:
+        """The text of the test of an ``if``/``while`` and of the target and iterable of a
+        ``for`` (see ``expression``)."""
+        if self.verbatim is None:
+            return
+        kind = type(stmt)
+        if kind is cst.If or kind is cst.While:
+            self.expression(stmt.test, a.test)
+        elif kind is cst.For:
+            self.expression(stmt.target, a.target)
+            self.expression(stmt.iter, a.iter)
+
+    def expression(self, node: cst.BaseExpression, a: ast.expr) -> None:
+        """The text of an expression on one line, as ``module.code_for_node`` writes it: the
+        span ``ast`` gives. Not for parenthesised expressions (libcst's node holds the
+        parentheses, ``ast``'s span does not) nor tuples (a trailing comma)."""
+        if (getattr(node, "lpar", None) or type(node) is cst.Tuple or a.lineno != a.end_lineno
+                or not 0 < a.lineno <= len(self.lines)):
+            return
+        line = self.lines[a.lineno - 1]
+        if line.isascii():  # ast columns count UTF-8 bytes
+            self.verbatim[node] = line[a.col_offset:a.end_col_offset]
+
     def clause(self, node: cst.CSTNode, owner: cst.CSTNode, stmts: list[ast.stmt]) -> None:
         """An `else:`/`finally:` clause: its line is just above its first statement and that
         statement's comments; its body is paired with ``stmts``."""
@@ -82,6 +105,7 @@ class _Pairing:
         # recursion (a chain of 500 arms nests 500 deep).
         while isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If) and isinstance(a, ast.If):
             self.mark(stmt, a)
+            self.header(stmt, a)
             self.block(stmt.body, a.body, stmt)
             if not a.orelse:
                 return
@@ -89,6 +113,7 @@ class _Pairing:
         if not isinstance(a, _PAIRS.get(type(stmt), ())):
             return  # not the statement we expected: leave the rest unmarked, never misplace
         self.mark(stmt, a)
+        self.header(stmt, a)
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return  # kept verbatim: its lines map one to one from its first line
         if isinstance(stmt, cst.Match):
