@@ -117,7 +117,9 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
 
 def _rename_function(tree: ast.Module, name: str, new: str) -> None:
     """Rename the converted function inside the factory (its ``def`` and the ``return``)."""
-    factory = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == FACTORY)
+    # The factory is the module's only statement, or the only one of the class around it.
+    top = tree.body[0]
+    factory = top.body[0] if isinstance(top, ast.ClassDef) else top
     for stmt in factory.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
             stmt.name = new
