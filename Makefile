@@ -28,6 +28,7 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/conversion.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -5,6 +5,9 @@ The code object is shared by every function made from the same ``def``; each fun
 object gets its own closure cells. The cache holds code objects by identity and weakly:
 CPython compares code objects by value (ignoring the file name), and a function redefined
 in a loop or a re-run notebook cell must be freed with its conversion.
+
+An optional on-disk cache (``LAXIFY_CACHE_DIR`` or :func:`set_cache_dir`) keeps conversions
+across processes; see :mod:`laxify._disk_cache`.
 """
 
 from __future__ import annotations
@@ -24,12 +27,15 @@ from laxify.ir.passes import default_passes, run_passes
 from laxify.runtime.calls import set_converter
 from laxify.runtime.compile import compile_lowered, make_function
 from laxify.runtime.lowering import LoweredSource, lower_function
+from laxify import _disk_cache
 from laxify.runtime.options import restoring_options, with_options
 from laxify.transpiler import depth
 from laxify.transpiler.pipeline import Conversion, convert_source
 from laxify.transpiler.source import function_code
 
-__all__ = ["Converted", "convert_function", "fresh_ir", "clear_cache"]
+__all__ = ["Converted", "convert_function", "fresh_ir", "clear_cache", "set_cache_dir"]
+
+set_cache_dir = _disk_cache.set_cache_dir
 
 
 @dataclass
@@ -49,6 +55,15 @@ class Converted:
     def filename(self) -> str:
         return self.conversion.source.filename
 
+    @property
+    def has_fallbacks(self) -> bool:
+        """Whether some construct stays Python (and may meet a traced value)."""
+        return bool(self.conversion.fallbacks)
+
+    @property
+    def pushes_loop_options(self) -> bool:
+        return self.conversion.pushes_loop_options
+
     @functools.cached_property
     def calls_user_code(self) -> bool:
         """Whether the converted code calls functions through ``_lx.call`` (which may run a
@@ -59,12 +74,12 @@ class Converted:
         """The converted function for ``fn`` (its closure cells, its loop options).
         ``to_static`` handles constructs kept as Python itself (``locate_fallbacks=False``)."""
         converted = make_function(self.code, self.lowered, fn)
-        if locate_fallbacks and (self.conversion.fallbacks or self.calls_user_code):
+        if locate_fallbacks and (self.has_fallbacks or self.calls_user_code):
             converted = _locating_fallbacks(converted, self.conversion, fn)
         opts = getattr(fn, "__laxify_loop_options__", None)
         if opts is not None:
             return with_options(converted, opts)
-        if self.conversion.pushes_loop_options:
+        if self.pushes_loop_options:
             # A `return`/`break` out of a `with loop_options(...)` block skips its pop.
             return restoring_options(converted)
         return converted
@@ -121,10 +136,58 @@ def convert_function(fn: types.FunctionType) -> Converted:
     with _LOCK:
         hit = _cached(code)
         if hit is None:
-            with _depth_limit(fn, code):
-                hit = _convert(fn, code)
+            directory = _disk_cache.cache_dir()
+            key = _disk_cache.key(fn, code) if directory is not None else None
+            if key is not None:
+                hit = _disk_cache.load(directory, key, fn, code, _FromDisk)
+            if hit is None:
+                with _depth_limit(fn, code):
+                    hit = _convert(fn, code)
+                if key is not None:
+                    _disk_cache.store(directory, key, hit)
             _remember(code, hit)
     return hit
+
+
+class _FromDisk(Converted):
+    """A conversion read from the on-disk cache: the compiled code and the lowered source are
+    stored; the parsed source, IR and fallbacks (for ``explain``, ``ir``, ``diff`` and the
+    messages of constructs kept as Python) are made again the first time they are needed."""
+
+    def __init__(self, fn: types.FunctionType, code: types.CodeType, lowered: LoweredSource,
+                 meta: dict):
+        self.lowered = lowered
+        self.code = code
+        self._fn = weakref.ref(fn)
+        self._meta = meta
+
+    @functools.cached_property
+    def _full(self) -> Converted:
+        fn = self._fn()
+        if fn is None:
+            raise RuntimeError("the converted function is gone; convert it again")
+        with _depth_limit(fn, fn.__code__):
+            return _convert(fn, fn.__code__)
+
+    @property
+    def conversion(self) -> Conversion:  # type: ignore[override]
+        return self._full.conversion
+
+    @property
+    def ir(self) -> Function:  # type: ignore[override]
+        return self._full.ir
+
+    @property
+    def filename(self) -> str:
+        return self._meta["filename"]
+
+    @property
+    def has_fallbacks(self) -> bool:
+        return self._meta["fallbacks"]
+
+    @property
+    def pushes_loop_options(self) -> bool:
+        return self._meta["pushes_loop_options"]
 
 
 # CPython's limits on nesting in the code it compiles (the converted code nests a level or two

@@ -19,25 +19,54 @@ INDENT = "    "
 FACTORY = "_lx_factory"
 
 
+# Per AST class, the fields that may hold nodes with positions (an expression's context and
+# an operator are position-free singletons; names and constants are not nodes).
+_AST_FIELDS: dict[type, tuple[str, ...]] = {}
+_NO_POSITIONS = frozenset({"ctx", "op", "ops", "id", "arg", "attr", "name", "module", "level", "kind",
+                           "type_comment", "is_async", "conversion", "asname"})
+
+
+def _ast_fields(kind: type) -> tuple[str, ...]:
+    fields = tuple(f for f in kind._fields if f not in _NO_POSITIONS)
+    _AST_FIELDS[kind] = fields
+    return fields
+
+
 def _remap(tree: ast.AST, mapping: list[tuple[int, int]], wrapper_lines: int) -> None:
-    """Give every node the user's line number (and column) instead of the generated one."""
-    for node in ast.walk(tree):
-        if not hasattr(node, "lineno"):
+    """Give every node the user's line number (and column) instead of the generated one.
+    (A walk of its own: ``ast.walk`` costs more than the compile that follows.)"""
+    count = len(mapping)
+    fields_of = _AST_FIELDS
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = _ast_fields(kind)
+        for name in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+        line = getattr(node, "lineno", None)
+        if line is None:
             continue
-        k = node.lineno - 1 - wrapper_lines
-        if 0 <= k < len(mapping):
+        k = line - 1 - wrapper_lines
+        if 0 <= k < count:
             user_line, shift = mapping[k]
-            node.lineno = user_line
+            node.lineno = line = user_line
             node.col_offset = max(node.col_offset + shift, 0)
         end = getattr(node, "end_lineno", None)
         if end is not None:
             k = end - 1 - wrapper_lines
-            if 0 <= k < len(mapping):
+            if 0 <= k < count:
                 user_line, shift = mapping[k]
-                node.end_lineno = max(user_line, node.lineno)
+                node.end_lineno = end = max(user_line, line)
                 node.end_col_offset = max((node.end_col_offset or 0) + shift, 0)
-        if getattr(node, "end_lineno", None) == node.lineno and node.end_col_offset < node.col_offset:
-            node.end_col_offset = node.col_offset
+            if end == line and node.end_col_offset < node.col_offset:
+                node.end_col_offset = node.col_offset
 
 
 _PRIVATE = re.compile(r"(?<!\w)__\w+")
@@ -88,7 +117,9 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
 
 def _rename_function(tree: ast.Module, name: str, new: str) -> None:
     """Rename the converted function inside the factory (its ``def`` and the ``return``)."""
-    factory = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == FACTORY)
+    # The factory is the module's only statement, or the only one of the class around it.
+    top = tree.body[0]
+    factory = top.body[0] if isinstance(top, ast.ClassDef) else top
     for stmt in factory.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
             stmt.name = new

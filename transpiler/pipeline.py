@@ -140,7 +140,7 @@ def convert_source(fn) -> Conversion:
 
 def _convert_source(fn) -> Conversion:
     src = get_source(fn)
-    positions = statement_positions(src.text, src.node, src.first_line, src.indent)
+    positions = statement_positions(src.text, src.node, src.first_line, src.indent, src.verbatim)
     ctx = Context(positions, namespace=getattr(fn, "__globals__", {}), local_names=local_names(fn.__code__))
     prefix = choose_prefix(src.text)
     if prefix != DEFAULT_PREFIX:

@@ -19,7 +19,7 @@ import re
 import textwrap
 import tokenize
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -41,6 +41,9 @@ class FunctionSource:
     indent: int                 # columns removed by dedenting
     lines: list[str]            # the file's lines (for error messages)
     text: str = ""              # the (dedented) text ``module`` was parsed from
+    # The text of the original statement lines that are one physical line (see
+    # ``analysis.positions.statement_positions``), by node.
+    verbatim: dict = field(default_factory=dict)
 
     def location(self, file_line: int, col: int = 0) -> Location:
         """A :class:`Location` for a line (1-based) and column of the user's file."""
@@ -281,20 +284,68 @@ def _check_current(fn, code: types.CodeType, text: str, first_line: int) -> None
 _DEF_START = re.compile(r"\s*(@|def\s|async\s+def\s)|.*(?<!\w)lambda[:\s]")
 
 
-def _def_block(fn, code: types.CodeType, lines: list[str]) -> tuple[list[str], int]:
-    """The lines of the ``def`` (or lambda) that starts at or above ``code.co_firstlineno``,
-    and its first line. From the code object, not the function: ``inspect.getsourcelines(fn)``
-    would follow ``__wrapped__`` to another function (and searches every module first)."""
+def _indented_block(lines: list[str], k: int) -> list[str] | None:
+    """``inspect.getblock(lines[k:])`` for a ``def`` found from indentation alone (tokenizing
+    costs more than parsing): the lines up to the last one indented more than the ``def``
+    before the first code line that is not. ``None`` where that may differ: tabs, or comment
+    lines indented more than the ``def`` after its last code line (``getblock`` keeps those
+    indented as deep as the body). A line of a string or bracket that the scan takes for the
+    end leaves text that does not compile, which ``_check_current`` finds (the caller then
+    asks ``getblock``)."""
+    first = lines[k]
+    base = len(first) - len(first.lstrip())
+    if "\t" in first[:base]:
+        return None
+    d = k  # the `def` line, after the decorators
+    while lines[d].lstrip().startswith("@") or len(lines[d]) - len(lines[d].lstrip()) > base:
+        d += 1
+        if d == len(lines):
+            return None
+    if not lines[d].lstrip().startswith(("def ", "def\t", "async ")):
+        return None
+    last, pending_comment = d, False
+    for j in range(d + 1, len(lines)):
+        line = lines[j]
+        stripped = line.lstrip()
+        if not stripped:
+            continue
+        deeper = len(line) - len(stripped) > base
+        if stripped[0] == "#":
+            pending_comment = pending_comment or deeper
+            continue
+        if not deeper:
+            break
+        last, pending_comment = j, False
+    return None if pending_comment else lines[k:last + 1]
+
+
+def _def_start(fn, code: types.CodeType, lines: list[str]) -> int:
+    """The index of the first line of the ``def`` (its decorators) or lambda of ``code``."""
     k = code.co_firstlineno - 1
     if not 0 <= k < len(lines):
         raise _no_source(fn, f"its line {code.co_firstlineno} is past the end of {code.co_filename!r}",
                          _STALE_FIX)
     while k > 0 and not _DEF_START.match(lines[k]):
         k -= 1
+    return k
+
+
+def _def_block(fn, code: types.CodeType, lines: list[str]) -> tuple[list[str], int]:
+    """The lines of the ``def`` (or lambda) that starts at or above ``code.co_firstlineno``,
+    and its first line. From the code object, not the function: ``inspect.getsourcelines(fn)``
+    would follow ``__wrapped__`` to another function (and searches every module first)."""
+    k = _def_start(fn, code, lines)
     try:
         return inspect.getblock(lines[k:]), k + 1
     except (SyntaxError, tokenize.TokenError) as e:  # an edited file that no longer tokenizes
         raise _no_source(fn, f"its source could not be read ({e})", _STALE_FIX) from None
+
+
+def _dedented(block: list[str]) -> tuple[str, int]:
+    """The block's text dedented, and the columns removed."""
+    text = "".join(block)
+    dedented = textwrap.dedent(text)
+    return dedented, len(block[0]) - len(block[0].lstrip()) if dedented != text else 0
 
 
 def get_source(fn) -> FunctionSource:
@@ -308,13 +359,22 @@ def get_source(fn) -> FunctionSource:
     lines = linecache.getlines(filename, getattr(fn, "__globals__", {}))
     if not lines:
         raise _no_source(fn, f"no source text is available for {filename!r}")
-    block, first_line = _def_block(fn, code, lines)
-    text = "".join(block)
-    dedented = textwrap.dedent(text)
-    indent = len(block[0]) - len(block[0].lstrip()) if dedented != text else 0
     if code.co_name == "<lambda>":
+        block, first_line = _def_block(fn, code, lines)
         return _lambda_source(fn, filename, block, first_line, lines)
-    _check_current(fn, code, dedented, first_line)
+    k = _def_start(fn, code, lines)
+    block = _indented_block(lines, k)
+    if block is not None:
+        dedented, indent = _dedented(block)
+        try:
+            _check_current(fn, code, dedented, k + 1)
+        except ConversionError:
+            block = None  # the scan may have ended inside a string or brackets: ask the tokenizer
+    if block is None:
+        block, first_line = _def_block(fn, code, lines)
+        dedented, indent = _dedented(block)
+        _check_current(fn, code, dedented, first_line)
+    first_line = k + 1
     try:
         module = cst.parse_module(dedented)
     except cst.ParserSyntaxError as e:

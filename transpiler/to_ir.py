@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from laxify.transpiler.analysis.walk import children, code_of, walk
+from laxify.transpiler.analysis.walk import code_of, statement_children, walk
 
 from laxify.ir import (
     CondOp,
@@ -72,8 +72,10 @@ _LOOPS = (cst.While, cst.For)
 
 def _jump_reason(node: cst.CSTNode, in_loop: bool) -> str | None:
     """Why a compound statement must stay Python, looking inside it (not into nested defs).
-    Pre-order with an explicit stack: an `elif` chain of 500 arms nests 500 deep."""
-    stack = [(child, in_loop) for child in reversed(list(children(node)))]
+    Pre-order with an explicit stack: an `elif` chain of 500 arms nests 500 deep. Statements
+    only: the function is no generator or coroutine (see ``source.get_source``), so its own
+    expressions hold no `yield`/`await`."""
+    stack = [(child, in_loop) for child in reversed(list(statement_children(node)))]
     while stack:
         child, in_loop = stack.pop()
         kind = type(child)  # exact types: isinstance against libcst's ABCs is slow
@@ -83,19 +85,17 @@ def _jump_reason(node: cst.CSTNode, in_loop: bool) -> str | None:
             return "it contains a `return` statement"
         if (kind is cst.Break or kind is cst.Continue) and not in_loop:
             return f"it contains a `{'break' if kind is cst.Break else 'continue'}` statement"
-        if kind is cst.Yield or kind is cst.Await:
-            return "it contains `yield`/`await`"
         if kind is cst.Global or kind is cst.Nonlocal:
             return "it contains a `global`/`nonlocal` statement"
         inner_loop = in_loop or kind in _LOOPS
-        stack.extend((grandchild, inner_loop) for grandchild in reversed(list(children(child))))
+        stack.extend((grandchild, inner_loop) for grandchild in reversed(list(statement_children(child))))
     return None
 
 
 def _declared(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
     """The names ``node``'s own code declares ``global`` and ``nonlocal``."""
     found: tuple[set[str], set[str]] = (set(), set())
-    stack = list(children(node.body))  # not recursion: `elif` chains nest one level per arm
+    stack = list(statement_children(node.body))  # not recursion: `elif` chains nest one level per arm
     while stack:
         child = stack.pop()
         kind = type(child)
@@ -103,7 +103,7 @@ def _declared(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
             continue
         if kind is cst.Global or kind is cst.Nonlocal:
             found[kind is cst.Nonlocal].update(item.name.value for item in child.names)
-        stack.extend(children(child))
+        stack.extend(statement_children(child))
     return found
 
 
@@ -139,7 +139,8 @@ class _Builder:
         return Span(*found) if found is not None else self.here
 
     def code(self, node: cst.CSTNode) -> str:
-        return code_of(self.module, node)
+        text = self.src.verbatim.get(node)  # a one-line statement as the user wrote it
+        return text if text is not None else code_of(self.module, node)
 
     def emit(self, op: Op) -> Op:
         self.scope.ops.append(op)

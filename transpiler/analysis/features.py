@@ -7,7 +7,7 @@ import builtins
 
 import libcst as cst
 
-from laxify.transpiler.analysis.walk import walk
+from laxify.transpiler.analysis.walk import descendants
 
 __all__ = ["features", "user_callee", "attribute_root", "is_indexed_update", "APPEND_CALL", "CHAINED_COMPARISON",
            "ITERABLE_CALL", "LIBRARY_METHODS", "LOOP_ELSE", "PRINT_CALL", "SUBSCRIPT_UPDATE", "USER_CALL"]
@@ -82,7 +82,7 @@ def _holds_subscript(target: cst.BaseExpression) -> bool:
 def features(node: cst.CSTNode) -> set:
     """Node types present in ``node`` plus markers for the finer cases converters need."""
     found: set = set()
-    for n in walk(node):
+    for n in descendants(node):
         kind = type(n)
         found.add(kind)
         if kind is cst.Comparison and len(n.comparisons) > 1:

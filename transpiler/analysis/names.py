@@ -137,7 +137,7 @@ def _comprehension_reads(node, out: dict[str, None]) -> None:
 
 def target_names(target: cst.CSTNode) -> list[str]:
     """Names bound by an assignment target (``a``, ``a, (b, *c)``); empty for ``x[i]``/``x.a``."""
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
     if isinstance(target, (cst.Tuple, cst.List)):
         names: list[str] = []
@@ -150,7 +150,7 @@ def target_names(target: cst.CSTNode) -> list[str]:
 
 
 def _target_access(target: cst.CSTNode, acc: Access) -> None:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         acc.write([target.value])
     elif isinstance(target, (cst.Tuple, cst.List)):
         for el in target.elements:
@@ -181,19 +181,21 @@ def _del_access(target: cst.CSTNode, acc: Access) -> None:
 
 
 def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
-    if isinstance(node, cst.Assign):
+    # Exact types: libcst's node classes are ABCs, and isinstance against them is slow.
+    kind = type(node)
+    if kind is cst.Assign:
         acc.read(expr_reads(node.value))
         for t in node.targets:
             _target_access(t.target, acc)
-    elif isinstance(node, cst.AugAssign):
+    elif kind is cst.AugAssign:
         acc.read(expr_reads(node.target))
         acc.read(expr_reads(node.value))
         _target_access(node.target, acc)
-    elif isinstance(node, cst.AnnAssign):
+    elif kind is cst.AnnAssign:
         if node.value is not None:
             acc.read(expr_reads(node.value))
             _target_access(node.target, acc)
-    elif isinstance(node, (cst.Import, cst.ImportFrom)):
+    elif kind is cst.Import or kind is cst.ImportFrom:
         if isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:
@@ -204,15 +206,15 @@ def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
                 while isinstance(dotted, cst.Attribute):
                     dotted = dotted.value
                 acc.write([dotted.value])
-    elif isinstance(node, cst.Del):
+    elif kind is cst.Del:
         _del_access(node.target, acc)
-    elif isinstance(node, (cst.Global, cst.Nonlocal)):
+    elif kind is cst.Global or kind is cst.Nonlocal:
         return
     else:  # Expr, Return, Assert, Raise, Pass, Break, Continue
         acc.read(expr_reads(node))
-    _mutating_calls(node, acc)
+    walrus = _mutating_calls(node, acc)
     before = set(acc.writes)
-    _walrus_writes(node, acc)
+    acc.write(walrus)
     # A name bound by `:=` and read later in the same statement is not a read from before it.
     for name in set(acc.writes) - before:
         acc.reads.pop(name, None)
@@ -228,22 +230,31 @@ MUTATING_METHODS = frozenset({
 })
 
 
-def _own_nodes(node: cst.CSTNode):
+def _own_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """``node`` and the nodes below it, pre-order, not looking into nested scopes (whose own
     node is included); iterative, as expressions may nest thousands of levels deep."""
+    out = []
     stack = [node]
     while stack:
         node = stack.pop()
-        yield node
+        out.append(node)
         if type(node) not in _SCOPES:
             kids = list(children(node))
-            kids.reverse()
-            stack.extend(kids)
+            if kids:
+                kids.reverse()
+                stack.extend(kids)
+    return out
 
 
-def _mutating_calls(node: cst.CSTNode, acc: Access) -> None:
+def _mutating_calls(node: cst.CSTNode, acc: Access) -> list[str]:
+    """Mark the names whose objects the calls in ``node`` change in place; return the names
+    bound by ``:=`` in it (one walk for both)."""
+    walrus: list[str] = []
     for node in _own_nodes(node):
-        if type(node) is cst.Call:
+        kind = type(node)
+        if kind is cst.NamedExpr:
+            walrus.extend(target_names(node.target))
+        elif kind is cst.Call:
             func = node.func
             if (type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value == "call"
                     and is_runtime_name(func.value.value) and node.args):
@@ -251,6 +262,7 @@ def _mutating_calls(node: cst.CSTNode, acc: Access) -> None:
             if (type(func) is cst.Attribute and type(func.value) is cst.Name
                     and func.attr.value in MUTATING_METHODS and not is_runtime_name(func.value.value)):
                 acc.mutate(func.value.value)
+    return walrus
 
 
 def _walrus_writes(node: cst.CSTNode, acc: Access) -> None:
@@ -282,7 +294,7 @@ def stmt_access(stmt: cst.CSTNode) -> Access:
     """Reads and writes of one statement, compound statements included (memoised per node:
     the result is shared, so callers must not change it)."""
     acc = Access()
-    if isinstance(stmt, cst.SimpleStatementLine):
+    if type(stmt) is cst.SimpleStatementLine:
         for small in stmt.body:
             _small_access(small, acc)
     elif isinstance(stmt, cst.BaseSmallStatement):

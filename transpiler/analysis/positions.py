@@ -26,10 +26,13 @@ _PAIRS = {
 
 
 class _Pairing:
-    def __init__(self, first_line: int, indent: int):
+    def __init__(self, first_line: int, indent: int, lines: list[str] | None = None,
+                 verbatim: dict | None = None):
         self.offset = first_line - 1
         self.indent = indent
         self.table: Positions = {}
+        self.lines = lines  # the parsed text's lines, for ``verbatim``
+        self.verbatim = verbatim
 
     def mark(self, node: cst.CSTNode, a: ast.AST) -> None:
         self.table[node] = (a.lineno + self.offset, a.col_offset + self.indent)
@@ -49,10 +52,45 @@ class _Pairing:
                 self.mark(stmt, stmts[k])
                 for small in stmt.body:  # `a = 1; b = 2`: each at the line's start
                     self.table[small] = self.table[stmt]
+                if self.verbatim is not None and not stmt.leading_lines:
+                    self.one_line(stmt, stmts[k:k + len(stmt.body)])
                 k += len(stmt.body)
             else:
                 self.compound(stmt, stmts[k])
                 k += 1
+
+    def one_line(self, stmt: cst.SimpleStatementLine, parts: list[ast.stmt]) -> None:
+        """The text of a statement line that is one physical line: the rest of that line."""
+        line = parts[0].lineno
+        if any(p.lineno != line or p.end_lineno != line for p in parts) or not 0 < line <= len(self.lines):
+            return
+        text = self.lines[line - 1][parts[0].col_offset:]
+        if not text.isascii():  # ast columns count UTF-8 bytes
+            return
+        self.verbatim[stmt] = text
+
+    def header(self, stmt: cst.CSTNode, a: ast.stmt) -> None:
+        """The text of the test of an ``if``/``while`` and of the target and iterable of a
+        ``for`` (see ``expression``)."""
+        if self.verbatim is None:
+            return
+        kind = type(stmt)
+        if kind is cst.If or kind is cst.While:
+            self.expression(stmt.test, a.test)
+        elif kind is cst.For:
+            self.expression(stmt.target, a.target)
+            self.expression(stmt.iter, a.iter)
+
+    def expression(self, node: cst.BaseExpression, a: ast.expr) -> None:
+        """The text of an expression on one line, as ``module.code_for_node`` writes it: the
+        span ``ast`` gives. Not for parenthesised expressions (libcst's node holds the
+        parentheses, ``ast``'s span does not) nor tuples (a trailing comma)."""
+        if (getattr(node, "lpar", None) or type(node) is cst.Tuple or a.lineno != a.end_lineno
+                or not 0 < a.lineno <= len(self.lines)):
+            return
+        line = self.lines[a.lineno - 1]
+        if line.isascii():  # ast columns count UTF-8 bytes
+            self.verbatim[node] = line[a.col_offset:a.end_col_offset]
 
     def clause(self, node: cst.CSTNode, owner: cst.CSTNode, stmts: list[ast.stmt]) -> None:
         """An `else:`/`finally:` clause: its line is just above its first statement and that
@@ -67,6 +105,7 @@ class _Pairing:
         # recursion (a chain of 500 arms nests 500 deep).
         while isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If) and isinstance(a, ast.If):
             self.mark(stmt, a)
+            self.header(stmt, a)
             self.block(stmt.body, a.body, stmt)
             if not a.orelse:
                 return
@@ -74,6 +113,7 @@ class _Pairing:
         if not isinstance(a, _PAIRS.get(type(stmt), ())):
             return  # not the statement we expected: leave the rest unmarked, never misplace
         self.mark(stmt, a)
+        self.header(stmt, a)
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return  # kept verbatim: its lines map one to one from its first line
         if isinstance(stmt, cst.Match):
@@ -99,10 +139,16 @@ class _Pairing:
             self.clause(orelse, stmt, a.orelse)
 
 
-def statement_positions(text: str, fn: cst.FunctionDef, first_line: int, indent: int) -> Positions:
+def statement_positions(text: str, fn: cst.FunctionDef, first_line: int, indent: int,
+                        verbatim: dict | None = None) -> Positions:
     """Positions of ``fn`` (its ``def`` line) and of every statement in it; ``text`` is the
-    source that ``fn`` was parsed from (its first statement is ``fn``)."""
-    pairing = _Pairing(first_line, indent)
+    source that ``fn`` was parsed from (its first statement is ``fn``). ``verbatim``, when
+    given, receives the text of each statement line that is one physical line without
+    comment lines above it, as ``module.code_for_node`` would write it (the rest of its line),
+    so that statements kept as written need no code generation."""
+    # Lines as ``ast`` counts them (`str.splitlines` also splits at form feeds and others).
+    lines = [line + "\n" for line in text.split("\n")] if verbatim is not None else None
+    pairing = _Pairing(first_line, indent, lines, verbatim)
     tree = ast.parse(text)
     if tree.body:
         pairing.compound(fn, tree.body[0])

@@ -1,8 +1,9 @@
 """Fast traversal of libcst trees: children from the node's fields.
 
 libcst's ``node.children`` runs a visitor to collect them, which costs more than all of
-laxify's own analysis; the dataclass fields give the same nodes (whitespace included) at a
-fraction of the cost.
+laxify's own analysis; the dataclass fields give the same nodes at a fraction of the cost.
+The fields that hold only layout (whitespace, comments, parentheses, commas, colons, brackets)
+are skipped: no analysis looks at them, and they are most of a tree's nodes.
 """
 
 from __future__ import annotations
@@ -13,9 +14,25 @@ from typing import Iterator
 
 import libcst as cst
 
-__all__ = ["children", "code_of", "nesting_depth", "walk"]
+__all__ = ["children", "code_of", "descendants", "nesting_depth", "statement_children", "SMALL_STATEMENTS",
+           "STATEMENT_HOLDERS", "walk"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+
+# Fields of libcst nodes that hold only layout: whitespace, comments, parentheses, separators.
+_LAYOUT_FIELDS = frozenset({
+    "lpar", "rpar", "comma", "semicolon", "colon", "first_colon", "second_colon", "dot", "equal",
+    "lbracket", "rbracket", "lbrace", "rbrace", "leading_lines", "lines_after_decorators",
+    "trailing_whitespace", "leading_whitespace", "header", "footer", "newline", "empty_lines",
+    "first_line", "last_line", "comment", "indent", "separator", "trailing_comma", "relative",
+})
+
+
+def _code_fields(kind: type) -> tuple[str, ...]:
+    names = tuple(f.name for f in dataclasses.fields(kind)
+                  if f.name not in _LAYOUT_FIELDS and not f.name.startswith("whitespace"))
+    _FIELDS[kind] = names
+    return names
 
 
 _IS_NODE: dict[type, bool] = {}
@@ -30,18 +47,63 @@ def _is_node(value) -> bool:
     return known
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The direct child nodes of ``node``, in field order."""
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The direct child nodes of ``node``, in field order, layout (whitespace, parentheses,
+    separators) left out."""
     names = _FIELDS.get(type(node))
     if names is None:
-        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+        names = _code_fields(type(node))
+    out = []
+    is_node = _IS_NODE
     for name in names:
         value = getattr(node, name)
-        if type(value) in (list, tuple):
+        kind = type(value)
+        if kind is list or kind is tuple:
             for item in value:
-                if _is_node(item):
-                    yield item
-        elif _is_node(value):
+                known = is_node.get(type(item))
+                if known is None:
+                    known = _is_node(item)
+                if known:
+                    out.append(item)
+        else:
+            known = is_node.get(kind)
+            if known is None:
+                known = _is_node(value)
+            if known:
+                out.append(value)
+    return out
+
+
+# The fields that hold statements, of the statements and clauses that hold them. A search for
+# statements (`return`, `break`, `global` ...) enters only these: expressions, which are most
+# of a tree, hold no statements (a lambda's body is an expression; a nested def is a scope).
+_STATEMENT_FIELDS: dict[type, tuple[str, ...]] = {
+    cst.IndentedBlock: ("body",), cst.SimpleStatementSuite: ("body",), cst.SimpleStatementLine: ("body",),
+    cst.If: ("body", "orelse"), cst.Else: ("body",), cst.While: ("body", "orelse"),
+    cst.For: ("body", "orelse"), cst.With: ("body",), cst.Try: ("body", "handlers", "orelse", "finalbody"),
+    cst.TryStar: ("body", "handlers", "orelse", "finalbody"), cst.ExceptHandler: ("body",),
+    cst.ExceptStarHandler: ("body",), cst.Finally: ("body",), cst.Match: ("cases",), cst.MatchCase: ("body",),
+    cst.FunctionDef: ("body",), cst.ClassDef: ("body",),
+}
+
+# Nodes that hold statements (statements, suites, clauses).
+STATEMENT_HOLDERS = frozenset(_STATEMENT_FIELDS)
+
+# Statements that hold no statements.
+SMALL_STATEMENTS = frozenset({
+    cst.AnnAssign, cst.Assert, cst.Assign, cst.AugAssign, cst.Break, cst.Continue, cst.Del, cst.Expr,
+    cst.Global, cst.Import, cst.ImportFrom, cst.Nonlocal, cst.Pass, cst.Raise, cst.Return,
+})
+
+
+def statement_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The statements, suites and clauses directly in ``node`` (none in an expression or a
+    small statement), in field order."""
+    for name in _STATEMENT_FIELDS.get(type(node), ()):
+        value = getattr(node, name)
+        if type(value) in (list, tuple):
+            yield from value
+        elif value is not None:
             yield value
 
 
@@ -53,9 +115,42 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        kids = list(children(current))
+        kids = children(current)
         kids.reverse()
         stack.extend(kids)
+
+
+def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node`` and every node below it, in no particular order (cheaper than :func:`walk`
+    where only the set of nodes matters), layout left out."""
+    out = [node]
+    stack = [node]
+    fields_of = _FIELDS
+    is_node = _IS_NODE
+    while stack:
+        current = stack.pop()
+        names = fields_of.get(type(current))
+        if names is None:
+            names = _code_fields(type(current))
+        for name in names:
+            value = getattr(current, name)
+            kind = type(value)
+            if kind is list or kind is tuple:
+                for item in value:
+                    known = is_node.get(type(item))
+                    if known is None:
+                        known = _is_node(item)
+                    if known:
+                        out.append(item)
+                        stack.append(item)
+            else:
+                known = is_node.get(kind)
+                if known is None:
+                    known = _is_node(value)
+                if known:
+                    out.append(value)
+                    stack.append(value)
+    return out
 
 
 def nesting_depth(node: cst.CSTNode) -> int:

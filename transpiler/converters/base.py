@@ -12,6 +12,7 @@ from typing import Mapping
 import libcst as cst
 
 from laxify.transpiler.analysis.positions import Positions
+from laxify.transpiler.analysis.walk import SMALL_STATEMENTS, STATEMENT_HOLDERS
 
 __all__ = ["Context", "Converter", "OwnCodeConverter"]
 
@@ -40,13 +41,51 @@ class Context:
         return f"_lx_{stem}_{self.counter}"
 
 
+_STATEMENT_NAMES = frozenset(kind.__name__ for kind in (*SMALL_STATEMENTS, *STATEMENT_HOLDERS))
+
+
+def _statements_only(kind: type) -> bool:
+    """Whether every ``visit_*``/``leave_*`` handler of ``kind`` is for a statement (or a clause
+    or suite): then its walk needs no expression's insides."""
+    handled = {name.split("_")[1] for name in dir(kind) if name.startswith(("visit_", "leave_"))
+               and getattr(kind, name) is not getattr(cst.CSTTransformer, name, None)}
+    return handled <= _STATEMENT_NAMES
+
+
 class Converter(cst.CSTTransformer):
+    """A transformer that keeps positions. One whose handlers are all for statements does
+    not enter expressions (most of a tree): it has nothing to change there, and libcst would
+    rebuild every node it enters."""
+
+    _STATEMENTS_ONLY: dict[type, bool] = {}
+
     def __init__(self, ctx: Context):
         super().__init__()
         self.ctx = ctx
+        kind = type(self)
+        only = Converter._STATEMENTS_ONLY.get(kind)
+        if only is None:
+            only = Converter._STATEMENTS_ONLY[kind] = _statements_only(kind)
+        self.statements_only = only
+        # Per node being visited: whether something below it was replaced.
+        self._changed: list[bool] = []
+
+    def on_visit(self, node) -> bool:
+        self._changed.append(False)
+        enter = super().on_visit(node)
+        if enter and self.statements_only:
+            return type(node) in STATEMENT_HOLDERS or type(node) is cst.Module
+        return enter
 
     def on_leave(self, original_node, updated_node):
         result = super().on_leave(original_node, updated_node)
+        changed = self._changed.pop()
+        if result is updated_node and not changed:
+            # libcst rebuilds every node it visits; where nothing was replaced, the original
+            # stands (a converter that changes nothing returns the very tree it was given).
+            return original_node
+        if self._changed:
+            self._changed[-1] = True
         pos = self.ctx.positions.get(original_node)
         if pos is not None:
             if isinstance(result, cst.CSTNode):

@@ -9,7 +9,7 @@ import libcst as cst
 
 from laxify.transpiler.converters.base import OwnCodeConverter
 
-from laxify.transpiler.analysis.walk import children
+from laxify.transpiler.analysis.walk import SMALL_STATEMENTS, children, statement_children
 
 __all__ = [
     "LoopJumpConverter", "as_indented", "assign", "loop_test", "contains", "guard_block", "lazy_lambda", "not_flag", "rewrite_blocks",
@@ -22,8 +22,10 @@ def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
     (a nested ``def``, ``class`` or ``lambda`` contains nothing of the enclosing function's)."""
     if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         return False
+    # Statements are found among statements only (expressions, most of a tree, hold none).
+    below = statement_children if all(k in SMALL_STATEMENTS for k in kinds) else children
     # An explicit stack, not recursion: `elif` chains and `and` chains nest thousands deep.
-    stack = list(children(node))
+    stack = list(below(node))
     while stack:
         child = stack.pop()
         if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -34,9 +36,9 @@ def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
             # A loop's `else:` runs after the loop: a `break` there belongs to the enclosing loop.
             orelse = getattr(child, "orelse", None)
             if isinstance(child, LOOPS) and orelse is not None:
-                stack.extend(children(orelse))
+                stack.extend(below(orelse))
             continue
-        stack.extend(children(child))
+        stack.extend(below(child))
     return False
 
 
