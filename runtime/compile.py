@@ -77,6 +77,7 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     _remap(tree, mapping, wrapper_lines=depth + len(lowered.cells))
     generated = f"{lowered.prefix}_function"
     _rename_function(tree, lowered.name, generated)
+    _enter_at_construct(tree.body, lowered.prefix + "_", generated, None)
     code = compile(tree, filename, "exec", dont_inherit=True)
     factory = _nested(code, FACTORY)
     inner = _nested(factory, generated)
@@ -84,6 +85,50 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
                                 lowered.prefix + "_")
     register_converted(compiled)
     return compiled
+
+
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass, ast.Delete, ast.Global,
+           ast.Nonlocal, ast.Import, ast.ImportFrom)
+
+
+def _enter_at_construct(body: list[ast.stmt], made: str, function: str, before: int | None) -> None:
+    """Let line tracers see each branch and loop body laxify made enter from its construct.
+
+    coverage.py's branch measurement (like a debugger) follows line events frame by frame.
+    A function laxify made for a branch of the ``if`` at line 7 starts with a ``pass`` at line
+    7, so that a tracer sees line 7 then the branch's first line: the arc ``7 → branch`` of the
+    user's source, and ``coverage run --branch`` counts an ``if`` whose two branches were traced
+    as fully covered (docs/semantics.md, "Coverage"). CPython drops a no-op on the line where
+    its function starts, so the ``def`` of the made function is put on the line the enclosing
+    frame ran last (``before``): defining it adds no line event there either. Where that line
+    is not known (after a statement kept as Python with a block), the ``def`` stays at its
+    construct's line and no ``pass`` is added."""
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name.startswith(made) and stmt.name != function:
+            construct = stmt.lineno
+            if before is not None and before != construct and stmt.body:
+                stmt.body.insert(0, ast.Pass(lineno=construct, col_offset=stmt.col_offset,
+                                             end_lineno=construct, end_col_offset=stmt.col_offset + 4))
+                stmt.lineno = before
+                _enter_at_construct(stmt.body, made, function, construct)
+            else:
+                _enter_at_construct(stmt.body, made, function, construct)
+                before = construct  # the `def` runs at its construct's line
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # The user's function (``function``: the converted one, renamed), a function or
+            # class nested in it: its body starts after its entry (its first line).
+            _enter_at_construct(stmt.body, made, function, stmt.lineno)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                block = getattr(stmt, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                    _enter_at_construct(block, made, function, stmt.lineno if field == "body" else None)
+                elif isinstance(block, list):
+                    for part in block:  # except handlers, match cases
+                        if hasattr(part, "body"):
+                            _enter_at_construct(part.body, made, function, None)
+        before = stmt.lineno if isinstance(stmt, (*_SIMPLE, ast.Return)) else None
 
 
 def _rename_function(tree: ast.Module, name: str, new: str) -> None:
