@@ -45,6 +45,18 @@ def loops(x, n):
     return total
 
 
+@laxify.to_static
+def chain(x):
+    s = x.sum()
+    if s > 10:
+        y = x * 3
+    elif s > 0:
+        y = x * 2
+    else:
+        y = -x
+    return y
+
+
 def plain(x):
     if x > 0:
         return 1
@@ -53,6 +65,7 @@ def plain(x):
 
 branches(jnp.ones(3))
 loops(jnp.ones(4), 4)
+chain(jnp.ones(3))
 plain(1)
 '''
 
@@ -91,6 +104,13 @@ def test_loops_converted_to_scans_and_their_ifs_are_covered(measured):
     assert [for_line, for_line + 1] in executed and [for_line, each_line] in executed
     assert [for_line + 1, for_line + 2] in executed and [for_line + 1, for_line] in executed
     assert [each_line, each_line + 1] in executed
+
+
+def test_every_arm_of_a_traced_elif_chain_is_covered(measured):
+    if_line, elif_line = line_of("    if s > 10:"), line_of("    elif s > 0:")
+    executed = measured["executed_branches"]
+    assert [if_line, if_line + 1] in executed and [if_line, elif_line] in executed
+    assert [elif_line, elif_line + 1] in executed and [elif_line, elif_line + 3] in executed
 
 
 def test_only_the_branches_not_run_are_missing(measured):
