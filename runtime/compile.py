@@ -121,13 +121,14 @@ def _enter_at_construct(body: list[ast.stmt], made: str, function: str, before: 
     as fully covered (docs/semantics.md, "Coverage"). CPython drops a no-op on the line where
     its function starts, so the ``def`` of the made function is put on the line the enclosing
     frame ran last (``before``): defining it adds no line event there either. Where that line
-    is not known (after a statement kept as Python with a block), the ``def`` stays at its
-    construct's line and no ``pass`` is added. ``entries``: the line an ``elif`` chain's arm is
+    is not known (after a statement kept as Python with a block), or is not above the
+    construct (code a ``finally`` runs again), the ``def`` stays at its construct's line and
+    no ``pass`` is added. ``entries``: the line an ``elif`` chain's arm is
     entered from, by function name (its ``def`` stands at the ``if`` line)."""
     for stmt in body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name.startswith(made) and stmt.name != function:
             construct = entries.get(stmt.name, stmt.lineno)
-            if before is not None and before != construct and stmt.body:
+            if before is not None and before < construct and stmt.body:
                 stmt.body.insert(0, ast.Pass(lineno=construct, col_offset=stmt.col_offset,
                                              end_lineno=construct, end_col_offset=stmt.col_offset + 4))
                 stmt.lineno = before
