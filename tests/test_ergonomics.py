@@ -363,6 +363,28 @@ def test_laxify_frames_are_kept_when_jax_keeps_its_own():
     assert any(Path(f).resolve().is_relative_to(package / "runtime") for f in files)
 
 
+def test_reverse_mode_error_of_a_loop_whose_function_is_gone_still_names_it():
+    """A backward pass kept after its function and conversion were freed (the loop's site is
+    held weakly) still says which loop and how to fix it."""
+    import gc
+    import linecache
+
+    from laxify import conversion
+
+    src = "def gone(x):\n    while x.sum() > 1:\n        x = x / 2\n    return x\n"
+    filename = "<test_ergonomics gone>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
+    namespace: dict = {}
+    exec(compile(src, filename, "exec"), namespace)
+    _, backward = jax.vjp(laxify.convert(namespace.pop("gone")), X * 4)
+    conversion.clear_cache()
+    gc.collect()
+    with pytest.raises(laxify.ConversionError, match="cannot go through this `while` loop") as info:
+        backward(X)
+    assert info.value.location.filename == filename and info.value.location.line == 2
+    assert "while x.sum() > 1" in str(info.value) and "max_iters" in info.value.fix
+
+
 # -- 6. type hints ---------------------------------------------------------------------------
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="typing.get_overloads is Python 3.11+")

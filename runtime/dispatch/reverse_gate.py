@@ -13,6 +13,7 @@ loop's own, raises the error at the loop's line with the fix.
 
 from __future__ import annotations
 
+import linecache
 import weakref
 from typing import Any, Callable
 
@@ -54,7 +55,7 @@ class _Loop:
             return ReverseModeError(
                 f"Reverse-mode differentiation (`jax.grad`, `jax.vjp`) cannot go through this "
                 f"`{construct}` loop on a traced value: its number of iterations is not known "
-                f"while tracing.", Location(filename, line, 0),
+                f"while tracing.", Location(filename, line, 0, linecache.getline(filename, line).rstrip("\n")),
                 "Bound the loop with `laxify.loop_options(max_iters=N)`.")
         return self._error(site, self._key[1])
 
