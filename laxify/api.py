@@ -34,6 +34,7 @@ from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
 from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
+from laxify.tracebacks import hide_own_frames
 from laxify.transpiler.source import python_only_error
 
 __all__ = ["to_static", "StaticFunction", "convert", "do_not_convert", "load"]
@@ -450,6 +451,9 @@ class StaticFunction:
                     return jitted(*args)
                 except CONCRETE_ERRORS as e:
                     return self._concrete_error(e, self._hot_key, args, kwargs)
+                except Exception as e:  # the user's error: shown with the user's frames only
+                    hide_own_frames(e)
+                    raise
         args = self._with_self(args)
         if self._python_only is not None:
             return self._run_as_python(args, kwargs)
@@ -466,6 +470,9 @@ class StaticFunction:
             return jitted(*args, **kwargs)
         except CONCRETE_ERRORS as e:
             return self._concrete_error(e, key, args, kwargs)
+        except Exception as e:
+            hide_own_frames(e)
+            raise
 
     def _run_as_python(self, args, kwargs):
         """A generator or coroutine function: called as written (no conversion, no jit), with a

@@ -106,6 +106,7 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     _remap(tree, mapping, wrapper_lines=depth + len(lowered.cells))
     generated = f"{lowered.prefix}_function"
     _rename_function(tree, lowered.name, generated)
+    _enter_at_construct(tree.body, lowered.prefix + "_", generated, None, _arm_entries(tree, lowered.runtime))
     code = compile(tree, filename, "exec", dont_inherit=True)
     factory = _nested(code, FACTORY)
     inner = _nested(factory, generated)
@@ -113,6 +114,72 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
                                 lowered.prefix + "_")
     register_converted(compiled)
     return compiled
+
+
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass, ast.Delete, ast.Global,
+           ast.Nonlocal, ast.Import, ast.ImportFrom)
+
+
+def _arm_entries(tree: ast.Module, runtime: str) -> dict[str, int]:
+    """The line each arm of an ``elif`` chain is entered from, by its branch function's name:
+    its condition's line (the ``else``: the last condition's). ``_lx.elif_chain`` gets one
+    ``(condition, branch)`` pair per arm, each written at its arm's line."""
+    entries: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "elif_chain" and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == runtime and node.args and isinstance(node.args[0], ast.Tuple)):
+            continue
+        previous = None
+        for arm in node.args[0].elts:
+            if isinstance(arm, ast.Tuple) and len(arm.elts) == 2 and isinstance(arm.elts[1], ast.Name):
+                is_else = isinstance(arm.elts[0], ast.Constant) and arm.elts[0].value is None
+                entries[arm.elts[1].id] = previous if is_else and previous is not None else arm.lineno
+                previous = arm.lineno
+    return entries
+
+
+def _enter_at_construct(body: list[ast.stmt], made: str, function: str, before: int | None,
+                        entries: dict[str, int]) -> None:
+    """Let line tracers see each branch and loop body laxify made enter from its construct.
+
+    coverage.py's branch measurement (like a debugger) follows line events frame by frame.
+    A function laxify made for a branch of the ``if`` at line 7 starts with a ``pass`` at line
+    7, so that a tracer sees line 7 then the branch's first line: the arc ``7 → branch`` of the
+    user's source, and ``coverage run --branch`` counts an ``if`` whose two branches were traced
+    as fully covered (docs/semantics.md, "Coverage"). CPython drops a no-op on the line where
+    its function starts, so the ``def`` of the made function is put on the line the enclosing
+    frame ran last (``before``): defining it adds no line event there either. Where that line
+    is not known (after a statement kept as Python with a block), or is not above the
+    construct (code a ``finally`` runs again), the ``def`` stays at its construct's line and
+    no ``pass`` is added. ``entries``: the line an ``elif`` chain's arm is
+    entered from, by function name (its ``def`` stands at the ``if`` line)."""
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name.startswith(made) and stmt.name != function:
+            construct = entries.get(stmt.name, stmt.lineno)
+            if before is not None and before < construct and stmt.body:
+                stmt.body.insert(0, ast.Pass(lineno=construct, col_offset=stmt.col_offset,
+                                             end_lineno=construct, end_col_offset=stmt.col_offset + 4))
+                stmt.lineno = before
+                _enter_at_construct(stmt.body, made, function, construct, entries)
+            else:  # the `def` runs at its own line, where the function starts too
+                _enter_at_construct(stmt.body, made, function, stmt.lineno, entries)
+                before = stmt.lineno
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # The user's function (``function``: the converted one, renamed), a function or
+            # class nested in it: its body starts after its entry (its first line).
+            _enter_at_construct(stmt.body, made, function, stmt.lineno, entries)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                block = getattr(stmt, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                    _enter_at_construct(block, made, function, stmt.lineno if field == "body" else None, entries)
+                elif isinstance(block, list):
+                    for part in block:  # except handlers, match cases
+                        if hasattr(part, "body"):
+                            _enter_at_construct(part.body, made, function, None, entries)
+        before = stmt.lineno if isinstance(stmt, (*_SIMPLE, ast.Return)) else None
 
 
 def _rename_function(tree: ast.Module, name: str, new: str) -> None:

@@ -13,6 +13,7 @@ import sys
 import traceback
 import typing
 import warnings
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -338,6 +339,50 @@ def test_error_in_a_loop_body_is_raised_once_in_the_users_words():
     names = [frame.name for frame in traceback.extract_tb(error.__traceback__)]
     assert not any(name.startswith("_lx") for name in names)
     assert names.count("loop_body_fails") == 3  # the def, the loop body, the branch
+
+
+def _frames_of_loop_body_error() -> list[str]:
+    with pytest.raises(TypeError, match="incompatible shapes") as info:
+        laxify.to_static(loop_body_fails)(X)
+    return [frame.filename for frame in traceback.extract_tb(info.value.__traceback__)]
+
+
+def test_error_in_converted_code_shows_the_users_frames_only():
+    files = _frames_of_loop_body_error()
+    assert files.count(__file__) == len(files) >= 4  # this test, the def, the loop body, the branch
+
+
+def test_laxify_frames_are_kept_when_jax_keeps_its_own():
+    previous = jax.config.jax_traceback_filtering
+    jax.config.update("jax_traceback_filtering", "off")
+    try:
+        files = _frames_of_loop_body_error()
+    finally:
+        jax.config.update("jax_traceback_filtering", previous)
+    package = Path(laxify.__file__).resolve().parent.parent
+    assert any(Path(f).resolve().is_relative_to(package / "runtime") for f in files)
+
+
+def test_reverse_mode_error_of_a_loop_whose_function_is_gone_still_names_it():
+    """A backward pass kept after its function and conversion were freed (the loop's site is
+    held weakly) still says which loop and how to fix it."""
+    import gc
+    import linecache
+
+    from laxify import conversion
+
+    src = "def gone(x):\n    while x.sum() > 1:\n        x = x / 2\n    return x\n"
+    filename = "<test_ergonomics gone>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
+    namespace: dict = {}
+    exec(compile(src, filename, "exec"), namespace)
+    _, backward = jax.vjp(laxify.convert(namespace.pop("gone")), X * 4)
+    conversion.clear_cache()
+    gc.collect()
+    with pytest.raises(laxify.ConversionError, match="cannot go through this `while` loop") as info:
+        backward(X)
+    assert info.value.location.filename == filename and info.value.location.line == 2
+    assert "while x.sum() > 1" in str(info.value) and "max_iters" in info.value.fix
 
 
 # -- 6. type hints ---------------------------------------------------------------------------

@@ -252,7 +252,7 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while"):
 
     out = _loop(lambda c: lax.while_loop(cond, body, c), init,
                 lambda c: jax.eval_shape(body, c), site.names, site, construct)
-    return reverse_gate.gate(out, _no_reverse_error(site, construct))
+    return reverse_gate.gate(out, site, construct, _no_reverse_error)
 
 
 def _no_reverse_error(site: Site, construct: str) -> ConversionError:

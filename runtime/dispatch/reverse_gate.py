@@ -13,12 +13,17 @@ loop's own, raises the error at the loop's line with the fix.
 
 from __future__ import annotations
 
+import linecache
+import weakref
+from typing import Any, Callable
+
 import jax
 import jax.numpy as jnp
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
-from laxify.ir.errors import ConversionError
+from laxify.ir.errors import ConversionError, Location
+from laxify.runtime.lowering import Site
 
 __all__ = ["ReverseModeError", "gate"]
 
@@ -27,9 +32,42 @@ class ReverseModeError(ConversionError):
     """Reverse-mode differentiation reached a traced loop that has no ``max_iters`` bound."""
 
 
-# The primitive's parameter is a small int (jaxprs print it): the index of the loop's message.
-_MESSAGES: dict[str, int] = {}
-_BY_INDEX: list[str] = []
+class _Loop:
+    """The primitive's parameter: the loop's site, held weakly, and how to build its error.
+
+    The same loop traced again gives an equal parameter (JAX's caches hit). JAX keeps
+    parameters in caches that outlive the function (an LRU of abstract evaluations): holding
+    the site weakly and building the message only when reverse mode reaches the loop lets the
+    conversion of a function that is gone (an edited notebook cell) be freed with it. Jaxprs
+    print the parameter as the loop's line."""
+
+    __slots__ = ("_site", "_key", "_error")
+
+    def __init__(self, site: Site, construct: str, error: Callable[[Site, str], ConversionError]):
+        self._site = weakref.ref(site)
+        self._key = (id(site), construct, site.filename, site.line)
+        self._error = error
+
+    def error(self) -> ConversionError:
+        site = self._site()
+        if site is None:  # a jaxpr kept after its function was freed
+            _, construct, filename, line = self._key
+            return ReverseModeError(
+                f"Reverse-mode differentiation (`jax.grad`, `jax.vjp`) cannot go through this "
+                f"`{construct}` loop on a traced value: its number of iterations is not known "
+                f"while tracing.", Location(filename, line, 0, linecache.getline(filename, line).rstrip("\n")),
+                "Bound the loop with `laxify.loop_options(max_iters=N)`.")
+        return self._error(site, self._key[1])
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Loop) and other._key == self._key and other._site() is self._site()
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        return f"line {self._key[3]}"
+
 
 _gate_p = Primitive("laxify_reverse_gate")
 _gate_p.def_impl(lambda x, *, loop: x)
@@ -50,7 +88,7 @@ def _jvp(primals, tangents, *, loop):
 
 
 def _transpose(ct, x, *, loop):
-    raise ReverseModeError(_BY_INDEX[loop])
+    raise loop.error()
 
 
 batching.primitive_batchers[_gate_p] = _batch
@@ -62,13 +100,10 @@ def _differentiable(leaf) -> bool:
     return isinstance(leaf, jax.Array) and jnp.issubdtype(leaf.dtype, jnp.inexact)
 
 
-def gate(tree, error: ConversionError):
+def gate(tree: Any, site: Site, construct: str, error: Callable[[Site, str], ConversionError]) -> Any:
     """``tree`` unchanged, except that reverse-mode differentiation through its inexact leaves
-    raises ``error``'s text as a :class:`ReverseModeError`."""
-    message = str(error)
-    loop = _MESSAGES.get(message)
-    if loop is None:  # one entry per distinct loop and message: bounded by the user's code
-        loop = _MESSAGES[message] = len(_BY_INDEX)
-        _BY_INDEX.append(message)
+    raises ``error(site, construct)``, a :class:`ReverseModeError` (``error`` a module-level
+    function: it is kept by JAX's caches, the site is not)."""
+    loop = _Loop(site, construct, error)
     return jax.tree_util.tree_map(
         lambda v: _gate_p.bind(v, loop=loop) if _differentiable(v) else v, tree)
