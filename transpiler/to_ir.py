@@ -553,8 +553,9 @@ class _Builder:
         targets = target_names(target)
         live_out = live.live_out[id(stmt)]
         carries, consts = self.loop_names(stmt, live, exclude=targets)
-        # A loop target used after the loop is carried: it then holds the last element.
-        carries += [n for n in targets if n in live_out]
+        # A loop target used after the loop is carried: it then holds the last element (a target
+        # a closure captures only where it has a value before the loop, as for other cells).
+        carries += [n for n in targets if n in live_out and self.carried_cell(n, None)]
         range_args = self.range_call(stmt)
         if range_args is not None:
             lead = [self.expr(a.value, span) for a in range_args]

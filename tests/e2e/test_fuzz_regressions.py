@@ -72,7 +72,17 @@ def list_index_write_after_break_in_inner_while(x):
     return x * s
 
 
+def closure_over_the_target_of_a_traced_range_loop(x, k):
+    acc = x
+    for i1 in range(k):
+        g2 = lambda z: jnp.float32(i1)  # noqa: E731 (the closure makes `i1` a cell)
+        acc = acc + g2(0)
+    return acc
+
+
 CASES = [
+    case(closure_over_the_target_of_a_traced_range_loop, (X, jnp.int32(3)), (X, jnp.int32(0)),
+         prims={"while"}),
     case(closure_over_loop_target_under_traced_if, (X, jnp.float32(1.0)), (X, jnp.float32(-1.0)),
          prims={"cond", "scan"}),
     case(list_index_write_in_inner_loop_of_appending_loop, (X, jnp.float32(1.0)), (X, jnp.float32(-1.0)),
