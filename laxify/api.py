@@ -309,7 +309,7 @@ class StaticFunction:
         self._jit_options = jit_options
         self._converted_fn: Callable | None = None
         self._jitted: dict[tuple, Callable] = {}
-        self._by_types: dict[tuple, Callable] = {}  # argument types (all arrays) -> jitted
+        self._by_types: dict[Any, Callable] = {}  # argument types (all arrays) -> jitted
         self._eager: set[tuple] = set()
         self._static_values: set = set()
         self._retrace_warned = False
@@ -440,16 +440,22 @@ class StaticFunction:
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
-            # Hot path: positional arrays only, the same argument types as a call before (after
-            # a bound object that is a static leaf: a plain object, hashable, never traced).
-            jitted = self._by_types.get(tuple(map(type, args)))
+            # Hot path: positional arrays only, the same argument types as a call before. The
+            # key is the argument's type for one argument, else the tuple of their types; the
+            # stored program has a bound object that is a static leaf (a plain object:
+            # hashable, never traced) already bound.
+            n = len(args)
+            jitted = self._by_types.get(
+                type(args[0]) if n == 1 else (type(args[0]), type(args[1])) if n == 2 else tuple(map(type, args)))
             if jitted is not None:
-                args = self._with_self(args)
                 try:
                     return jitted(*args)
                 except CONCRETE_ERRORS as e:
-                    return self._concrete_error(e, self._hot_key, args, kwargs)
-        args = self._with_self(args)
+                    return self._concrete_error(e, self._hot_key, self._with_self(args), kwargs)
+        return self._call(self._with_self(args), kwargs)
+
+    def _call(self, args: tuple, kwargs: dict):
+        """A call off the hot path: classify the arguments, pick (or make) the program."""
         if self._python_only is not None:
             return self._run_as_python(args, kwargs)
         key, wrapped_args, wrapped_kwargs = self._prepare(args, kwargs)
@@ -459,12 +465,20 @@ class StaticFunction:
         args, kwargs = wrapped_args, wrapped_kwargs
         if key[0] or key[1]:
             self._note_static(key, args, kwargs)
-        if key == self._hot_key and not kwargs and all(type(a) in _ARRAY_TYPES for a in args[len(key[0]):]):
-            self._by_types[tuple(map(type, args[len(key[0]):]))] = jitted
+        if key == self._hot_key and not kwargs:
+            self._remember_types(jitted, args[len(key[0]):])
         try:
             return jitted(*args, **kwargs)
         except CONCRETE_ERRORS as e:
             return self._concrete_error(e, key, args, kwargs)
+
+    def _remember_types(self, jitted: Callable, arrays: tuple) -> None:
+        """Let later calls with arguments of these types (arrays only) take the hot path."""
+        if not all(type(a) in _ARRAY_TYPES for a in arrays):
+            return
+        n = len(arrays)
+        types_ = type(arrays[0]) if n == 1 else tuple(map(type, arrays))
+        self._by_types[types_] = jitted if self._self is _UNBOUND else functools.partial(jitted, self._self)
 
     def _run_as_python(self, args, kwargs):
         """A generator or coroutine function: called as written (no conversion, no jit), with a
