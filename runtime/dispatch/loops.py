@@ -492,6 +492,9 @@ def _early_exit_range(r: range, body_fn, init, site: Site, stops: tuple[int, ...
         return go
 
     def body(k, *c):
+        # The condition let this iteration run, so every flag is false here: as a Python
+        # False, the guards the converters put around the body stay Python (no lax.cond).
+        c = tuple(False if j in stops else v for j, v in enumerate(c))
         i = k if r.step == 1 else k * r.step
         return (k + 1, *body_fn(i if r.start == 0 else i + r.start, *c))
 
