@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,6 +39,35 @@ from timing import (  # noqa: E402
 import workloads as w  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+# Python unrolling under jax.jit compiles one copy of the body per iteration: past some trip
+# count XLA takes minutes. It runs in a subprocess stopped after this many seconds.
+UNROLL_LIMIT = {True: 20.0, False: 60.0}
+
+
+def unrolled_first_call(what: str, quick: bool) -> float:
+    """First call of ``jax.jit`` of the Python function itself (its loops unrolled while
+    tracing), in a fresh process: seconds, or ``inf`` past ``UNROLL_LIMIT``."""
+    command = [sys.executable, __file__, "--unrolled", what] + (["--quick"] if quick else [])
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=UNROLL_LIMIT[quick], check=True)
+    except subprocess.TimeoutExpired:
+        return float("inf")
+    return float(done.stdout.split()[-1])
+
+
+def _unrolled_main(what: str, quick: bool) -> None:
+    """``--unrolled WORKLOAD`` or ``--unrolled loop:N``: print the first call's seconds."""
+    if what.startswith("loop:"):
+        n = int(what[5:])
+        f, args = jax.jit(w.make_static_loop(), static_argnums=1), (jnp.linspace(0.0, 1.0, 1000), n)
+    else:
+        wl = next(x for x in w.WORKLOADS if x.name == what)
+        f, args = jax.jit(wl.fn, static_argnums=wl.static_argnums), wl.make_args(quick)
+    jax.block_until_ready(args)
+    t0 = time.perf_counter()
+    jax.block_until_ready(f(*args))
+    print(time.perf_counter() - t0)
 
 
 def ratio(a: float | None, b: float | None) -> str:
@@ -86,12 +116,7 @@ def measure(wl: w.Workload, quick: bool) -> dict:
         return lambda: f(*args)
 
     r["first_laxify"], r["first_hand"] = cold_pair(first_laxify, first_hand, 2 if quick else 5)
-    r["first_unrolled"] = None
-    if wl.unrolls:
-        f = jax.jit(fresh(wl.fn), static_argnums=statics)
-        t0 = time.perf_counter()
-        jax.block_until_ready(f(*args))
-        r["first_unrolled"] = time.perf_counter() - t0
+    r["first_unrolled"] = unrolled_first_call(wl.name, quick) if wl.unrolls else None
 
     number = per_call(lambda: hand(*args))
     t = interleaved({"laxify": lambda: static_fn(*args), "hand": lambda: hand(*args)},
@@ -185,12 +210,7 @@ def trip_count(quick: bool) -> tuple[str, list]:
             return lambda: f(x, n)
 
         lax_t, hand_t = cold_pair(make_laxify, make_hand, 2 if quick else 5)
-        unrolled_t = None
-        if n <= (100 if quick else 1000):
-            f = jax.jit(w.make_static_loop(), static_argnums=1)
-            t0 = time.perf_counter()
-            jax.block_until_ready(f(x, n))
-            unrolled_t = time.perf_counter() - t0
+        unrolled_t = unrolled_first_call(f"loop:{n}", quick) if n <= 100 or not quick else None
         lowered = {"laxify": laxify.to_static(w.make_static_loop(), static_argnums=1).lower(x, n),
                    "hand": jax.jit(w.make_lax_static_loop(), static_argnums=1).lower(x, n)}
         compile_t = {}
@@ -233,6 +253,17 @@ def early_exit(quick: bool) -> tuple[str, dict]:
                   "hand-written while_loop", "scan / early_exit", "early_exit / hand"], rows), data
 
 
+def _jsonable(value):
+    """``data`` for strict JSON: a run stopped at the limit (``inf``) is the string "limit"."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and value == float("inf"):
+        return "limit"
+    return value
+
+
 # -- main -------------------------------------------------------------------------------------------
 def machine() -> str:
     return (f"laxify {laxify.__version__}, jax {jax.__version__}, {jax.devices()[0].platform} "
@@ -245,8 +276,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="small inputs, few repeats: a smoke run, rough figures")
     parser.add_argument("--only", default="", help="only the workloads whose name contains this text")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where latest.md and latest.json go")
+    parser.add_argument("--unrolled", help=argparse.SUPPRESS)  # internal: see unrolled_first_call
     options = parser.parse_args(argv)
     quick = options.quick
+    if options.unrolled:
+        return _unrolled_main(options.unrolled, quick)
     started = time.perf_counter()
     report = [f"Machine: {machine()}{' — quick run (rough figures)' if quick else ''}."]
     data: dict = {"machine": machine(), "quick": quick}
@@ -258,8 +292,9 @@ def main(argv: list[str] | None = None) -> None:
             print(f"  {wl.name} ...", flush=True)
             rows.append(measure(wl, quick))
     data["workloads"] = rows
+    limit = f"> limit: stopped after {UNROLL_LIMIT[quick]:.0f} s; —: does not apply (a traced condition, or vmap)."
     sections = [("Workloads: laxify against eager Python, Python unrolling and the hand-written program",
-                 workload_tables(rows))]
+                 workload_tables(rows) + f"\n\n{limit}")]
     for key, title, section in (
         ("cached_call", "Cached call of a dispatch-bound function", cached_call),
         ("first_call_phases", "First call, phase by phase", first_call_phases),
@@ -277,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
     print("\n" + text)
     options.out.mkdir(parents=True, exist_ok=True)
     (options.out / "latest.md").write_text(text)
-    (options.out / "latest.json").write_text(json.dumps(data, indent=1, default=str) + "\n")
+    (options.out / "latest.json").write_text(json.dumps(_jsonable(data), indent=1, default=str) + "\n")
     print(f"written: {options.out / 'latest.md'}, {options.out / 'latest.json'}")
 
 

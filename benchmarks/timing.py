@@ -77,6 +77,8 @@ def fmt(seconds: float | None) -> str:
         return "—"
     if seconds < 0:
         return "−" + fmt(-seconds)
+    if seconds == float("inf"):
+        return "> limit"
     if seconds >= 1.0:
         return f"{seconds:.2f} s"
     if seconds >= 1e-3:
