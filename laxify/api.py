@@ -80,6 +80,15 @@ def _argument_kind(value: Any) -> str:
     return "identity"
 
 
+def _static_by_type(value: Any) -> bool:
+    """Whether every value of ``value``'s type is ``static`` (so its type may stand for its
+    kind on the hot path): an object hashed by identity that is a pytree leaf and no array or
+    Flax NNX node, such as the instance a method is called on (``model.f(x)``)."""
+    return (type(value).__hash__ is object.__hash__ and not isinstance(value, _ARRAYS)
+            and jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
+            and _argument_kind(value) == "static")
+
+
 def _kind(value: Any, forced_static: bool) -> str:
     """``_argument_kind``, where ``static_argnums``/``static_argnames`` may force ``static``."""
     kind = _argument_kind(value)
@@ -492,7 +501,7 @@ class StaticFunction:
         """Let later calls with arguments of these types take the hot path."""
         if self._self is not _UNBOUND:
             jitted, args = functools.partial(jitted, self._self), args[1:]
-        if not all(type(a) in _HOT_TYPES for a in args):
+        if not all(type(a) in _HOT_TYPES or _static_by_type(a) for a in args):
             return
         n = len(args)
         self._by_types[type(args[0]) if n == 1 else tuple(map(type, args))] = (jitted, key)
