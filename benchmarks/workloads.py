@@ -253,7 +253,7 @@ def lax_edit_distance(a, b):
 
     def row(i, table):
         def cell(j, table):
-            substitute = table[i - 1, j - 1] + (a[i - 1] != b[j - 1]).astype(jnp.int32)
+            substitute = lax.cond(a[i - 1] == b[j - 1], lambda: table[i - 1, j - 1], lambda: table[i - 1, j - 1] + 1)
             best = jnp.minimum(substitute, jnp.minimum(table[i - 1, j], table[i, j - 1]) + 1)
             return table.at[i, j].set(best)
 
