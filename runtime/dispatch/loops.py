@@ -359,7 +359,7 @@ def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
         return (go, *out)
 
     flagged = replace(site, names=("(loop active)", *site.names))
-    out = _scan(step, (jnp.asarray(True), *init), lax.iota(jnp.int32, max_iters), flagged, counted=range(max_iters))
+    out = _scan(step, (jnp.asarray(True), *init), lax.iota(jnp.int32, max_iters), flagged)
     # The last step ran and the condition still holds: Python would have gone on. Say so.
     cut = jnp.logical_and(out[0], _scalar_predicate(cond_fn(*fresh(out[1:])), site, "while"))
     if options.run_time_warnings():
@@ -423,7 +423,7 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
             xs = xs * r.step
         if r.start != 0:
             xs = xs + r.start
-        return _scan_or_python(lambda: _scan(body_fn, init, xs, site, counted=r), python_loop)
+        return _scan_or_python(lambda: _scan(body_fn, init, xs, site), python_loop)
     if python_index is not None:
         raise site_error(
             site,
@@ -521,10 +521,8 @@ def _traced_range(start, stop, step, body_fn, init, site: Site):
     return out[1:]
 
 
-def _scan(body_fn, init, xs, site: Site, counted: range | None = None):
+def _scan(body_fn, init, xs, site: Site):
     """``lax.scan`` of ``body_fn(x, *carries)`` over ``xs``; list carries become stacked outputs.
-    ``counted``: ``xs`` are this range's items; the scan carries a counter and computes each
-    item from it, as ``lax.fori_loop`` does, instead of reading an array of all the items.
 
     A list the body reads an earlier iteration's item of is carried instead as a buffer of
     all its rows (:class:`lists_mod.Rows`): the body is traced with stacked outputs first and
@@ -533,12 +531,12 @@ def _scan(body_fn, init, xs, site: Site, counted: range | None = None):
     init, passing = _settle_unset(init, lambda c: tuple(body_fn(first, *c)), site, "for", runs=True)
     if passing:
         narrow, widen, wrap, narrowed = _without(passing, init, site, lead=1)
-        return widen(_scan(wrap(body_fn, True), narrow(init), xs, narrowed, counted))
+        return widen(_scan(wrap(body_fn, True), narrow(init), xs, narrowed))
     elements = lists_mod.probe_appends(init, site.names, lambda c: tuple(body_fn(first, *c)), site)
     token, buffered = object(), set()
     while True:
         try:
-            out, wanted = _scan_lists(body_fn, init, xs, first, site, elements, buffered, token, counted)
+            out, wanted = _scan_lists(body_fn, init, xs, first, site, elements, buffered, token)
         except lists_mod.NeedsRows as e:
             if e.key[0] is not token or e.key[1] in buffered:
                 raise
@@ -549,8 +547,7 @@ def _scan(body_fn, init, xs, site: Site, counted: range | None = None):
         buffered |= wanted
 
 
-def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: set, token,
-                counted: range | None = None):
+def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: set, token):
     """One ``lax.scan``: lists in ``elements`` are stacked outputs, or carried buffers for
     those in ``buffered`` (with the iteration count); gives the carries after the loop and
     the lists whose reads asked for a buffer."""
@@ -590,20 +587,8 @@ def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: 
 
     step = jax.checkpoint(body) if opts.checkpoint else body
 
-    unroll = opts.unroll if opts.unroll is not None else 1
-
     def run(c):
-        if counted is None:
-            return lax.scan(step, c, xs, unroll=unroll)
-
-        def counting(carry, _):
-            c, k = carry
-            i = k if counted.step == 1 else k * counted.step
-            new, ys = step(c, i if counted.start == 0 else i + counted.start)
-            return (new, k + 1), ys
-
-        (out, _), ys = lax.scan(counting, (c, jnp.asarray(0, jnp.int32)), None, length=steps, unroll=unroll)
-        return out, ys
+        return lax.scan(step, c, xs, unroll=opts.unroll if opts.unroll is not None else 1)
 
     def one_step(c):
         return jax.eval_shape(lambda c: body(c, first)[0], c)
