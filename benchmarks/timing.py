@@ -72,7 +72,13 @@ def fresh(fn: types.FunctionType) -> types.FunctionType:
     return new
 
 
-def fmt(seconds: float) -> str:
+def fmt(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 0:
+        return "−" + fmt(-seconds)
+    if seconds == float("inf"):
+        return "> limit"
     if seconds >= 1.0:
         return f"{seconds:.2f} s"
     if seconds >= 1e-3:
@@ -88,3 +94,56 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
     sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     return "\n".join([line(headers), sep, *(line(r) for r in rows)])
+
+
+def cold_pair(make_a: Callable[[], Callable[[], object]], make_b: Callable[[], Callable[[], object]],
+              repeats: int) -> tuple[float, float]:
+    """``cold_first_call`` of two makers, measured in alternation (load drift hits both)."""
+    a, b = [], []
+    for _ in range(repeats):
+        a.append(cold_first_call(make_a, 1))
+        b.append(cold_first_call(make_b, 1))
+    return statistics.median(a), statistics.median(b)
+
+
+def per_call(fn: Callable[[], object], budget: float = 0.005) -> int:
+    """How many back-to-back calls of ``fn`` fill about ``budget`` seconds (at least one)."""
+    jax.block_until_ready(fn())
+    t = sample(fn, 1)
+    return max(1, min(1000, int(budget / max(t, 1e-9))))
+
+
+def temp_bytes(lowered) -> int | None:
+    """Temporary device memory of the compiled program (``memory_analysis``), if reported."""
+    try:
+        analysis = lowered.compile().memory_analysis()
+    except Exception:  # a backend without the analysis
+        return None
+    return None if analysis is None else int(analysis.temp_size_in_bytes)
+
+
+def eqn_count(jaxpr) -> int:
+    """Equations of ``jaxpr``, those of nested jaxprs (loop bodies, branches) included."""
+    def subs(value):
+        if hasattr(value, "eqns"):
+            yield value
+        elif hasattr(value, "jaxpr") and hasattr(value.jaxpr, "eqns"):
+            yield value.jaxpr
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                yield from subs(item)
+
+    def count(j) -> int:
+        j = j.jaxpr if not hasattr(j, "eqns") else j
+        return sum(1 + sum(count(s) for p in e.params.values() for s in subs(p)) for e in j.eqns)
+
+    return count(jaxpr)
+
+
+def fmt_bytes(n: int | None) -> str:
+    if n is None:
+        return "—"
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"

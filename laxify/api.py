@@ -47,6 +47,10 @@ _ARRAY_TYPES = frozenset({type(jax.numpy.zeros(())), np.ndarray})
 
 _SCALARS = (int, float, bool, complex, str, bytes, type(None))
 
+# A call whose arguments all have these exact types is classified by their types alone (arrays
+# traced, Python scalars static): later calls with the same types take the hot path.
+_HOT_TYPES = _ARRAY_TYPES | frozenset(_SCALARS)
+
 
 # Traced like arrays: a ShapeDtypeStruct (concrete or symbolic shape) stands for an array in
 # `lower`, `trace`, `eval_shape` and `export`, as it does for jax.jit.
@@ -76,6 +80,15 @@ def _argument_kind(value: Any) -> str:
     if all(isinstance(leaf, (bool, int, float, complex)) for leaf in leaves):
         return "traced"  # a list or dict of numbers: JAX converts it
     return "identity"
+
+
+def _static_by_type(value: Any) -> bool:
+    """Whether every value of ``value``'s type is ``static`` (so its type may stand for its
+    kind on the hot path): an object hashed by identity that is a pytree leaf and no array or
+    Flax NNX node, such as the instance a method is called on (``model.f(x)``)."""
+    return (type(value).__hash__ is object.__hash__ and not isinstance(value, _ARRAYS)
+            and jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
+            and _argument_kind(value) == "static")
 
 
 def _kind(value: Any, forced_static: bool) -> str:
@@ -296,12 +309,12 @@ class StaticFunction:
             self._self, self._target = fn.__self__, fn.__func__
             static_argnums = tuple(i + 1 for i in static_argnums)
             donate_argnums = tuple(i + 1 for i in donate_argnums)
-        # The key of calls that may take the hot path: arrays only, after the bound object if
-        # that is a static leaf (a plain object: hashable and no pytree, so it stays static).
-        self._hot_key: tuple | None = ((), ())
+        # Calls may take the hot path unless a bound object is one that is not a static leaf
+        # (a plain object: hashable and no pytree, so it stays static).
+        self._hot = True
         if self._self is not _UNBOUND:
             leaf = jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(self._self))
-            self._hot_key = ((0,), ()) if leaf and _kind(self._self, 0 in static_argnums) == "static" else None
+            self._hot = leaf and _kind(self._self, 0 in static_argnums) == "static"
         # The function as written, called when it runs eagerly (with the object first if bound).
         self._plain = self._target.python_function if isinstance(self._target, StaticFunction) else self._target
         self._static_argnums = frozenset(static_argnums)
@@ -311,7 +324,7 @@ class StaticFunction:
         self._jit_options = jit_options
         self._converted_fn: Callable | None = None
         self._jitted: dict[tuple, Callable] = {}
-        self._by_types: dict[tuple, Callable] = {}  # argument types (all arrays) -> jitted
+        self._by_types: dict[Any, tuple] = {}  # argument types -> (jitted, jit cache key)
         self._eager: set[tuple] = set()
         self._static_values: set = set()
         self._retrace_warned = False
@@ -380,6 +393,8 @@ class StaticFunction:
             # what the function changes on it.
             jit = nnx_jit if len(key) == 3 and "nnx" in key[2] else CheckedJit if self.checks else jax.jit
             fn = self._traceable(fn, self.checks)
+            if key[0] or key[1]:
+                fn = self._noting_static(fn, key)
             with self._lock:
                 jitted = self._jitted.get(key)
                 if jitted is None:
@@ -404,6 +419,17 @@ class StaticFunction:
             if error is not None:
                 raise error from None
             raise
+
+    def _noting_static(self, fn: Callable, key: tuple) -> Callable:
+        """``fn`` noting its static argument values each time it is traced (a new value is a
+        new trace: see ``_note_static``); calls of programs already compiled cost nothing."""
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            self._note_static(key, args, kwargs)
+            return fn(*args, **kwargs)
+
+        return run
 
     def _note_static(self, key, args, kwargs) -> None:
         try:
@@ -442,19 +468,26 @@ class StaticFunction:
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
-            # Hot path: positional arrays only, the same argument types as a call before (after
-            # a bound object that is a static leaf: a plain object, hashable, never traced).
-            jitted = self._by_types.get(tuple(map(type, args)))
-            if jitted is not None:
-                args = self._with_self(args)
+            # Hot path: positional arrays and Python scalars, of the same types as a call
+            # before (so classified alike: arrays traced, scalars static). The key is the
+            # argument's type for one argument, else the tuple of their types; the stored
+            # program has a bound object (a static leaf) already bound.
+            n = len(args)
+            hot = self._by_types.get(
+                type(args[0]) if n == 1 else (type(args[0]), type(args[1])) if n == 2 else tuple(map(type, args)))
+            if hot is not None:
+                jitted, key = hot
                 try:
                     return jitted(*args)
                 except CONCRETE_ERRORS as e:
-                    return self._concrete_error(e, self._hot_key, args, kwargs)
+                    return self._concrete_error(e, key, self._with_self(args), kwargs)
                 except Exception as e:  # the user's error: shown with the user's frames only
                     hide_own_frames(e)
                     raise
-        args = self._with_self(args)
+        return self._call(self._with_self(args), kwargs)
+
+    def _call(self, args: tuple, kwargs: dict):
+        """A call off the hot path: classify the arguments, pick (or make) the program."""
         if self._python_only is not None:
             return self._run_as_python(args, kwargs)
         key, wrapped_args, wrapped_kwargs = self._prepare(args, kwargs)
@@ -462,10 +495,8 @@ class StaticFunction:
             return self._plain(*args, **kwargs)
         jitted = self._jit_checked(key, args, kwargs)
         args, kwargs = wrapped_args, wrapped_kwargs
-        if key[0] or key[1]:
-            self._note_static(key, args, kwargs)
-        if key == self._hot_key and not kwargs and all(type(a) in _ARRAY_TYPES for a in args[len(key[0]):]):
-            self._by_types[tuple(map(type, args[len(key[0]):]))] = jitted
+        if not kwargs and len(key) == 2 and self._hot:
+            self._remember_types(jitted, key, args)
         try:
             return jitted(*args, **kwargs)
         except CONCRETE_ERRORS as e:
@@ -473,6 +504,15 @@ class StaticFunction:
         except Exception as e:
             hide_own_frames(e)
             raise
+
+    def _remember_types(self, jitted: Callable, key: tuple, args: tuple) -> None:
+        """Let later calls with arguments of these types take the hot path."""
+        if self._self is not _UNBOUND:
+            jitted, args = functools.partial(jitted, self._self), args[1:]
+        if not all(type(a) in _HOT_TYPES or _static_by_type(a) for a in args):
+            return
+        n = len(args)
+        self._by_types[type(args[0]) if n == 1 else tuple(map(type, args))] = (jitted, key)
 
     def _run_as_python(self, args, kwargs):
         """A generator or coroutine function: called as written (no conversion, no jit), with a

@@ -14,11 +14,14 @@ __all__ = ["LoopOptions", "loop_options", "current", "push", "pop", "push_option
 @dataclass(frozen=True)
 class LoopOptions:
     """``max_iters``: bound for traced loops (they then lower to a differentiable scan);
-    ``unroll``: passed to ``lax.scan``/``fori_loop``; ``checkpoint``: rematerialise the body."""
+    ``unroll``: passed to ``lax.scan``/``fori_loop``; ``checkpoint``: rematerialise the body;
+    ``early_exit``: a ``for`` over a static range with a traced ``break`` (or ``return``)
+    lowers to a ``lax.while_loop`` that stops there, instead of a scan to the end."""
 
     max_iters: int | None = None
     unroll: int | bool | None = None
     checkpoint: bool = False
+    early_exit: bool = False
 
 
 _DEFAULT = LoopOptions()
@@ -76,16 +79,22 @@ class loop_options:
     reverse-mode differentiates and lets a list be appended to (it becomes a
     ``(max_iters, ...)`` array, zero after the last iteration); ``unroll`` is passed to
     ``lax.scan``; ``checkpoint=True`` rematerialises each iteration in the backward pass.
+    ``early_exit=True``: a ``for`` over a static range that a traced ``break`` or ``return``
+    may leave lowers to a ``lax.while_loop`` that stops at that iteration (a scan runs every
+    iteration, the body switched off after the break); like any ``while_loop`` it is not
+    reverse-mode differentiable without ``max_iters``, and it cannot stack appended lists.
     """
 
     def __init__(self, max_iters: int | None = None, unroll: int | bool | None = None,
-                 checkpoint: bool = False):
+                 checkpoint: bool = False, early_exit: bool = False):
         if max_iters is not None and (isinstance(max_iters, bool) or not isinstance(max_iters, int)
                                       or max_iters < 0):
             raise ValueError(f"loop_options(max_iters=...) takes a non-negative int, got {max_iters!r}")
         if unroll is not None and not isinstance(unroll, (bool, int)):
             raise ValueError(f"loop_options(unroll=...) takes an int or a bool, got {unroll!r}")
-        self.options = LoopOptions(max_iters, unroll, bool(checkpoint))
+        if not isinstance(early_exit, bool):
+            raise ValueError(f"loop_options(early_exit=...) takes a bool, got {early_exit!r}")
+        self.options = LoopOptions(max_iters, unroll, bool(checkpoint), early_exit)
         self._depth: list[int] = []
 
     def __enter__(self) -> "loop_options":
@@ -111,7 +120,8 @@ class loop_options:
 
     def __repr__(self) -> str:
         o = self.options
-        return f"loop_options(max_iters={o.max_iters}, unroll={o.unroll}, checkpoint={o.checkpoint})"
+        text = f"loop_options(max_iters={o.max_iters}, unroll={o.unroll}, checkpoint={o.checkpoint}"
+        return text + (", early_exit=True)" if o.early_exit else ")")
 
 
 def push_options(block: loop_options) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import re
 import types
 import warnings
 from dataclasses import replace
@@ -15,6 +16,7 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError
+from laxify.ir.naming import is_return_flag
 from laxify.runtime import lists as lists_mod
 from laxify.runtime import options
 from laxify.runtime.dispatch import reverse_gate
@@ -230,17 +232,21 @@ def while_loop(cond_fn, body_fn, init, deps, site: Site):
     return _traced_while(cond_fn, body_fn, init, site)
 
 
-def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while"):
-    init, passing = _settle_unset(init, lambda c: tuple(body_fn(*c)), site, construct)
+def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", early_exit: bool = False):
+    # An early-exit range is not empty, and its flags are unset: it runs at least once.
+    init, passing = _settle_unset(init, lambda c: tuple(body_fn(*c)), site, construct, runs=early_exit)
     if passing:
         narrow, widen, wrap, narrowed = _without(passing, init, site)
-        out = _traced_while(wrap(cond_fn, False), wrap(body_fn, True), narrow(init), narrowed, construct)
+        out = _traced_while(wrap(cond_fn, False), wrap(body_fn, True), narrow(init), narrowed, construct,
+                            early_exit)
         return widen(out)
     opts = options.current()
     if opts.max_iters is not None:
         return _bounded_while(cond_fn, body_fn, init, site, opts.max_iters)
     lists = lists_mod.appended_carries(init, site.names, lambda c: tuple(body_fn(*c)))
     if lists:
+        if early_exit:
+            raise _early_exit_list_error(site.names[lists[0]], site)
         raise lists_mod.traced_length_error(site.names[lists[0]], site)
     _check_carries(init, site.names, site, construct)
 
@@ -252,7 +258,8 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while"):
 
     out = _loop(lambda c: lax.while_loop(cond, body, c), init,
                 lambda c: jax.eval_shape(body, c), site.names, site, construct)
-    return reverse_gate.gate(out, site, construct, _no_reverse_error)
+    error = _early_exit_reverse_error if early_exit else _no_reverse_error
+    return reverse_gate.gate(out, site, construct, error)
 
 
 def _no_reverse_error(site: Site, construct: str) -> ConversionError:
@@ -266,6 +273,30 @@ def _no_reverse_error(site: Site, construct: str) -> ConversionError:
         f"iterations, which reverse mode differentiates. Forward mode (`jax.jvp`, "
         f"`jax.jacfwd`) works without a bound.",
         reverse_gate.ReverseModeError,
+    )
+
+
+def _early_exit_reverse_error(site: Site, construct: str) -> ConversionError:
+    return site_error(
+        site,
+        "Reverse-mode differentiation (`jax.grad`, `jax.vjp`) cannot go through this `for` loop: "
+        "`loop_options(early_exit=True)` made it a `lax.while_loop` that stops at its `break`, and "
+        "JAX cannot differentiate a while loop in reverse mode.",
+        "Leave out early_exit for loops you differentiate (the loop is then a scan that runs to the "
+        "end of the range), or add `max_iters=N` to the same loop_options (a scan of at most N "
+        "iterations). Forward mode (`jax.jvp`, `jax.jacfwd`) works as it is.",
+        reverse_gate.ReverseModeError,
+    )
+
+
+def _early_exit_list_error(name: str, site: Site) -> ConversionError:
+    return site_error(
+        site,
+        f"The list `{name}` is appended to in this loop, which `loop_options(early_exit=True)` makes a "
+        f"`lax.while_loop` that stops at its `break`: one XLA program cannot hold a list whose length "
+        f"is known only at run time.",
+        f"Write the rows into an array made before the loop (`buf = jnp.zeros((n, ...))` before it, "
+        f"`buf = buf.at[i].set(v)` in it), which the loop carries, and count the rows written.",
     )
 
 
@@ -384,6 +415,9 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
             return python_loop()
         if len(r) == 0:
             return init
+        stops = _stop_flags(site.names) if options.current().early_exit else ()
+        if stops:
+            return _scan_or_python(lambda: _early_exit_range(r, body_fn, init, site, stops), python_loop)
         xs = lax.iota(jnp.int32, len(r))
         if r.step != 1:
             xs = xs * r.step
@@ -432,6 +466,41 @@ def _scan_or_python(scan, python_loop):
         if "unhashable" not in str(e):
             raise
         return python_loop()
+
+
+# The flag a `break` sets (``<prefix>_break_<n>``, see transpiler/converters/break_statements.py).
+_BREAK_FLAG = re.compile(r"_lx\d*_break_\d+")
+
+
+def _stop_flags(names) -> tuple[int, ...]:
+    """Positions of the carried ``break`` and ``return`` flags: once one is set, the rest of a
+    ``for`` loop's iterations do nothing (the converters guard the body with it)."""
+    return tuple(k for k, name in enumerate(names) if _BREAK_FLAG.fullmatch(name) or is_return_flag(name))
+
+
+def _early_exit_range(r: range, body_fn, init, site: Site, stops: tuple[int, ...]):
+    """``loop_options(early_exit=True)``: a static range whose ``break``/``return`` flag is
+    traced, as a ``lax.while_loop`` that runs until the range ends or a flag is set. The scan
+    form would run the remaining iterations with the body switched off, so the carries after
+    the loop are the same."""
+    trips = len(r)
+
+    def cond(k, *c):
+        go = k < trips
+        for j in stops:
+            go = jnp.logical_and(go, jnp.logical_not(c[j]))
+        return go
+
+    def body(k, *c):
+        # The condition let this iteration run, so every flag is false here: as a Python
+        # False, the guards the converters put around the body stay Python (no lax.cond).
+        c = tuple(False if j in stops else v for j, v in enumerate(c))
+        i = k if r.step == 1 else k * r.step
+        return (k + 1, *body_fn(i if r.start == 0 else i + r.start, *c))
+
+    counted = replace(site, names=("(iteration)", *site.names))
+    out = _traced_while(cond, body, (jnp.asarray(0, jnp.int32), *init), counted, "for", early_exit=True)
+    return out[1:]
 
 
 def _traced_range(start, stop, step, body_fn, init, site: Site):

@@ -1,0 +1,91 @@
+"""The cached call path of `to_static`: calls whose argument types were seen before skip
+argument classification (arrays traced, Python scalars static, plain objects static by
+identity). These tests check that what the slow path decided still holds on the hot path:
+static values pick their own program, a new shape retraces, a trace that needs Python falls
+back eagerly, methods keep their object."""
+
+from __future__ import annotations
+
+import warnings
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import laxify
+
+TRACES: list = []
+
+
+def scaled(x, n, mode):
+    TRACES.append((x.shape, n, mode))
+    for _ in range(n):
+        if mode == "double":
+            x = x * 2
+        else:
+            x = x + 1
+    return x
+
+
+def test_scalar_statics_pick_their_program_on_the_hot_path():
+    TRACES.clear()
+    f = laxify.to_static(scaled)
+    x = jnp.ones(3)
+    for _ in range(3):
+        np.testing.assert_allclose(f(x, 2, "double"), scaled(x, 2, "double"))
+        np.testing.assert_allclose(f(x, 3, "add"), scaled(x, 3, "add"))
+    # Two programs, each traced once (the eager oracle's three calls each add an entry too).
+    assert TRACES.count(((3,), 2, "double")) == 1 + 3
+    assert TRACES.count(((3,), 3, "add")) == 1 + 3
+    np.testing.assert_allclose(f(jnp.ones(5), 2, "double"), 4 * np.ones(5))  # a new shape retraces
+
+
+def needs_python_for_long_inputs(x):
+    if x.shape[0] > 2:
+        return float(x.sum())  # a traced value where Python needs a concrete one
+    return x.sum()
+
+
+def test_a_trace_that_needs_python_on_the_hot_path_is_located():
+    f = laxify.to_static(needs_python_for_long_inputs)
+    assert float(f(jnp.ones(2))) == 2.0  # compiled; later calls of this type take the hot path
+    with pytest.raises(laxify.ConversionError, match="concrete") as info:
+        f(jnp.ones(4))  # same type, new shape: the retrace meets float()
+    assert "test_call_path.py" in str(info.value) and "float(x.sum())" in str(info.value)
+    assert float(f(jnp.ones(2))) == 2.0  # the compiled program still serves the first shape
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    @laxify.to_static
+    def apply(self, x):
+        if x.sum() > 0:
+            x = x * self.k
+        return x
+
+
+def test_methods_on_plain_objects_keep_their_object():
+    a, b = Scaler(2.0), Scaler(3.0)
+    x = jnp.ones(2)
+    for _ in range(2):
+        np.testing.assert_allclose(a.apply(x), 2 * np.ones(2))
+        np.testing.assert_allclose(b.apply(x), 3 * np.ones(2))
+        np.testing.assert_allclose(a.apply(-x), -np.ones(2))
+
+
+def test_bound_method_given_to_to_static():
+    a = Scaler(4.0)
+    f = laxify.to_static(Scaler.apply.python_function.__get__(a))
+    for _ in range(2):
+        np.testing.assert_allclose(f(jnp.ones(2)), 4 * np.ones(2))
+
+
+def test_keyword_arguments_and_wrong_calls_still_work():
+    f = laxify.to_static(scaled)
+    x = jnp.ones(2)
+    f(x, 1, "add")
+    np.testing.assert_allclose(f(x, n=1, mode="add"), 2 * np.ones(2))
+    with pytest.raises(TypeError, match="missing"):
+        f(x, 1)
