@@ -484,7 +484,11 @@ class StaticFunction:
                 except Exception as e:  # the user's error: shown with the user's frames only
                     hide_own_frames(e)
                     raise
-        return self._call(self._with_self(args), kwargs)
+        try:
+            return self._call(self._with_self(args), kwargs)
+        except Exception as e:  # here, so that this frame goes too
+            hide_own_frames(e)
+            raise
 
     def _call(self, args: tuple, kwargs: dict):
         """A call off the hot path: classify the arguments, pick (or make) the program."""
@@ -501,9 +505,6 @@ class StaticFunction:
             return jitted(*args, **kwargs)
         except CONCRETE_ERRORS as e:
             return self._concrete_error(e, key, args, kwargs)
-        except Exception as e:
-            hide_own_frames(e)
-            raise
 
     def _remember_types(self, jitted: Callable, key: tuple, args: tuple) -> None:
         """Let later calls with arguments of these types take the hot path."""
