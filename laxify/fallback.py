@@ -192,6 +192,7 @@ def warn_unconverted_eager(error: BaseException, fn, unconverted: ConversionErro
 
 
 _MISSING = object()
+_SHARED_STORES = frozenset(dis.opmap[name] for name in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"))
 
 
 def restoring_shared_names(traced, original):
@@ -200,8 +201,8 @@ def restoring_shared_names(traced, original):
     back the values they had before it: the eager run that follows then assigns them once,
     as Python does (``G += 1`` before the construct would otherwise count twice)."""
     code = getattr(original, "__code__", None)
-    if not isinstance(code, types.CodeType):
-        return traced
+    if not isinstance(code, types.CodeType) or _SHARED_STORES.isdisjoint(code.co_code[::2]):
+        return traced  # (the opcodes alone: no disassembly for the common function)
     written = {(ins.opname, ins.argval) for ins in dis.get_instructions(code)
                if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")}
     globals_ = sorted({name for op, name in written if op.endswith("GLOBAL")})

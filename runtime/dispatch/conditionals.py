@@ -96,9 +96,18 @@ def elif_chain(arms, operands, site: Site):
                        branch_lines=tuple(site.branch_lines[k] for k in possible))
     if len(preds) == 1:
         return cond(preds[0], branches, operands, site)
-    # The index of the first true condition; the arm `chosen` when none is.
-    index = jnp.argmax(jnp.stack([*preds, jnp.asarray(True)])).astype(jnp.int32)
-    return cond(index, branches, operands, site)
+    return cond(_first_true(preds), branches, operands, site)
+
+
+def _first_true(preds) -> jax.Array:
+    """The index of the first true condition of ``preds``, ``len(preds)`` when none is: a few
+    selects for a short chain (what one writes by hand), one ``argmax`` for a long one."""
+    if len(preds) > 8:
+        return jnp.argmax(jnp.stack([*preds, jnp.asarray(True)])).astype(jnp.int32)
+    index = jnp.int32(len(preds))
+    for k in reversed(range(len(preds))):
+        index = jnp.where(preds[k], jnp.int32(k), index)
+    return index
 
 
 def _chain_condition(value, site: Site, k: int):
