@@ -573,7 +573,8 @@ class StaticFunction:
         conv = self._converted.conversion
         original = conv.source.module.code_for_node(conv.source.module.body[0]) \
             if conv.source.module.body else ""
-        return Diff(_strip_decorators(original), self.source, conv.source.filename)
+        text, decorators = _strip_decorators(original)
+        return Diff(text, self.source, conv.source.filename, conv.source.first_line + decorators)
 
     def ir(self, *args, **kwargs) -> str:
         """The typed SSA IR as text, specialised to the arguments when they are given."""
@@ -720,12 +721,13 @@ def _as_array_type(value: Any) -> Any:
     return _ArrayType(value) if isinstance(value, jax.ShapeDtypeStruct) else value
 
 
-def _strip_decorators(code: str) -> str:
+def _strip_decorators(code: str) -> tuple[str, int]:
+    """``code`` from its ``def`` line on, and how many decorator lines came before it."""
     lines = code.splitlines(keepends=True)
     k = 0
     while k < len(lines) and lines[k].lstrip().startswith("@"):
         k += 1
-    return "".join(lines[k:])
+    return "".join(lines[k:]), k
 
 
 @overload

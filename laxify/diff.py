@@ -7,6 +7,7 @@ import difflib
 import html
 import io
 import keyword
+import re
 import token
 import tokenize
 from dataclasses import dataclass
@@ -79,17 +80,35 @@ def highlight(source: str, generated: str = "_lx") -> list[str]:
     return out
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
 @dataclass
 class Diff:
+    """``original`` (the function as written, from its ``def`` line: ``first_line`` of its
+    file) against ``transformed``; both sides are numbered from ``first_line``."""
+
     original: str
     transformed: str
     filename: str = "<source>"
+    first_line: int = 1
+
+    def _shifted(self, header: str) -> str:
+        """A hunk header numbered by the file's lines (difflib counts from 1)."""
+        shift = self.first_line - 1
+
+        def line(n: str) -> str:
+            return str(int(n) + shift) if int(n) else n  # 0: an empty side stays 0
+
+        return _HUNK.sub(lambda m: f"@@ -{line(m[1])}{m[2] or ''} +{line(m[3])}{m[4] or ''} @@", header)
 
     def unified(self, color: bool = False) -> str:
         lines = difflib.unified_diff(
             self.original.splitlines(), self.transformed.splitlines(),
             f"{self.filename} (original)", f"{self.filename} (laxify)", lineterm="",
         )
+        if self.first_line != 1:
+            lines = (self._shifted(ln) if ln.startswith("@@") else ln for ln in lines)
         if not color:
             return "\n".join(lines)
         out = []
@@ -109,7 +128,7 @@ class Diff:
     def _repr_html_(self) -> str:
         a, b = self.original.splitlines(), self.transformed.splitlines()
         ha, hb = highlight(self.original), highlight(self.transformed)
-        rows = []
+        rows, shift = [], self.first_line - 1
         matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             span = max(i2 - i1, j2 - j1)
@@ -119,9 +138,9 @@ class Diff:
                 lcls = "lx-del" if tag != "equal" and left is not None else ""
                 rcls = "lx-add" if tag != "equal" and right is not None else ""
                 rows.append(
-                    f"<tr><td class='lx-no'>{'' if left is None else i1 + k + 1}</td>"
+                    f"<tr><td class='lx-no'>{'' if left is None else i1 + k + 1 + shift}</td>"
                     f"<td class='{lcls}'>{'' if left is None else ha[i1 + k]}</td>"
-                    f"<td class='lx-no'>{'' if right is None else j1 + k + 1}</td>"
+                    f"<td class='lx-no'>{'' if right is None else j1 + k + 1 + shift}</td>"
                     f"<td class='{rcls}'>{'' if right is None else hb[j1 + k]}</td></tr>"
                 )
         head = "<tr><th></th><th>original</th><th></th><th>laxify</th></tr>"

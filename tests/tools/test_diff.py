@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from html.parser import HTMLParser
 
@@ -11,10 +12,11 @@ from laxify.diff import Diff, highlight
 def test_unified_diff_golden(static):
     diff = static("tiny").diff()
     text = str(diff).replace(diff.filename, "FILE")
-    assert text == textwrap.dedent("""\
+    line = static("tiny").python_function.__code__.co_firstlineno  # hunks count the file's lines
+    assert text == textwrap.dedent(f"""\
         --- FILE (original)
         +++ FILE (laxify)
-        @@ -1,4 +1,8 @@
+        @@ -{line},4 +{line},8 @@
          def tiny(x):
         -    if x > 0:
         +    def _lx_if_true_1(x):
@@ -24,6 +26,14 @@ def test_unified_diff_golden(static):
         +        return (x,)
         +    (x,) = _lx.cond(x > 0, (_lx_if_true_1, _lx_if_false_2), (x,), _lx_sites[0])
              return x""")
+
+
+def test_diff_numbers_the_files_lines_after_decorators():
+    diff = Diff("def f(x):\n    if x:\n        x = 1\n    return x\n",
+                "def f(x):\n    x = g(x)\n    return x\n", "m.py", first_line=40)
+    assert "@@ -40,4 +40,3 @@" in str(diff)
+    numbers = re.findall(r"<td class='lx-no'>(\d+)</td>", diff._repr_html_())
+    assert numbers[:2] == ["40", "40"] and "43" in numbers and "39" not in numbers
 
 
 class _Page(HTMLParser):
