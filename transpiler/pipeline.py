@@ -104,11 +104,13 @@ def canonicalize(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     """Apply the converters in order, skipping those whose constructs the function lacks."""
     present = features(node)
     for converter in CONVERTERS:
+        if present is None:  # the tree changed: found again when a converter asks
+            present = features(node)
         if present.isdisjoint(converter.TRIGGERS):
             continue
         new = converter.transform(node, ctx)
         if new is not node:
-            node, present = new, features(new)
+            node, present = new, None
     return node
 
 
