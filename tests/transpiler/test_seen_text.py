@@ -1,7 +1,7 @@
 """Texts seen before: a new code object of a text laxify converted already (a notebook cell
 or a module re-run unchanged) reuses its parse and compile, never a stale text's; and the
-calls converter, which enters only the nodes above the calls it rewrites, writes what a
-transform entering every node writes."""
+converters that enter only the nodes above those they rewrite (calls, and/or/not, conditional
+expressions) write what a transform entering every node writes."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 
 from laxify.conversion import convert_function
 from laxify.ir.errors import ConversionError
-from laxify.transpiler.converters import calls
+from laxify.transpiler.converters import calls, conditional_expressions, logical_expressions
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.recent import Recent, clear_caches
 from laxify.transpiler.source import get_source
@@ -160,3 +160,37 @@ def test_the_calls_converter_rewrites_a_call_placed_twice():
     ]))
     fast, full = _both(twice, {})
     assert fast == full and fast.count("_lx.call(helper, x)") == 2
+
+
+LOGICAL = textwrap.dedent("""\
+    def f(x, ys, n):
+        a = x > 0 and n < 3
+        if not (x.sum() > 0 or check(x)) and n:
+            b = [y for y in ys if y and not y < 0]
+        while n > 0 and (x < 1 or x > 2):
+            n = n - 1
+        c = 1 if not n else 0 < x < 5
+        assert ys or n, "empty"
+        d = jnp.where(x > 0, x, -x) + (n or 1)
+        def inner(z):
+            return z and not z
+        e = lambda v: v or n
+        return a, b, c, d, e, -x, inner
+    """)
+
+
+def test_the_logical_and_conditional_converters_write_what_a_full_transform_writes():
+    node = cst.parse_module(LOGICAL).body[0]
+    fast = logical_expressions.transform(node, Context({}))
+    full = node.visit(logical_expressions.LogicalTransformer(Context({})))
+    fast_code, full_code = cst.Module([fast]).code, cst.Module([full]).code
+    assert fast_code == full_code
+    assert "condition=True" in fast_code and "truth_only=True" in fast_code and "_lx.compare(" in fast_code
+    assert "return z and not z" in fast_code  # nested def: converted on its own
+    fast = conditional_expressions.transform(node, Context({}))
+    full = node.visit(conditional_expressions.ConditionalTransformer(Context({})))
+    assert cst.Module([fast]).code == cst.Module([full]).code
+    assert "_lx.ifexp(" in cst.Module([fast]).code
+    untouched = cst.parse_module("def f(x):\n    return x + 1\n").body[0]
+    assert logical_expressions.transform(untouched, Context({})) is untouched
+    assert conditional_expressions.transform(untouched, Context({})) is untouched

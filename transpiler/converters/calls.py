@@ -22,8 +22,7 @@ import libcst as cst
 
 from laxify.ir.user_code import is_library_function, is_library_module, is_library_type
 from laxify.transpiler.analysis.features import USER_CALL, attribute_root, user_callee
-from laxify.transpiler.analysis.walk import children
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 
 __all__ = ["transform"]
 
@@ -59,21 +58,6 @@ class CallTransformer(OwnCodeConverter):
     def __init__(self, ctx: Context, first_param: str | None):
         super().__init__(ctx)
         self.first_param = first_param  # `self` of a method that uses `super()`, else None
-        # ``id``s of the calls to rewrite and of the nodes above them: the only nodes entered
-        # (``None``: every node). libcst rebuilds each node it enters.
-        self.path: set[int] | None = None
-
-    def on_visit(self, node) -> bool:
-        if self.path is not None and id(node) not in self.path:
-            self._changed.append(False)
-            return False  # nothing to rewrite below: left as it is, handlers not run
-        return super().on_visit(node)
-
-    def on_leave(self, original_node, updated_node):
-        if self.path is not None and id(original_node) not in self.path:
-            self._changed.pop()
-            return original_node
-        return super().on_leave(original_node, updated_node)
 
     def _global(self, name: str) -> tuple[bool, object]:
         """(whether ``name`` is a global of the module and not bound in the function, its value)."""
@@ -131,26 +115,5 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     transformer = CallTransformer(ctx, _first_param(node, ctx))
     # A walk is much cheaper than a transform: most functions call only library code, and
     # where some call is rewritten, only the nodes above it are entered.
-    # (A node the converters placed twice has two parents: both ways up are entered.)
-    parents: dict[int, list[cst.CSTNode]] = {}
-    path: set[int] = set()
-    targets: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        kids = children(current)
-        for kid in kids:
-            parents.setdefault(id(kid), []).append(current)
-        stack.extend(kids)
-        if type(current) is cst.Call and (transformer.routed(current.func)
-                                          or transformer.explicit_super(current) is not current):
-            targets.append(current)
-    while targets:  # up from each call to rewrite, once all parents are known
-        above = targets.pop()
-        if id(above) not in path:
-            path.add(id(above))
-            targets.extend(parents.get(id(above), ()))
-    if not path:
-        return node
-    transformer.path = path
-    return node.visit(transformer)
+    return transform_above(node, transformer, lambda n: type(n) is cst.Call and (
+        transformer.routed(n.func) or transformer.explicit_super(n) is not n))
