@@ -8,33 +8,40 @@ only its latest versions alive."""
 
 from __future__ import annotations
 
+import threading
+
 __all__ = ["Recent", "clear_caches"]
 
 _ALL: list["Recent"] = []
 
 
 class Recent:
-    """A least-recently-used map holding at most ``size`` entries."""
+    """A least-recently-used map holding at most ``size`` entries (functions may be converted
+    from several threads at once)."""
 
     def __init__(self, size: int):
         self.size = size
         self.items: dict = {}
+        self.lock = threading.Lock()
         _ALL.append(self)
 
     def get(self, key):
-        found = self.items.pop(key, None)
-        if found is not None:
-            self.items[key] = found  # most recent last
-        return found
+        with self.lock:
+            found = self.items.pop(key, None)
+            if found is not None:
+                self.items[key] = found  # most recent last
+            return found
 
     def put(self, key, value) -> None:
-        self.items.pop(key, None)
-        self.items[key] = value
-        if len(self.items) > self.size:
-            del self.items[next(iter(self.items))]
+        with self.lock:
+            self.items.pop(key, None)
+            self.items[key] = value
+            if len(self.items) > self.size:
+                del self.items[next(iter(self.items))]
 
     def clear(self) -> None:
-        self.items.clear()
+        with self.lock:
+            self.items.clear()
 
 
 def clear_caches() -> None:

@@ -194,3 +194,14 @@ def test_the_logical_and_conditional_converters_write_what_a_full_transform_writ
     untouched = cst.parse_module("def f(x):\n    return x + 1\n").body[0]
     assert logical_expressions.transform(untouched, Context({})) is untouched
     assert conditional_expressions.transform(untouched, Context({})) is untouched
+
+
+def test_clear_cache_forgets_the_texts_too():
+    from laxify.conversion import clear_cache
+
+    filename = _register(CELL)
+    fn = _define(CELL, filename)
+    before = get_source(fn).module
+    assert get_source(fn).module is before  # remembered
+    clear_cache()
+    assert get_source(fn).module is not before  # parsed again
