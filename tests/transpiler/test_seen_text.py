@@ -75,9 +75,13 @@ def test_a_cell_edited_after_its_run_is_still_stale():
     copy = type(fn)(fn.__code__.replace(), fn.__globals__, "f")
     with pytest.raises(ConversionError, match="not the source of the function that runs"):
         convert_function(copy)
-    # ... and the remembered text still converts the code it is the source of.
+    # ... and the remembered text still converts the code it is the source of,
     linecache.cache[filename] = (len(CELL), None, CELL.splitlines(keepends=True), filename)
     convert_function(type(fn)(fn.__code__.replace(), fn.__globals__, "f"))
+    # but not the code of the edited text: its compile is remembered, the comparison is not.
+    ran_edited = _define(edited, filename)
+    with pytest.raises(ConversionError, match="not the source of the function that runs"):
+        convert_function(ran_edited)
 
 
 def test_the_same_text_at_another_line_is_placed_there():
