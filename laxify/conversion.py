@@ -31,6 +31,7 @@ from laxify import _disk_cache
 from laxify.runtime.options import restoring_options, with_options
 from laxify.transpiler import depth
 from laxify.transpiler.pipeline import Conversion, convert_source
+from laxify.transpiler.recent import clear_caches as clear_texts
 from laxify.transpiler.source import function_code
 
 __all__ = ["Converted", "convert_function", "fresh_ir", "clear_cache", "set_cache_dir"]
@@ -260,9 +261,11 @@ def _run_passes(ir_fn: Function, conversion: Conversion, passes: list) -> None:
 
 
 def clear_cache() -> None:
-    """Forget every conversion (the next call of each function converts it again)."""
+    """Forget every conversion (the next call of each function converts it again), and the
+    texts parsed and compiled for them (the next conversion starts from the text)."""
     with _LOCK:
         _CACHE.clear()
+    clear_texts()
 
 
 def _convert_called(fn: types.FunctionType):

@@ -37,6 +37,7 @@ from laxify.transpiler.converters import (
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.depth import allowing_depth
 from laxify.transpiler.naming import hide_user_names, rename_generated
+from laxify.transpiler.recent import Recent
 from laxify.transpiler.source import FunctionSource, get_source
 from laxify.transpiler.to_ir import Fallback, build_ir
 
@@ -103,11 +104,13 @@ def canonicalize(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     """Apply the converters in order, skipping those whose constructs the function lacks."""
     present = features(node)
     for converter in CONVERTERS:
+        if present is None:  # the tree changed: found again when a converter asks
+            present = features(node)
         if present.isdisjoint(converter.TRIGGERS):
             continue
         new = converter.transform(node, ctx)
         if new is not node:
-            node, present = new, features(new)
+            node, present = new, None
     return node
 
 
@@ -138,9 +141,27 @@ def convert_source(fn) -> Conversion:
         stmt_access.cache_clear()
 
 
+# (text, first line, indent) → (the tree, its positions, its verbatim lines), for a text seen
+# again: its parse (``get_source``) is then the same tree, whose nodes key the positions.
+_POSITIONS = Recent(128)
+
+
+def _positions(src: FunctionSource):
+    """``statement_positions`` of ``src`` (a copy: converters add positions to it)."""
+    key = (src.text, src.first_line, src.indent)
+    found = _POSITIONS.get(key)
+    if found is None or found[0] is not src.node:
+        found = (src.node, statement_positions(src.text, src.node, src.first_line, src.indent, src.verbatim),
+                 dict(src.verbatim))
+        _POSITIONS.put(key, found)
+    else:
+        src.verbatim.update(found[2])
+    return dict(found[1])
+
+
 def _convert_source(fn) -> Conversion:
     src = get_source(fn)
-    positions = statement_positions(src.text, src.node, src.first_line, src.indent, src.verbatim)
+    positions = _positions(src)
     ctx = Context(positions, namespace=getattr(fn, "__globals__", {}), local_names=local_names(fn.__code__))
     prefix = choose_prefix(src.text)
     if prefix != DEFAULT_PREFIX:

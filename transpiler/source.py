@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from laxify.transpiler.analysis.walk import walk
+from laxify.transpiler.recent import Recent
 
 from laxify.ir.errors import ConversionError, Location
 
@@ -176,16 +177,25 @@ def _enclosing(fn, code: types.CodeType, text: str) -> tuple[str, list[str]]:
     return "\n".join(head + [body]), path + [code.co_name]
 
 
+# The text of a function seen again is compiled and parsed once (see ``transpiler.recent``).
+_COMPILED = Recent(128)   # (wrapped text, file, flags) → (module code, error)
+_PARSED = Recent(128)     # dedented text → libcst module
+
+
 def _compile(fn, code: types.CodeType, text: str) -> tuple[types.CodeType | None, list[str], str | None]:
     """The module compiled from ``text`` in ``code``'s context, the path of the function in
     it, and why it did not compile (``None`` when it did)."""
     wrapped, path = _enclosing(fn, code, text)
-    try:
-        module = compile(wrapped, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS,
-                         dont_inherit=True)
-    except (SyntaxError, ValueError) as e:
-        return None, path, e.msg if isinstance(e, SyntaxError) else str(e)
-    return module, path, None
+    flags = code.co_flags & _FUTURE_FLAGS
+    key = (wrapped, code.co_filename, flags)
+    found = _COMPILED.get(key)
+    if found is None:
+        try:
+            found = (compile(wrapped, code.co_filename, "exec", flags=flags, dont_inherit=True), None)
+        except (SyntaxError, ValueError) as e:
+            found = (None, e.msg if isinstance(e, SyntaxError) else str(e))
+        _COMPILED.put(key, found)
+    return found[0], path, found[1]
 
 
 def _nested_codes(module: types.CodeType):
@@ -375,10 +385,13 @@ def get_source(fn) -> FunctionSource:
         dedented, indent = _dedented(block)
         _check_current(fn, code, dedented, first_line)
     first_line = k + 1
-    try:
-        module = cst.parse_module(dedented)
-    except cst.ParserSyntaxError as e:
-        raise _no_source(fn, f"its source does not parse on its own ({e.message})") from None
+    module = _PARSED.get(dedented)
+    if module is None:
+        try:
+            module = cst.parse_module(dedented)
+        except cst.ParserSyntaxError as e:
+            raise _no_source(fn, f"its source does not parse on its own ({e.message})") from None
+        _PARSED.put(dedented, module)
     node = module.body[0] if module.body else None
     if not isinstance(node, cst.FunctionDef):
         raise _no_source(fn, "its source does not start with a def statement")

@@ -12,9 +12,9 @@ from typing import Mapping
 import libcst as cst
 
 from laxify.transpiler.analysis.positions import Positions
-from laxify.transpiler.analysis.walk import SMALL_STATEMENTS, STATEMENT_HOLDERS
+from laxify.transpiler.analysis.walk import SMALL_STATEMENTS, STATEMENT_HOLDERS, children
 
-__all__ = ["Context", "Converter", "OwnCodeConverter"]
+__all__ = ["Context", "Converter", "OwnCodeConverter", "transform_above"]
 
 
 @dataclass
@@ -69,15 +69,22 @@ class Converter(cst.CSTTransformer):
         self.statements_only = only
         # Per node being visited: whether something below it was replaced.
         self._changed: list[bool] = []
+        # ``id``s of the only nodes to enter (see :func:`transform_above`); ``None``: all.
+        self.path: set[int] | None = None
 
     def on_visit(self, node) -> bool:
         self._changed.append(False)
+        if self.path is not None and id(node) not in self.path:
+            return False  # nothing to rewrite in it: left as it is, its handlers not run
         enter = super().on_visit(node)
         if enter and self.statements_only:
             return type(node) in STATEMENT_HOLDERS or type(node) is cst.Module
         return enter
 
     def on_leave(self, original_node, updated_node):
+        if self.path is not None and id(original_node) not in self.path:
+            self._changed.pop()
+            return original_node
         result = super().on_leave(original_node, updated_node)
         changed = self._changed.pop()
         if result is updated_node and not changed:
@@ -94,6 +101,36 @@ class Converter(cst.CSTTransformer):
                 for node in result.nodes:
                     self.ctx.positions.setdefault(node, pos)
         return result
+
+
+def transform_above(node: cst.CSTNode, converter: Converter, is_target) -> cst.CSTNode:
+    """``node.visit(converter)``, entering only the nodes ``is_target`` accepts and the nodes
+    above them (libcst rebuilds every node it enters). For converters whose handlers change
+    only target nodes, and whose ``visit_*`` handlers record only facts about targets and
+    their children. ``node`` itself when nothing is a target."""
+    # All parents first, then the ways up: a node the converters placed twice has two parents,
+    # and both ways up are entered.
+    parents: dict[int, list[cst.CSTNode]] = {}
+    targets: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kids = children(current)
+        for kid in kids:
+            parents.setdefault(id(kid), []).append(current)
+        stack.extend(kids)
+        if is_target(current):
+            targets.append(current)
+    if not targets:
+        return node
+    path: set[int] = set()
+    while targets:
+        above = targets.pop()
+        if id(above) not in path:
+            path.add(id(above))
+            targets.extend(parents.get(id(above), ()))
+    converter.path = path
+    return node.visit(converter)
 
 
 class OwnCodeConverter(Converter):

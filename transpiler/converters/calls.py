@@ -22,8 +22,7 @@ import libcst as cst
 
 from laxify.ir.user_code import is_library_function, is_library_module, is_library_type
 from laxify.transpiler.analysis.features import USER_CALL, attribute_root, user_callee
-from laxify.transpiler.analysis.walk import walk
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 
 __all__ = ["transform"]
 
@@ -114,8 +113,7 @@ def _first_param(node: cst.FunctionDef, ctx: Context) -> str | None:
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     transformer = CallTransformer(ctx, _first_param(node, ctx))
-    # A walk is much cheaper than a transform: most functions call only library code.
-    if not any(type(n) is cst.Call and (transformer.routed(n.func) or transformer.explicit_super(n) is not n)
-               for n in walk(node)):
-        return node
-    return node.visit(transformer)
+    # A walk is much cheaper than a transform: most functions call only library code, and
+    # where some call is rewritten, only the nodes above it are entered.
+    return transform_above(node, transformer, lambda n: type(n) is cst.Call and (
+        transformer.routed(n.func) or transformer.explicit_super(n) is not n))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
 from laxify.transpiler.converters.logical_expressions import lazy_keyword, may_have_effects
 
@@ -28,4 +28,4 @@ TRIGGERS = (cst.IfExp,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(ConditionalTransformer(ctx))
+    return transform_above(node, ConditionalTransformer(ctx), lambda n: type(n) is cst.IfExp)

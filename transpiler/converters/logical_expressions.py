@@ -23,7 +23,7 @@ from laxify.transpiler.analysis.features import CHAINED_COMPARISON
 from laxify.transpiler.analysis.walk import children
 
 from laxify.transpiler.analysis.staticness import RUNTIME_OPERATORS
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
 
 __all__ = ["transform", "lazy_keyword", "may_have_effects"]
@@ -166,5 +166,13 @@ class LogicalTransformer(OwnCodeConverter):
 TRIGGERS = (cst.BooleanOperation, cst.Not, CHAINED_COMPARISON)
 
 
+def _target(node: cst.CSTNode) -> bool:
+    """A node this converter rewrites (or marks: the operands of ``not``, ``and``, ``or``)."""
+    kind = type(node)
+    return (kind is cst.BooleanOperation or (kind is cst.UnaryOperation and type(node.operator) is cst.Not)
+            or (kind is cst.Comparison and len(node.comparisons) > 1))
+
+
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(LogicalTransformer(ctx))
+    # The `if`/`while`/conditional/`assert` whose test is an `and`/`or` is above it: entered.
+    return transform_above(node, LogicalTransformer(ctx), _target)
