@@ -146,14 +146,14 @@ def convert_source(fn) -> Conversion:
 _POSITIONS = Recent(128)
 
 
-def _positions(src: FunctionSource):
+def _positions(src: FunctionSource, code):
     """``statement_positions`` of ``src`` (a copy: converters add positions to it)."""
     key = (src.text, src.first_line, src.indent)
-    found = _POSITIONS.get(key)
+    found = _POSITIONS.get(key, code)
     if found is None or found[0] is not src.node:
         found = (src.node, statement_positions(src.text, src.node, src.first_line, src.indent, src.verbatim),
                  dict(src.verbatim))
-        _POSITIONS.put(key, found)
+        _POSITIONS.put(key, found, code)
     else:
         src.verbatim.update(found[2])
     return dict(found[1])
@@ -161,7 +161,7 @@ def _positions(src: FunctionSource):
 
 def _convert_source(fn) -> Conversion:
     src = get_source(fn)
-    positions = _positions(src)
+    positions = _positions(src, fn.__code__)
     ctx = Context(positions, namespace=getattr(fn, "__globals__", {}), local_names=local_names(fn.__code__))
     prefix = choose_prefix(src.text)
     if prefix != DEFAULT_PREFIX:

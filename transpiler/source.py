@@ -188,13 +188,13 @@ def _compile(fn, code: types.CodeType, text: str) -> tuple[types.CodeType | None
     wrapped, path = _enclosing(fn, code, text)
     flags = code.co_flags & _FUTURE_FLAGS
     key = (wrapped, code.co_filename, flags)
-    found = _COMPILED.get(key)
+    found = _COMPILED.get(key, code)
     if found is None:
         try:
             found = (compile(wrapped, code.co_filename, "exec", flags=flags, dont_inherit=True), None)
         except (SyntaxError, ValueError) as e:
             found = (None, e.msg if isinstance(e, SyntaxError) else str(e))
-        _COMPILED.put(key, found)
+        _COMPILED.put(key, found, code)
     return found[0], path, found[1]
 
 
@@ -385,13 +385,13 @@ def get_source(fn) -> FunctionSource:
         dedented, indent = _dedented(block)
         _check_current(fn, code, dedented, first_line)
     first_line = k + 1
-    module = _PARSED.get(dedented)
+    module = _PARSED.get(dedented, code)
     if module is None:
         try:
             module = cst.parse_module(dedented)
         except cst.ParserSyntaxError as e:
             raise _no_source(fn, f"its source does not parse on its own ({e.message})") from None
-        _PARSED.put(dedented, module)
+        _PARSED.put(dedented, module, code)
     node = module.body[0] if module.body else None
     if not isinstance(node, cst.FunctionDef):
         raise _no_source(fn, "its source does not start with a def statement")

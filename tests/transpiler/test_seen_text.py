@@ -5,6 +5,7 @@ expressions) write what a transform entering every node writes."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 import linecache
 import textwrap
@@ -100,15 +101,47 @@ def test_the_same_text_at_another_line_is_placed_there():
     assert lines_b == {line + 7 for line in lines_a}
 
 
+class _Owner:
+    """Stands for a code object: something weakly referenced."""
+
+
 def test_recent_keeps_the_latest_entries():
     recent = Recent(2)
-    recent.put("a", 1)
-    recent.put("b", 2)
-    assert recent.get("a") == 1  # now the most recent
-    recent.put("c", 3)  # evicts "b", the least recently used
-    assert recent.get("b") is None and recent.get("a") == 1 and recent.get("c") == 3
+    owner = _Owner()
+    recent.put("a", 1, owner)
+    recent.put("b", 2, owner)
+    assert recent.get("a", owner) == 1  # now the most recent
+    recent.put("c", 3, owner)  # evicts "b", the least recently used
+    assert recent.get("b", owner) is None and recent.get("a", owner) == 1 and recent.get("c", owner) == 3
     clear_caches()
-    assert recent.get("a") is None
+    assert recent.get("a", owner) is None
+
+
+def test_recent_entries_go_with_their_last_owner():
+    recent = Recent(8)
+    first, second, other = _Owner(), _Owner(), _Owner()
+    recent.put("text", 1, first)
+    recent.put("other", 2, other)
+    assert recent.get("text", second) == 1  # a new code object of the same text owns it too
+    del first
+    gc.collect()
+    assert recent.get("other", other) == 2 and "text" in recent.items  # the second owner lives
+    del second
+    gc.collect()
+    assert recent.get("other", other) == 2 and "text" not in recent.items
+
+
+def test_an_edited_cell_keeps_no_parse_of_its_old_versions():
+    clear_caches()
+    from laxify.transpiler import source
+    for k in range(20):
+        text = CELL.replace("x * 2", f"x * {k}")
+        fn = _define(text, _register(text))
+        convert_function(fn)
+        del fn
+        gc.collect()
+    convert_function(_define(CELL, _register(CELL)))
+    assert len(source._PARSED.items) <= 2 and len(source._COMPILED.items) <= 2
 
 
 # -- the calls converter enters only the way to the calls it rewrites ------------------------
