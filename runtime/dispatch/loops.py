@@ -8,7 +8,7 @@ import functools
 import re
 import types
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import jax
 import jax.numpy as jnp
@@ -359,7 +359,7 @@ def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
         return (go, *out)
 
     flagged = replace(site, names=("(loop active)", *site.names))
-    out = _scan(step, (jnp.asarray(True), *init), lax.iota(jnp.int32, max_iters), flagged)
+    out = _scan(step, (jnp.asarray(True), *init), Count(0, 1, max_iters), flagged)
     # The last step ran and the condition still holds: Python would have gone on. Say so.
     cut = jnp.logical_and(out[0], _scalar_predicate(cond_fn(*fresh(out[1:])), site, "while"))
     if options.run_time_warnings():
@@ -418,12 +418,7 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
         stops = _stop_flags(site.names) if options.current().early_exit else ()
         if stops:
             return _scan_or_python(lambda: _early_exit_range(r, body_fn, init, site, stops), python_loop)
-        xs = lax.iota(jnp.int32, len(r))
-        if r.step != 1:
-            xs = xs * r.step
-        if r.start != 0:
-            xs = xs + r.start
-        return _scan_or_python(lambda: _scan(body_fn, init, xs, site), python_loop)
+        return _scan_or_python(lambda: _scan(body_fn, init, Count(r.start, r.step, len(r)), site), python_loop)
     if python_index is not None:
         raise site_error(
             site,
@@ -521,13 +516,28 @@ def _traced_range(start, stop, step, body_fn, init, site: Site):
     return out[1:]
 
 
+@dataclass(frozen=True)
+class Count:
+    """The indices of a static range, as a scan's input: ``start``, ``start + step``, ... for
+    ``length`` steps. Carried as one int32 (as ``lax.fori_loop`` does), not scanned over an
+    array of them: no buffer of ``length`` indices, no slicing of it at each step."""
+
+    start: int
+    step: int
+    length: int
+
+    def first(self):
+        return jnp.asarray(self.start, jnp.int32)  # traced under a trace, as the scan's index is
+
+
 def _scan(body_fn, init, xs, site: Site):
-    """``lax.scan`` of ``body_fn(x, *carries)`` over ``xs``; list carries become stacked outputs.
+    """``lax.scan`` of ``body_fn(x, *carries)`` over ``xs`` (arrays, or a :class:`Count`); list
+    carries become stacked outputs.
 
     A list the body reads an earlier iteration's item of is carried instead as a buffer of
     all its rows (:class:`lists_mod.Rows`): the body is traced with stacked outputs first and
     again with a buffer for each list whose read asked for one (``NeedsRows``)."""
-    first = jax.tree_util.tree_map(lambda a: a[0], xs)
+    first = xs.first() if isinstance(xs, Count) else jax.tree_util.tree_map(lambda a: a[0], xs)
     init, passing = _settle_unset(init, lambda c: tuple(body_fn(first, *c)), site, "for", runs=True)
     if passing:
         narrow, widen, wrap, narrowed = _without(passing, init, site, lead=1)
@@ -557,14 +567,19 @@ def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: 
     names = [site.names[k] for k in plain]
     carries = tuple(init[k] for k in plain)
     _check_carries(carries, names, site, "for")
-    steps = jax.tree_util.tree_leaves(xs)[0].shape[0]
+    counting = isinstance(xs, Count)
+    steps = xs.length if counting else jax.tree_util.tree_leaves(xs)[0].shape[0]
     sizes = {k: len(init[k]) + steps for k in buffered}
     if buffered:
         rows = {k: lists_mod.Rows.initial(init[k], elements[k], sizes[k]) for k in buffered}
         carries = (*carries, (rows, jnp.asarray(0, jnp.int32)))
+    if counting:
+        carries = (*carries, first)
     made: list = []
 
     def body(c, x):
+        if counting:
+            c, x = c[:-1], c[-1]
         if buffered:
             c, (bufs, count) = c[:-1], c[-1]
         full = list(init)
@@ -583,17 +598,22 @@ def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: 
         new = tuple(outs[k] for k in plain)
         if buffered:
             new = (*new, ({k: accs[k].rows.written(appended[k]) for k in buffered}, count + 1))
+        if counting:
+            new = (*new, x + xs.step)
         return new, tuple(appended[k] for k in lists if k not in buffered)
 
     step = jax.checkpoint(body) if opts.checkpoint else body
 
     def run(c):
-        return lax.scan(step, c, xs, unroll=opts.unroll if opts.unroll is not None else 1)
+        return lax.scan(step, c, None if counting else xs, length=steps,
+                        unroll=opts.unroll if opts.unroll is not None else 1)
 
     def one_step(c):
         return jax.eval_shape(lambda c: body(c, first)[0], c)
 
     out, ys = _loop(run, carries, one_step, names, site, "for")
+    if counting:
+        out = out[:-1]
     result = list(init)
     if buffered:
         out, (bufs, _) = out[:-1], out[-1]

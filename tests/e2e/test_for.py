@@ -618,3 +618,28 @@ def test_array_loop_does_not_unroll():
         jaxpr_of(for_array_many_rows, large))
     rows = jnp.asarray(np.linspace(-1.0, 1.0, 2000, dtype=np.float32).reshape(1000, 2))
     check(for_array_many_rows, (rows,), expect_prims=SCAN, rtol=1e-4, atol=1e-5)
+
+
+def for_range_index_reads_with_a_step(x, n):
+    acc = jnp.zeros((), x.dtype)
+    for i in range(3, n, 2):
+        acc = acc * 0.5 + x[i] * i
+    return acc
+
+
+def test_static_range_index_is_carried_not_scanned_over():
+    # The index is one carried int32 (as lax.fori_loop carries it), not a scan over an array
+    # of n indices: no iota, no buffer of n ints in the compiled program.
+    x = jnp.asarray(np.linspace(-1.0, 1.0, 4000, dtype=np.float32))
+    jaxpr = jaxpr_of(for_range_index_reads_with_a_step, x, 4000)
+    scans = [e for e in jaxpr.jaxpr.eqns if e.primitive.name == "scan"]
+    assert len(scans) == 1
+    scan = scans[0]
+    assert len(scan.invars) == scan.params["num_consts"] + scan.params["num_carry"]  # no xs
+    assert not any(e.primitive.name == "iota" for e in jaxpr.jaxpr.eqns)
+    f = laxify.to_static(for_range_index_reads_with_a_step, static_argnums=1)
+    temp = f.lower(x, 4000).compile().memory_analysis().temp_size_in_bytes
+    assert temp < 4000, temp  # 2000 int32 indices alone would take 8000 bytes
+    check(for_range_index_reads_with_a_step, (x, 4000), expect_prims=SCAN, rtol=1e-4, atol=1e-4)
+    check(for_range_index_reads_with_a_step, (x, 4), expect_prims=SCAN)
+    check(for_range_index_reads_with_a_step, (x, 3), expect_prims=STATIC)
