@@ -106,7 +106,8 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     _remap(tree, mapping, wrapper_lines=depth + len(lowered.cells))
     generated = f"{lowered.prefix}_function"
     _rename_function(tree, lowered.name, generated)
-    _enter_at_construct(tree.body, lowered.prefix + "_", generated, None, _arm_entries(tree, lowered.runtime))
+    entries = _arm_entries(tree, lowered.runtime) if f"{lowered.runtime}.elif_chain(" in body else {}
+    _enter_at_construct(tree.body, lowered.prefix + "_", generated, None, entries)
     code = compile(tree, filename, "exec", dont_inherit=True)
     factory = _nested(code, FACTORY)
     inner = _nested(factory, generated)
