@@ -163,36 +163,46 @@ def cached_call(quick: bool) -> tuple[str, dict]:
 
 # -- the phases of a first call --------------------------------------------------------------------
 def first_call_phases(quick: bool) -> tuple[str, dict]:
-    x = jnp.int32(27)
+    """Convert, trace, lower and compile, timed apart: collatz(27) (dispatch-bound, small) and
+    if-heavy (2,000 steps; its 19 lines take the longest to convert of the small workloads)."""
     phases = ("convert", "trace", "lower", "compile")
-    samples: dict[str, list[dict]] = {"laxify": [], "hand": []}
+    cases = [
+        ("collatz", w.collatz, w.lax_collatz, (jnp.int32(27),), ()),
+        ("if-heavy", w.if_heavy, w.lax_if_heavy,
+         (jax.random.normal(jax.random.PRNGKey(1), (2000,)) * 2.0, 2000), (1,)),
+    ]
+    rows, data = [], {}
+    for name, fn, lax_fn, args, static in cases:
+        samples: dict[str, list[dict]] = {"laxify": [], "hand": []}
 
-    def run(make, convert) -> dict:
-        t0 = time.perf_counter()
-        f = convert()
-        t1 = time.perf_counter()
-        traced = make(f).trace(x)
-        t2 = time.perf_counter()
-        lowered = traced.lower()
-        t3 = time.perf_counter()
-        lowered.compile()
-        t4 = time.perf_counter()
-        return dict(zip(phases, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)))
+        def run(make, convert) -> dict:
+            t0 = time.perf_counter()
+            f = convert()
+            t1 = time.perf_counter()
+            traced = make(f).trace(*args)
+            t2 = time.perf_counter()
+            lowered = traced.lower()
+            t3 = time.perf_counter()
+            lowered.compile()
+            t4 = time.perf_counter()
+            return dict(zip(phases, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)))
 
-    def convert_laxify():
-        clear_cache()
-        f = laxify.to_static(fresh(w.collatz))
-        f._function()  # the conversion alone
-        return f
+        def convert_laxify():
+            clear_cache()
+            f = laxify.to_static(fresh(fn), static_argnums=static)
+            f._function()  # the conversion alone
+            return f
 
-    for _ in range(3 if quick else 15):
-        samples["laxify"].append(run(lambda f: f, convert_laxify))
-        samples["hand"].append(run(lambda f: jax.jit(f), lambda: fresh(w.lax_collatz)))
-    med = {k: {p: statistics.median(s[p] for s in v) for p in phases} for k, v in samples.items()}
-    rows = [[p, fmt(med["laxify"][p]), fmt(med["hand"][p]), fmt(med["laxify"][p] - med["hand"][p])] for p in phases]
-    total = {k: sum(v.values()) for k, v in med.items()}
-    rows.append(["total", fmt(total["laxify"]), fmt(total["hand"]), ratio(total["laxify"], total["hand"])])
-    return table(["first call of collatz, by phase", "laxify", "hand-written", "difference"], rows), med
+        for _ in range(3 if quick else 15):
+            samples["laxify"].append(run(lambda f: f, convert_laxify))
+            samples["hand"].append(run(lambda f: jax.jit(f, static_argnums=static), lambda: fresh(lax_fn)))
+        med = {k: {p: statistics.median(s[p] for s in v) for p in phases} for k, v in samples.items()}
+        rows += [[f"{name}: {p}", fmt(med["laxify"][p]), fmt(med["hand"][p]),
+                  fmt(med["laxify"][p] - med["hand"][p])] for p in phases]
+        total = {k: sum(v.values()) for k, v in med.items()}
+        rows.append([f"{name}: total", fmt(total["laxify"]), fmt(total["hand"]), ratio(total["laxify"], total["hand"])])
+        data[name] = med
+    return table(["first call, by phase", "laxify", "hand-written", "difference"], rows), data
 
 
 # -- a static loop's trip count ---------------------------------------------------------------------
@@ -287,6 +297,9 @@ def main(argv: list[str] | None = None) -> None:
     data: dict = {"machine": machine(), "quick": quick}
     print(report[0], flush=True)
 
+    if not any(options.only.lower() in wl.name.lower() for wl in w.WORKLOADS):
+        parser.error(f"--only {options.only!r} matches no workload; the workloads are: "
+                     + ", ".join(wl.name for wl in w.WORKLOADS))
     rows = []
     for wl in w.WORKLOADS:
         if options.only.lower() in wl.name.lower():
