@@ -345,8 +345,13 @@ def _def_block(fn, code: types.CodeType, lines: list[str]) -> tuple[list[str], i
     and its first line. From the code object, not the function: ``inspect.getsourcelines(fn)``
     would follow ``__wrapped__`` to another function (and searches every module first)."""
     k = _def_start(fn, code, lines)
+    return _tokenized_block(fn, lines, k), k + 1
+
+
+def _tokenized_block(fn, lines: list[str], k: int) -> list[str]:
+    """``inspect.getblock`` of the lines from ``k`` on (the tokenizer decides where it ends)."""
     try:
-        return inspect.getblock(lines[k:]), k + 1
+        return inspect.getblock(lines[k:])
     except (SyntaxError, tokenize.TokenError) as e:  # an edited file that no longer tokenizes
         raise _no_source(fn, f"its source could not be read ({e})", _STALE_FIX) from None
 
@@ -373,18 +378,18 @@ def get_source(fn) -> FunctionSource:
         block, first_line = _def_block(fn, code, lines)
         return _lambda_source(fn, filename, block, first_line, lines)
     k = _def_start(fn, code, lines)
+    first_line = k + 1
     block = _indented_block(lines, k)
     if block is not None:
         dedented, indent = _dedented(block)
         try:
-            _check_current(fn, code, dedented, k + 1)
+            _check_current(fn, code, dedented, first_line)
         except ConversionError:
             block = None  # the scan may have ended inside a string or brackets: ask the tokenizer
     if block is None:
-        block, first_line = _def_block(fn, code, lines)
+        block = _tokenized_block(fn, lines, k)
         dedented, indent = _dedented(block)
         _check_current(fn, code, dedented, first_line)
-    first_line = k + 1
     module = _PARSED.get(dedented, code)
     if module is None:
         try:

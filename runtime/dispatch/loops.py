@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import re
 import types
 import warnings
 from dataclasses import dataclass, replace
@@ -16,7 +15,7 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError
-from laxify.ir.naming import is_return_flag
+from laxify.ir.naming import is_break_flag, is_return_flag
 from laxify.runtime import lists as lists_mod
 from laxify.runtime import options
 from laxify.runtime.dispatch import reverse_gate
@@ -463,14 +462,10 @@ def _scan_or_python(scan, python_loop):
         return python_loop()
 
 
-# The flag a `break` sets (``<prefix>_break_<n>``, see transpiler/converters/break_statements.py).
-_BREAK_FLAG = re.compile(r"_lx\d*_break_\d+")
-
-
 def _stop_flags(names) -> tuple[int, ...]:
     """Positions of the carried ``break`` and ``return`` flags: once one is set, the rest of a
     ``for`` loop's iterations do nothing (the converters guard the body with it)."""
-    return tuple(k for k, name in enumerate(names) if _BREAK_FLAG.fullmatch(name) or is_return_flag(name))
+    return tuple(k for k, name in enumerate(names) if is_break_flag(name) or is_return_flag(name))
 
 
 def _early_exit_range(r: range, body_fn, init, site: Site, stops: tuple[int, ...]):

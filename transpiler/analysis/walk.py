@@ -125,31 +125,10 @@ def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
     where only the set of nodes matters), layout left out."""
     out = [node]
     stack = [node]
-    fields_of = _FIELDS
-    is_node = _IS_NODE
     while stack:
-        current = stack.pop()
-        names = fields_of.get(type(current))
-        if names is None:
-            names = _code_fields(type(current))
-        for name in names:
-            value = getattr(current, name)
-            kind = type(value)
-            if kind is list or kind is tuple:
-                for item in value:
-                    known = is_node.get(type(item))
-                    if known is None:
-                        known = _is_node(item)
-                    if known:
-                        out.append(item)
-                        stack.append(item)
-            else:
-                known = is_node.get(kind)
-                if known is None:
-                    known = _is_node(value)
-                if known:
-                    out.append(value)
-                    stack.append(value)
+        kids = children(stack.pop())
+        out.extend(kids)
+        stack.extend(kids)
     return out
 
 
