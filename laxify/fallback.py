@@ -192,7 +192,8 @@ def warn_unconverted_eager(error: BaseException, fn, unconverted: ConversionErro
 
 
 _MISSING = object()
-_SHARED_STORES = frozenset(dis.opmap[name] for name in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"))
+_SHARED_STORE_NAMES = ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")
+_SHARED_STORES = frozenset(dis.opmap[name] for name in _SHARED_STORE_NAMES)
 
 
 def restoring_shared_names(traced, original):
@@ -204,7 +205,7 @@ def restoring_shared_names(traced, original):
     if not isinstance(code, types.CodeType) or _SHARED_STORES.isdisjoint(code.co_code[::2]):
         return traced  # (the opcodes alone: no disassembly for the common function)
     written = {(ins.opname, ins.argval) for ins in dis.get_instructions(code)
-               if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")}
+               if ins.opname in _SHARED_STORE_NAMES}
     globals_ = sorted({name for op, name in written if op.endswith("GLOBAL")})
     cells = dict(zip(code.co_freevars, original.__closure__ or ()))
     shared = [cells[name] for op, name in written if op.endswith("DEREF") and name in cells]

@@ -13,7 +13,6 @@ loop's own, raises the error at the loop's line with the fix.
 
 from __future__ import annotations
 
-import linecache
 import weakref
 from typing import Any, Callable
 
@@ -22,7 +21,7 @@ import jax.numpy as jnp
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
-from laxify.ir.errors import ConversionError, Location
+from laxify.ir.errors import ConversionError
 from laxify.runtime.lowering import Site
 
 __all__ = ["ReverseModeError", "gate"]
@@ -45,18 +44,14 @@ class _Loop:
 
     def __init__(self, site: Site, construct: str, error: Callable[[Site, str], ConversionError]):
         self._site = weakref.ref(site)
-        self._key = (id(site), construct, site.filename, site.line)
+        self._key = (id(site), construct, site.filename, site.line, site.col)
         self._error = error
 
     def error(self) -> ConversionError:
         site = self._site()
-        if site is None:  # a jaxpr kept after its function was freed
-            _, construct, filename, line = self._key
-            return ReverseModeError(
-                f"Reverse-mode differentiation (`jax.grad`, `jax.vjp`) cannot go through this "
-                f"`{construct}` loop on a traced value: its number of iterations is not known "
-                f"while tracing.", Location(filename, line, 0, linecache.getline(filename, line).rstrip("\n")),
-                "Bound the loop with `laxify.loop_options(max_iters=N)`.")
+        if site is None:  # a jaxpr kept after its function was freed: the loop's place suffices
+            _, construct, filename, line, col = self._key
+            site = Site(construct, filename, line, col)
         return self._error(site, self._key[1])
 
     def __eq__(self, other) -> bool:

@@ -609,3 +609,22 @@ def test_for_range_with_a_shadowed_range_iterates_it_as_written():
     out = dispatch.for_range(0, jnp.int32(3), 1, lambda i, a: (a + i,), (jnp.float32(0),), (), site("for", "acc"),
                              range_fn=my_range, range_args=1)
     assert float(out[0]) == 12.0 and len(calls) == 1 and len(calls[0]) == 1
+
+
+def test_reverse_gate_error_after_its_site_is_freed():
+    # JAX's caches may keep a jaxpr (and the gate's parameter) after the converted function
+    # and its sites are gone: reverse mode still gets the located error, with its fix.
+    import gc
+
+    from laxify.runtime.dispatch import loops, reverse_gate
+
+    site = Site("while", "user_module.py", 7, 4, names=("x",))
+    loop = reverse_gate._Loop(site, "while", loops._no_reverse_error)
+    expected = str(loop.error())
+    del site
+    gc.collect()
+    error = loop.error()
+    assert isinstance(error, reverse_gate.ReverseModeError)
+    assert (error.location.filename, error.location.line, error.location.col) == ("user_module.py", 7, 4)
+    assert "max_iters" in error.fix
+    assert str(error) == expected
