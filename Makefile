@@ -1,6 +1,8 @@
 # Quick start: `make demo`, `make test`. Both create .venv when it is absent.
+# `make test PYTHON=python3.13` (or a path to an interpreter) uses a venv of its own, named
+# after the interpreter: .venv-python3.13; the default python3 uses .venv.
 PYTHON ?= python3
-VENV := .venv
+VENV := $(if $(filter python3,$(PYTHON)),.venv,.venv-$(notdir $(PYTHON)))
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
@@ -31,4 +33,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/conversion.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf .venv .venv-* build *.egg-info

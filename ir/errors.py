@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
-__all__ = ["ConversionError", "FallbackWarning", "Location", "UnsupportedSyntax"]
+__all__ = ["ConversionError", "FallbackWarning", "Location", "UnsupportedSyntax", "warn_at"]
 
 
 @dataclass(frozen=True)
@@ -50,3 +51,23 @@ class UnsupportedSyntax(Exception):
 
 class FallbackWarning(UserWarning):
     """A construct stays plain Python and the function runs eagerly; issued at the user's line."""
+
+
+def warn_at(message: str, category: type[Warning], filename: str, line: int,
+            module: str | None = None, registry: dict | None = None, module_globals: dict | None = None) -> None:
+    """``warnings.warn_explicit`` that works for every kind of code on every supported Python.
+
+    ``module_globals`` lets the warning show a source line that only the module's loader can
+    give (a module in a zip file); they are passed on only when the module has a loader.
+    Globals without one (a notebook cell, ``exec``'d text, ``python -c``) make Python warn or
+    raise while looking the line up (ImportError on 3.11; DeprecationWarning, or ValueError when
+    ``__loader__`` is missing too, on 3.13); the line then comes from ``linecache`` as for any
+    other warning."""
+    spec = (module_globals or {}).get("__spec__")
+    if getattr(spec, "loader", None) is not None:
+        try:
+            warnings.warn_explicit(message, category, filename, line, module, registry, module_globals)
+            return
+        except (ImportError, ValueError):
+            pass  # raised while priming linecache, before the warning was recorded or shown
+    warnings.warn_explicit(message, category, filename, line, module, registry)

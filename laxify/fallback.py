@@ -14,7 +14,7 @@ import warnings
 
 import jax
 
-from laxify.ir.errors import ConversionError, FallbackWarning, Location
+from laxify.ir.errors import ConversionError, FallbackWarning, Location, warn_at
 from laxify.transpiler.pipeline import Conversion
 from laxify.ir.core import Span
 from laxify.transpiler.to_ir import Fallback
@@ -168,14 +168,8 @@ def warn_at_user_code(message: str) -> None:
     while frame.f_back is not None and _is_library_frame(frame):
         frame = frame.f_back
     globals_ = frame.f_globals
-    where = (message, FallbackWarning, frame.f_code.co_filename, frame.f_lineno,
-             globals_.get("__name__") or "<string>", globals_.setdefault("__warningregistry__", {}))
-    try:
-        warnings.warn_explicit(*where, globals_)
-    except ImportError:
-        # Code run by `python -c`: its module's loader (BuiltinImporter) raises when asked for
-        # the source line; warn without it (nothing was recorded before the raise).
-        warnings.warn_explicit(*where)
+    warn_at(message, FallbackWarning, frame.f_code.co_filename, frame.f_lineno,
+            globals_.get("__name__") or "<string>", globals_.setdefault("__warningregistry__", {}), globals_)
 
 
 def warn_unconverted_eager(error: BaseException, fn, unconverted: ConversionError) -> None:

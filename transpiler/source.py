@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import __future__
 import ast
+import difflib
 import dis
 import functools
 import inspect
@@ -151,17 +152,18 @@ def _all_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _enclosing(fn, code: types.CodeType, text: str) -> tuple[str, list[str]]:
-    """``text`` inside the context it was compiled in, so that it compiles as it did: imports
-    of the modules it uses (the compiler treats calls on imported names specially), the
+def _enclosing(fn, code: types.CodeType, text: str, imports: bool) -> tuple[str, list[str]]:
+    """``text`` inside the context it was compiled in, so that it compiles as it did: the
     innermost ``class`` around it (name mangling, ``super()``), a ``def`` binding its free
-    variables. Also returns the qualified-name path of the function in the result."""
+    variables and, with ``imports``, an import of each module it reads from its globals (some
+    compilers, CPython 3.13 among them, compile calls on names imported in the same text
+    differently). Also returns the qualified-name path of the function in the result."""
     parts = code.co_qualname.split(".")
     classes = [p for p, after in zip(parts, parts[1:]) if p != "<locals>" and after != "<locals>"]
     owner = classes[-1] if classes else None
     free = [v for v in code.co_freevars if v != "__class__" or owner is None]
     scope = getattr(fn, "__globals__", {})
-    modules = sorted(n for n in _all_names(code) if isinstance(scope.get(n), types.ModuleType))
+    modules = sorted(n for n in _all_names(code) if isinstance(scope.get(n), types.ModuleType)) if imports else []
     head = [f"import _lx_module as {', _lx_module as '.join(modules)}"] if modules else []
     path: list[str] = []
     depth = 0
@@ -182,10 +184,11 @@ _COMPILED = Recent(128)   # (wrapped text, file, flags) → (module code, error)
 _PARSED = Recent(128)     # dedented text → libcst module
 
 
-def _compile(fn, code: types.CodeType, text: str) -> tuple[types.CodeType | None, list[str], str | None]:
+def _compile(fn, code: types.CodeType, text: str, imports: bool = True
+             ) -> tuple[types.CodeType | None, list[str], str | None]:
     """The module compiled from ``text`` in ``code``'s context, the path of the function in
     it, and why it did not compile (``None`` when it did)."""
-    wrapped, path = _enclosing(fn, code, text)
+    wrapped, path = _enclosing(fn, code, text, imports)
     flags = code.co_flags & _FUTURE_FLAGS
     key = (wrapped, code.co_filename, flags)
     found = _COMPILED.get(key, code)
@@ -221,15 +224,33 @@ def _argument(ins: dis.Instruction) -> object:
     return ins.argval
 
 
-def _instructions(code: types.CodeType) -> list[tuple[str, object]]:
-    """``code``'s operations and arguments, as far as they follow from the text alone."""
+def _instructions(code: types.CodeType, ignored: frozenset[str] = frozenset()) -> list[tuple[str, object]]:
+    """``code``'s operations and arguments, as far as they follow from the text alone, less the
+    operations named in ``ignored``."""
     return [(_SAME_OP.get(ins.opname, ins.opname), _argument(ins)) for ins in dis.get_instructions(code)
-            if ins.opname != "EXTENDED_ARG"]  # present or not with the jump distances
+            if ins.opname != "EXTENDED_ARG"  # present or not with the jump distances
+            and ins.opname not in ignored]
 
 
-def _difference(code: types.CodeType, found: types.CodeType, lines: bool) -> str | None:
+def _context_operations(a: list[types.CodeType], b: list[types.CodeType]) -> frozenset[str]:
+    """The operations in which two compiles of one text in two contexts differ (pairs of code
+    objects of ``a`` and ``b``): what the compiler chose from its knowledge of the context,
+    not what the text says."""
+    ops: set[str] = set()
+    for x, y in zip(a, b):
+        left, right = _instructions(x), _instructions(y)
+        matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag != "equal":
+                ops.update(op for op, _ in left[i1:i2] + right[j1:j2])
+    return frozenset(ops)
+
+
+def _difference(code: types.CodeType, found: types.CodeType, lines: bool,
+                ignored: frozenset[str] = frozenset()) -> str | None:
     """What differs between the code that runs and the compile of the source found (``None``
-    when nothing does), nested functions included."""
+    when nothing does), nested functions included; operations named in ``ignored`` are not
+    compared."""
     checks = (
         ("parameters", code.co_varnames[:code.co_argcount + code.co_kwonlyargcount],
          found.co_varnames[:found.co_argcount + found.co_kwonlyargcount]),
@@ -245,18 +266,37 @@ def _difference(code: types.CodeType, found: types.CodeType, lines: bool) -> str
             return what
     for a, b in zip(code.co_consts, found.co_consts):
         if isinstance(a, types.CodeType) and isinstance(b, types.CodeType):
-            inner = _difference(a, b, lines)
+            inner = _difference(a, b, lines, ignored)
             if inner:
                 return f"{inner} (in {a.co_name})"
+        elif type(a) is int and type(b) is int and (a, b) == (code.co_firstlineno, found.co_firstlineno):
+            continue  # a line number the compiler keeps as a constant (a class body's first line)
         elif type(a) is not type(b) or (a != b and a == a):  # `a == a`: NaN equals itself here
             return "constants"
-    if code.co_code != found.co_code and _instructions(code) != _instructions(found):
+    if code.co_code != found.co_code and _instructions(code, ignored) != _instructions(found, ignored):
         return "operations"
     return None
 
 
+def _context_dependent(fn, code: types.CodeType, text: str, module: types.CodeType) -> frozenset[str] | None:
+    """The operations whose choice the modules ``code`` reads make context-dependent: those in
+    which the functions of ``text`` compiled with those modules imported (``module``) and
+    without them differ. ``None`` when the two compiles of the functions do not differ."""
+    bare, _, _ = _compile(fn, code, text, imports=False)
+    if bare is None:
+        return None
+    ops = _context_operations(list(_nested_codes(module)), list(_nested_codes(bare)))
+    return ops or None
+
+
 def _stale(fn, code: types.CodeType, text: str) -> str | None:
-    """Why ``text`` (found in linecache) is not the source of ``code`` any more, or ``None``."""
+    """Why ``text`` (found in linecache) is not the source of ``code`` any more, or ``None``.
+
+    Where the operations differ, the difference counts only if the compiler's knowledge of
+    the context cannot explain it: whether a module the function reads was imported in the
+    text that defined it (another notebook cell, ``exec``'d code, a module global assigned a
+    module) changes how some compilers emit calls on it. The text is compiled again without
+    those imports, and the operations the two compiles differ in are left out."""
     module, path, error = _compile(fn, code, text)
     if module is None:
         return f"it does not compile any more ({error})"
@@ -265,6 +305,10 @@ def _stale(fn, code: types.CodeType, text: str) -> str | None:
     if found is None:
         return f"it does not define {code.co_name} any more"
     what = _difference(code, found, lines=True)
+    if what == "operations" or (what or "").startswith("operations "):
+        ignored = _context_dependent(fn, code, text, module)
+        if ignored is not None:
+            what = _difference(code, found, lines=True, ignored=ignored)
     return None if what is None else f"it differs from the code that runs in its {what}"
 
 
@@ -276,6 +320,10 @@ def _stale_lambda(fn, code: types.CodeType, text: str) -> str | None:
         return None
     lambdas = [c for c in _nested_codes(module) if c.co_name == "<lambda>"]
     if any(_difference(code, found, lines=False) is None for found in lambdas):
+        return None
+    ignored = _context_dependent(fn, code, text, module)
+    if ignored is not None and any(_difference(code, found, lines=False, ignored=ignored) is None
+                                   for found in lambdas):
         return None
     return "no lambda on its line compiles to the code that runs"
 

@@ -79,6 +79,17 @@ def eqn_count(jaxpr: Any) -> int:
     return sum(1 for _ in _eqns(jaxpr))
 
 
+def scanned_operands(eqn: Any) -> int:
+    """How many arrays a ``scan`` equation scans over (its ``xs``), from the shapes alone: the
+    body sees a scanned array without its leading axis, a constant or carry as it is. (The
+    equation's parameters that count them changed in JAX 0.12: ``num_consts``/``num_carry``
+    became a tree of the operands.)"""
+    body = eqn.params["jaxpr"]
+    body = getattr(body, "jaxpr", body)
+    return sum(tuple(outer.aval.shape) != tuple(inner.aval.shape)
+               for outer, inner in zip(eqn.invars, body.invars))
+
+
 def jaxpr_of(fn: Callable, *args, static_argnums: Sequence[int] | None = None):
     """The jaxpr of ``laxify.convert(fn)`` on ``args`` (non-array arguments static by default)."""
     if static_argnums is None:

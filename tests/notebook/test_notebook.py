@@ -31,6 +31,34 @@ CELLS = [
     "    out = laxify.to_static(kept)(jnp.ones(2))\n"
     "w = [c for c in caught if issubclass(c.category, laxify.FallbackWarning)][0]\n"
     "print(float(out.sum()), w.lineno, 'try' in str(w.message))",
+    # The README's quick start as people write notebooks: the imports were in the first cell,
+    # the function calls `jnp` in this one (Python 3.13 compiles such calls differently from
+    # a text that imports the module itself; laxify must not call the function edited).
+    "@laxify.to_static\n"
+    "def collatz(x):\n"
+    "    steps = 0\n"
+    "    while jnp.abs(x) > 1:\n"
+    "        if x % 2 == 0:\n"
+    "            x = x // 2\n"
+    "        else:\n"
+    "            x = 3 * x + 1\n"
+    "        steps += 1\n"
+    "    return steps\n"
+    "with warnings.catch_warnings(record=True) as caught:\n"
+    "    warnings.simplefilter('always')\n"
+    "    steps = collatz(jnp.int32(27))\n"
+    "print(int(steps), len(caught), 'while_loop' in collatz.source)",
+    # A function without source text, called from a cell: the warning is issued at the cell's
+    # line (its globals have no module loader, which made Python 3.13 raise inside warnings).
+    "def here():\n"
+    "    pass\n"
+    "exec('def no_text(x):\\n    while x.sum() > 1:\\n        x = x / 2\\n    return x\\n')\n"
+    "with warnings.catch_warnings(record=True) as caught:\n"
+    "    warnings.simplefilter('always')\n"
+    "    out = laxify.to_static(no_text)(jnp.ones(4) * 8)\n"
+    "w = caught[0]\n"
+    "print(float(out.sum()), w.category.__name__, w.lineno,\n"
+    "      w.filename == here.__code__.co_filename and 'no source text' in str(w.message))",
 ]
 
 
@@ -60,3 +88,13 @@ def test_fallback_warning_points_at_the_cell_line(outputs):
     assert float(total) == 4.0
     assert line == "2"  # the `try` is on line 2 of its cell
     assert names_try == "True"
+
+
+def test_function_in_a_later_cell_than_its_imports_converts(outputs):
+    steps, warned, converted = outputs[4].split()
+    assert (steps, warned, converted) == ("111", "0", "True")
+
+
+def test_warning_for_a_function_without_source_is_at_the_cells_line(outputs):
+    total, category, line, says_why = outputs[5].split()
+    assert (float(total), category, line, says_why) == (1.0, "FallbackWarning", "6", "True")
