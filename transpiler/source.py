@@ -483,6 +483,14 @@ def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
         cols = [p[2] for p in fn.__code__.co_positions()
                 if p[0] is not None and p[2] is not None and p[3] is not None and p[3] > p[2]]
         col = min(cols, default=None)
+        if col is None:
+            # No column for any instruction (CPython 3.12 gives none to a lambda that returns a
+            # constant): the lambda whose own compile is the code that runs, in source order.
+            compiled, _, _ = _compile(fn, fn.__code__, attempt)
+            codes = [c for c in _nested_codes(compiled) if c.co_name == "<lambda>"] if compiled else []
+            same = [k for k, c in enumerate(codes) if _difference(fn.__code__, c, lines=False) is None]
+            if same and len(codes) == len(lambdas) and lambdas[same[0]] in matching:
+                chosen = lambdas[same[0]]
         for k, node in enumerate(nodes):  # libcst's order is source order, as `nodes` is
             start = node.body.col_offset + (shift if node.body.lineno == 1 else 0)
             end = (node.body.end_col_offset or 0) + (shift if node.body.end_lineno == 1 else 0)
