@@ -233,20 +233,53 @@ RULES: dict[Any, Callable] = {
     math.copysign: _math_binary(jnp.copysign),
 }
 
+_OF_ITERABLE = frozenset({builtins.max, builtins.min, builtins.any, builtins.all, builtins.sorted})
+
+
+def _is_iterator(value) -> bool:
+    return hasattr(type(value), "__next__") and not hasattr(value, "shape")
+
+
 # The names the converter routes: builtins by name, ``math`` functions by attribute.
 BUILTIN_NAMES = frozenset(fn.__name__ for fn in RULES if getattr(builtins, fn.__name__, None) is fn)
 MATH_NAMES = frozenset(fn.__name__ for fn in RULES if getattr(math, fn.__name__, None) is fn)
 
 
+def _short_circuit(fn, iterator):
+    """``any``/``all`` over an iterator (a generator expression): its items one by one as
+    Python takes them, ending where a Python truth value decides (a later item is then never
+    computed); from the first traced item on, the rest is taken too, and the result is traced.
+    ``None`` when no item is traced (the result is then the Python value, in the second slot)."""
+    deciding = fn is builtins.any  # any() ends at a true item, all() at a false one
+    items = []
+    for item in iterator:
+        if not items and not any_traced(item):
+            if bool(item) == deciding:
+                return None, deciding
+            continue
+        items.append(item)
+    return (items, None) if items else (None, not deciding)
+
+
 def builtin(fn, *args, **kwargs):
     """``fn(*args, **kwargs)`` with Python's meaning: a builtin's rule when an argument is
-    traced, the builtin itself otherwise; anything else called as converted code calls it."""
+    traced, the builtin itself otherwise; anything else called as converted code calls it.
+    An iterator argument (a generator expression) is taken item by item first, as the builtin
+    would take it."""
     try:
         rule = RULES.get(fn)
     except TypeError:  # an unhashable callable: not a builtin
         rule = None
     if rule is None:
         return call(fn, *args, **kwargs)
+    if len(args) == 1 and fn in _OF_ITERABLE and _is_iterator(args[0]):
+        if fn is builtins.any or fn is builtins.all:
+            items, decided = _short_circuit(fn, args[0])
+            if items is None:
+                return decided
+        else:
+            items = list(args[0])
+        args = (items,)
     if not any_traced((args, kwargs)):
         return fn(*args, **kwargs)
     try:

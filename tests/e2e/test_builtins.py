@@ -228,3 +228,35 @@ def test_builtins_on_python_values_stay_python():
         return x * m, int(2.7), sorted([3, 1, 2]), any([0, 0]), 2 in [1, 2]
     check(f, (f32(1.0), 5), (f32(1.0), 1))
     assert "max" not in str(jax.make_jaxpr(laxify.convert(f), static_argnums=1)(f32(1.0), 5))
+
+
+def any_all_max_of_generators(v):
+    return any(e > 2 for e in v), all(e > -5 for e in v), max(e * 2 for e in v), sorted(int(e > 0) for e in v)
+
+
+def test_generator_expression_arguments():
+    check(any_all_max_of_generators, (jnp.array([1.0, 3.0, -2.0]),), (jnp.array([-9.0, 0.0, 1.0]),))
+    assert "(e > 2 for e in v)" in laxify.to_static(any_all_max_of_generators).source
+
+
+SEEN: list = []
+
+
+@laxify.do_not_convert
+def seen(value):
+    SEEN.append(value)
+    return value
+
+
+def any_of_python_values_stops_where_python_does(x):
+    found = any(seen(v) > 0 for v in [0, 1, 2])
+    every = all(seen(v) > 10 for v in [20, 5, 30])
+    return x + found + every
+
+
+def test_any_all_over_a_generator_of_python_values_stop_where_python_stops():
+    for fn in (laxify.to_static(any_of_python_values_stops_where_python_does),
+               jax.jit(laxify.convert(any_of_python_values_stops_where_python_does))):
+        SEEN.clear()
+        assert int(fn(jnp.int32(1))) == 2
+        assert SEEN == [0, 1, 20, 5]  # any() stops at 1, all() at 5: 2 and 30 never computed
