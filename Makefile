@@ -6,7 +6,7 @@ VENV := $(if $(filter python3,$(PYTHON)),.venv,.venv-$(notdir $(PYTHON)))
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean fuzz
+.PHONY: demo test bench clean fuzz realcode
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ N ?= 1000
 SEED ?=
 fuzz: $(STAMP)
 	LAXIFY_FUZZ_N=$(N) LAXIFY_FUZZ_SEED=$(SEED) $(PY) tests/fuzz/campaign.py
+
+# The real-code corpus (tests/realcode): public functions with their own examples, eagerly and
+# through to_static; a table by class (converted, fell back, located error, ..., WRONG).
+realcode: $(STAMP)
+	$(PY) tests/realcode/run.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

@@ -42,7 +42,7 @@ def test_scalar_statics_pick_their_program_on_the_hot_path():
 
 def needs_python_for_long_inputs(x):
     if x.shape[0] > 2:
-        return float(x.sum())  # a traced value where Python needs a concrete one
+        return x.sum().item()  # a traced value where Python needs a concrete one
     return x.sum()
 
 
@@ -50,8 +50,8 @@ def test_a_trace_that_needs_python_on_the_hot_path_is_located():
     f = laxify.to_static(needs_python_for_long_inputs)
     assert float(f(jnp.ones(2))) == 2.0  # compiled; later calls of this type take the hot path
     with pytest.raises(laxify.ConversionError, match="concrete") as info:
-        f(jnp.ones(4))  # same type, new shape: the retrace meets float()
-    assert "test_call_path.py" in str(info.value) and "float(x.sum())" in str(info.value)
+        f(jnp.ones(4))  # same type, new shape: the retrace meets .item()
+    assert "test_call_path.py" in str(info.value) and "x.sum().item()" in str(info.value)
     assert float(f(jnp.ones(2))) == 2.0  # the compiled program still serves the first shape
 
 

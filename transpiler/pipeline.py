@@ -21,6 +21,7 @@ from laxify.transpiler.converters import (
     array_updates,
     assert_statements,
     break_statements,
+    builtin_calls,
     calls,
     conditional_expressions,
     continue_statements,
@@ -83,6 +84,10 @@ CONVERTERS: list = [
     assert_statements,
     # print before calls: `print` is a builtin, which the calls converter leaves alone.
     print_calls,
+    # builtins with a rule for traced values (max, int, math.floor, ..., `in`): after and/or/not
+    # and chained comparisons (a chain's `in` is `_lx.compare`'s), before calls, which leave the
+    # `_lx.builtin(...)` written here alone and route the user's calls in its arguments.
+    builtin_calls,
     # calls last: every call the converters above wrote is of the runtime (`_lx.*`) and
     # stays as it is; the user's own calls are routed through `_lx.call`.
     calls,

@@ -9,6 +9,7 @@ Python's exact semantics. One module per construct: ``conditionals`` (``if``), `
 
 from __future__ import annotations
 
+from laxify.runtime.builtin_rules import builtin, contains, not_contains
 from laxify.runtime.calls import call
 from laxify.runtime.dispatch.asserts import assert_
 from laxify.runtime.dispatch.conditionals import cond, elif_chain
@@ -25,7 +26,7 @@ from laxify.runtime.dispatch.trying import internal_errors
 from laxify.runtime.updates import at, setitem, setitem_op
 
 __all__ = [
-    "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "assert_", "at", "call", "check_defined", "compare",
+    "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "assert_", "at", "builtin", "call", "check_defined", "compare", "contains",
     "cond", "elif_chain", "enumerate_", "final_return", "for_each", "for_range", "ifexp", "internal_errors", "is_traced", "iterable", "not_", "or_",
-    "pop_options", "print_", "push_options", "reversed_", "setitem", "setitem_op", "while_loop", "zip_",
+    "not_contains", "pop_options", "print_", "push_options", "reversed_", "setitem", "setitem_op", "while_loop", "zip_",
 ]

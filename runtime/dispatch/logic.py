@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError, Location
+from laxify.runtime.builtin_rules import contains, not_contains
 from laxify.runtime.dispatch.values import is_array, is_traced
 
 __all__ = ["and_", "compare", "ifexp", "not_", "or_", "truth"]
@@ -205,7 +206,7 @@ def _check_operand(a, b, op: str) -> None:
 
 _COMPARE = {
     "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
-    "!=": operator.ne, "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
+    "!=": operator.ne, "in": lambda a, b: contains(b, a), "not in": lambda a, b: not_contains(b, a),
     "is": operator.is_, "is not": operator.is_not,
 }
 

@@ -366,9 +366,9 @@ def err_numpy_on_traced(x):
     return np.sin(y)
 
 
-def err_float_in_traced_branch(x):
+def err_item_in_traced_branch(x):
     if x.sum() > 0:
-        x = x * float(x[0])
+        x = x * x[0].item()
     return x
 
 
@@ -376,7 +376,7 @@ def err_float_in_traced_branch(x):
     (err_int_of_traced, (X,), "n = int(x.sum())", "ConcretizationTypeError"),
     (err_range_of_item, (jnp.arange(3),), "for i in range(x.sum().item()):", "ConcretizationTypeError"),
     (err_numpy_on_traced, (X,), "return np.sin(y)", "TracerArrayConversionError"),
-    (err_float_in_traced_branch, (X,), "x = x * float(x[0])", "ConcretizationTypeError"),
+    (err_item_in_traced_branch, (X,), "x = x * x[0].item()", "ConcretizationTypeError"),
 ], ids=lambda v: v.__name__ if callable(v) else None)
 def test_traced_value_where_python_needs_concrete(fn, args, snippet, error):
     with pytest.raises(laxify.ConversionError) as info:

@@ -239,6 +239,13 @@ class Builder:
         if choice == 12:
             e = self.float_expr(sc, d)
             return Expr(f"(-{e.src})", FLOAT, e.bound)
+        if choice == 13:  # Python's max/min on traced values (runtime/builtin_rules.py)
+            parts = [self.float_expr(sc, d) for _ in range(self.int_in(2, 3))]
+            fn = self.pick(["max", "min"])
+            return Expr(f"{fn}({', '.join(p.src for p in parts)})", FLOAT, max(p.bound for p in parts))
+        if choice == 14:
+            v = self.vec_expr(sc, d)
+            return Expr(f"{self.pick(['max', 'min'])}({v.src})", FLOAT, v.bound)
         return self.float_leaf(sc)
 
     def int_leaf(self, sc: Scope) -> Expr:
@@ -261,7 +268,7 @@ class Builder:
         if depth >= 2 or self.int_in(0, 2) == 0:
             return self.int_leaf(sc)
         d = depth + 1
-        choice = self.int_in(0, 11)
+        choice = self.int_in(0, 12)
         if choice == 0:
             l, r = self.int_expr(sc, d), self.int_expr(sc, d)
             op = self.pick("+-")
@@ -297,6 +304,11 @@ class Builder:
             l, r = self.int_expr(sc, d), self.int_expr(sc, d)
             fn = self.pick(["jnp.maximum", "jnp.minimum"])
             return Expr(f"{fn}({l.src}, {r.src})", INT, max(l.bound, r.bound))
+        if choice == 10:
+            l, r = self.int_expr(sc, d), self.int_expr(sc, d)
+            return Expr(f"{self.pick(['max', 'min'])}({l.src}, {r.src})", INT, max(l.bound, r.bound))
+        if choice == 11:
+            return Expr(f"int({self.cond(sc, d)})", INT, 1)
         return self.int_leaf(sc)
 
     def vec_expr(self, sc: Scope, depth: int) -> Expr:
@@ -345,7 +357,7 @@ class Builder:
     def cond(self, sc: Scope, depth: int = 0) -> str:
         """A boolean condition: traced (on arrays), static (shapes), or on Python ints."""
         d = depth + 1
-        choice = self.int_in(0, 10) if depth < 2 else self.int_in(0, 3)
+        choice = self.int_in(0, 11) if depth < 2 else self.int_in(0, 3)
         if choice == 0:
             l, r = self.float_expr(sc, d), self.float_expr(sc, d)
             return f"{l.src} {self.pick(['<', '>', '<=', '>=', '==', '!='])} {r.src}"
@@ -372,6 +384,11 @@ class Builder:
         if choice == 9:
             i = self.int_expr(sc, d)
             return f"0 <= {i.src} < {self.int_in(1, 4)}"
+        if choice == 10:  # Python's any/all/bool/in on traced values
+            a, b = self.cond(sc, d), self.cond(sc, d)
+            return self.pick([f"{self.pick(['any', 'all'])}([{a}, {b}])", f"bool({a})",
+                              f"{self.float_expr(sc, d).src} {self.pick(['in', 'not in'])} "
+                              f"[{self.float_expr(sc, d).src}, {self.float_expr(sc, d).src}]"])
         return "True" if self.flag() else "False"
 
     # -- statements ------------------------------------------------------------------

@@ -9,7 +9,8 @@ import libcst as cst
 
 from laxify.transpiler.analysis.walk import descendants
 
-__all__ = ["features", "user_callee", "attribute_root", "is_indexed_update", "APPEND_CALL", "CHAINED_COMPARISON",
+__all__ = ["features", "user_callee", "attribute_root", "is_indexed_update", "APPEND_CALL", "BUILTIN_CALL",
+           "CONTAINS", "RULED_BUILTINS", "RULED_MATH", "CHAINED_COMPARISON",
            "ITERABLE_CALL", "LIBRARY_METHODS", "LOOP_ELSE", "PRINT_CALL", "SUBSCRIPT_UPDATE", "USER_CALL"]
 
 CHAINED_COMPARISON = "chained comparison"
@@ -19,6 +20,14 @@ USER_CALL = "user call"
 PRINT_CALL = "print call"
 SUBSCRIPT_UPDATE = "subscript update"  # `x[i] = v`, `x[i] += v`, `a, x[i] = ...`
 ITERABLE_CALL = "for over enumerate/zip/reversed"
+BUILTIN_CALL = "builtin or math call with a rule"  # `max(a, b)`, `math.floor(x)`, `floor(x)`
+CONTAINS = "in / not in"
+
+# The builtins and math functions that have a rule for traced values (runtime/builtin_rules.py's
+# RULES; tests/e2e/test_builtins.py keeps the two in step).
+RULED_BUILTINS = frozenset({"max", "min", "any", "all", "bool", "int", "float", "sorted"})
+RULED_MATH = frozenset({"floor", "ceil", "fabs", "isnan", "isinf", "isfinite", "atan", "tanh",
+                        "atan2", "copysign"})
 _ITERABLE_BUILTINS = frozenset({"enumerate", "zip", "reversed"})
 
 _BUILTINS = frozenset(dir(builtins))
@@ -85,9 +94,7 @@ def features(node: cst.CSTNode) -> set:
     for n in descendants(node):
         kind = type(n)
         found.add(kind)
-        if kind is cst.Comparison and len(n.comparisons) > 1:
-            found.add(CHAINED_COMPARISON)
-        elif kind in (cst.While, cst.For):
+        if kind in (cst.While, cst.For):
             if n.orelse is not None:
                 found.add(LOOP_ELSE)
             it = getattr(n, "iter", None)
@@ -100,10 +107,18 @@ def features(node: cst.CSTNode) -> set:
         elif kind is cst.Assign:
             if any(_holds_subscript(t.target) for t in n.targets):
                 found.add(SUBSCRIPT_UPDATE)
+        elif kind is cst.Comparison:
+            if len(n.comparisons) > 1:
+                found.add(CHAINED_COMPARISON)
+            elif isinstance(n.comparisons[0].operator, (cst.In, cst.NotIn)):
+                found.add(CONTAINS)
         elif kind is cst.Call:
             func = n.func
             if isinstance(func, cst.Attribute) and func.attr.value == "append":
                 found.add(APPEND_CALL)
+            if (isinstance(func, cst.Name) and func.value in RULED_BUILTINS | RULED_MATH) or (
+                    isinstance(func, cst.Attribute) and func.attr.value in RULED_MATH):
+                found.add(BUILTIN_CALL)
             if isinstance(func, cst.Name) and func.value == "print":
                 found.add(PRINT_CALL)
             elif user_callee(func) or (isinstance(func, cst.Name) and func.value == "super"):

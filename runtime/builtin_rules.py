@@ -1,0 +1,315 @@
+"""Python's builtins and ``math`` functions on traced values: ``_lx.builtin(max, a, b)``.
+
+Converted code calls a builtin through :func:`builtin`. When no argument is traced (Python
+values, concrete arrays) the builtin itself runs, exactly as in Python. When one is, the rule
+for that builtin computes the same value with ``jax.numpy``, following Python's definition
+step by step (the table below; each rule says the Python it equals). A builtin without a
+rule, or arguments a rule does not cover (a 2-D array where Python would compare rows, say),
+run the builtin itself: where Python needs a concrete value there, the function then falls
+back to Python as for any other such code. A name that does not hold the builtin (the user's
+own ``max``) is called as written (converted when it is user code).
+
+Where a result's Python type differs: a Python ``bool``/``int``/``float`` result is a scalar
+array (``bool``, JAX's default int and float dtypes: int32/float32, 64 bits under
+``jax_enable_x64``); ``max``/``min`` give the chosen value in the promoted dtype of the
+candidates; ``sorted`` gives a Python list of scalar arrays, as Python gives a list.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from laxify.runtime.calls import call
+from laxify.runtime.dispatch.values import any_traced, is_traced
+
+__all__ = ["BUILTIN_NAMES", "MATH_NAMES", "RULES", "builtin", "contains", "not_contains"]
+
+_NO_DEFAULT = object()
+
+
+class _NotCovered(Exception):
+    """The arguments are outside what the rule expresses: run the builtin itself."""
+
+
+def _scalar(x) -> bool:
+    return getattr(x, "shape", ()) == () or math.prod(x.shape) == 1
+
+
+def _elements(iterable) -> list:
+    """The items Python would iterate: a 1-D array's elements (a traced array of static
+    length), a list/tuple/range/generator's items."""
+    if hasattr(iterable, "shape"):
+        if len(iterable.shape) != 1:
+            raise _NotCovered  # 0-d: not iterable; 2-D and more: Python compares rows
+        return [iterable[i] for i in range(iterable.shape[0])]
+    return list(iterable)
+
+
+def _fold_best(items: list, key, strict: Callable):
+    """Python's ``max``/``min`` loop: the first item is the best so far; a later one replaces
+    it only when ``strict(key(item), key(best))`` (``>`` for max, ``<`` for min), so the first
+    of equal items is kept and a NaN compares as Python's comparisons make it."""
+    if not all(_scalar(v) for v in items):
+        raise _NotCovered  # Python would take the truth value of an array comparison
+    best = items[0]
+    best_key = key(best) if key is not None else best
+    for item in items[1:]:
+        item_key = key(item) if key is not None else item
+        take = strict(item_key, best_key)
+        if not is_traced(take):  # decided while tracing
+            if take:
+                best, best_key = item, item_key
+            continue
+        take = jnp.reshape(take, ())
+        best = jnp.where(take, item, best)
+        best_key = jnp.where(take, item_key, best_key) if key is not None else best
+    return best
+
+
+def _best_of_array(x, strict: Callable):
+    """``max``/``min`` of a traced 1-D array, element by element in order as Python's loop
+    (a scan: its length does not grow the program)."""
+    if x.shape[0] == 1:
+        return x[0]
+
+    def step(best, item):
+        return jnp.where(strict(item, best), item, best), None
+
+    best, _ = lax.scan(step, x[0], x[1:])
+    return best
+
+
+def _max_min(name: str, strict: Callable):
+    def rule(*args, key=None, default=_NO_DEFAULT):
+        if not args:
+            raise _NotCovered
+        if len(args) > 1:
+            if default is not _NO_DEFAULT:
+                raise _NotCovered  # Python's TypeError
+            return _fold_best(list(args), key, strict)
+        iterable = args[0]
+        if hasattr(iterable, "shape") and is_traced(iterable) and len(iterable.shape) == 1 \
+                and iterable.shape[0] > 0 and key is None:
+            return _best_of_array(iterable, strict)
+        items = _elements(iterable)
+        if not items:  # Python's own error (its text differs between versions), or the default
+            return getattr(builtins, name)([], **({} if default is _NO_DEFAULT else {"default": default}))
+        return _fold_best(items, key, strict)
+    rule.__doc__ = (f"``{name}(a, b, ...)`` and ``{name}(iterable)``: ``best = first; for v in rest: "
+                    f"if v {'>' if name == 'max' else '<'} best: best = v`` (``key=``, ``default=``).")
+    return rule
+
+
+def _truth(v):
+    """Python's truth value of one scalar, as a traced boolean."""
+    if not _scalar(v):
+        raise _NotCovered  # Python raises on the truth value of a larger array
+    v = jnp.reshape(jnp.asarray(v), ())
+    return v if v.dtype == jnp.bool_ else v != 0
+
+
+def _any(iterable):
+    """``any(xs)``: ``for v in xs: if v: return True``; ``return False``."""
+    if hasattr(iterable, "shape") and len(iterable.shape) == 1:
+        return jnp.any(iterable != 0) if iterable.dtype != jnp.bool_ else jnp.any(iterable)
+    items = _elements(iterable)
+    return jnp.any(jnp.stack([_truth(v) for v in items])) if items else False
+
+
+def _all(iterable):
+    """``all(xs)``: ``for v in xs: if not v: return False``; ``return True``."""
+    if hasattr(iterable, "shape") and len(iterable.shape) == 1:
+        return jnp.all(iterable != 0) if iterable.dtype != jnp.bool_ else jnp.all(iterable)
+    items = _elements(iterable)
+    return jnp.all(jnp.stack([_truth(v) for v in items])) if items else True
+
+
+def _bool(*args):
+    """``bool(x)``: ``x != 0`` for a number (NaN is true); a size-1 array as its one value."""
+    if len(args) != 1:
+        raise _NotCovered
+    return _truth(args[0])
+
+
+def _int(*args):
+    """``int(x)``: a bool or integer as it is (in JAX's default int dtype for a bool); a float
+    truncated toward zero only where Python cannot raise: NaN, infinities and values beyond the
+    int dtype's range need the run-time error channel (not covered: the builtin runs)."""
+    if len(args) != 1 or not _scalar(args[0]):
+        raise _NotCovered
+    x = jnp.reshape(jnp.asarray(args[0]), ())
+    if x.dtype == jnp.bool_:
+        return x.astype(jnp.result_type(int))
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        return x
+    raise _NotCovered
+
+
+def _float(*args):
+    """``float(x)``: the value in JAX's default float dtype (float32; float64 under x64)."""
+    if len(args) != 1 or not _scalar(args[0]):
+        raise _NotCovered
+    x = jnp.reshape(jnp.asarray(args[0]), ())
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
+        raise _NotCovered  # Python's TypeError
+    return x.astype(jnp.result_type(float))
+
+
+def _sorted(iterable, *, key=None, reverse=False):
+    """``sorted(xs)`` of scalars: a list, smallest first (``reverse=True``: largest first);
+    Python's sort is stable, and equal scalars are the same value. NaN is not covered (Python's
+    order of NaNs depends on where they stand)."""
+    if key is not None:
+        raise _NotCovered
+    items = _elements(iterable)
+    if not items:
+        return []
+    if not all(_scalar(v) for v in items):
+        raise _NotCovered
+    values = jnp.stack([jnp.reshape(jnp.asarray(v), ()) for v in items])
+    if not (jnp.issubdtype(values.dtype, jnp.integer) or values.dtype == jnp.bool_):
+        raise _NotCovered  # floats may hold NaN, which Python's sort leaves where comparisons put it
+    ordered = jnp.sort(values)
+    if reverse:
+        ordered = ordered[::-1]
+    return [ordered[i] for i in range(ordered.shape[0])]
+
+
+def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool = False):
+    def rule(*args):
+        if len(args) != 1 or not _scalar(args[0]):
+            raise _NotCovered
+        x = jnp.reshape(jnp.asarray(args[0]), ())
+        if integer_result:
+            # math.floor/ceil of an int or bool is that int; of a float it raises on NaN and
+            # infinities (run-time error channel: not covered here). (math.trunc has no rule: a
+            # JAX array has no __trunc__, so Python raises TypeError on one.)
+            if x.dtype == jnp.bool_:
+                return x.astype(jnp.result_type(int))
+            if jnp.issubdtype(x.dtype, jnp.integer):
+                return x
+            raise _NotCovered
+        if jnp.issubdtype(x.dtype, jnp.complexfloating):
+            raise _NotCovered
+        return fn(x.astype(jnp.result_type(float)) if not floats_only else x)
+    return rule
+
+
+def _math_binary(fn: Callable):
+    def rule(*args):
+        if len(args) != 2 or not all(_scalar(a) for a in args):
+            raise _NotCovered
+        a, b = (jnp.reshape(jnp.asarray(v), ()).astype(jnp.result_type(float)) for v in args)
+        return fn(a, b)
+    return rule
+
+
+# One table: the builtin or ``math`` function → its rule. Only functions that Python never
+# makes raise on the inputs a rule covers are listed (the rest need the run-time error channel).
+RULES: dict[Any, Callable] = {
+    builtins.max: _max_min("max", lambda a, b: a > b),
+    builtins.min: _max_min("min", lambda a, b: a < b),
+    builtins.any: _any,
+    builtins.all: _all,
+    builtins.bool: _bool,
+    builtins.int: _int,
+    builtins.float: _float,
+    builtins.sorted: _sorted,
+    math.floor: _math_unary(jnp.floor, integer_result=True),
+    math.ceil: _math_unary(jnp.ceil, integer_result=True),
+    math.fabs: _math_unary(jnp.abs),
+    math.isnan: _math_unary(jnp.isnan),
+    math.isinf: _math_unary(jnp.isinf),
+    math.isfinite: _math_unary(jnp.isfinite),
+    math.atan: _math_unary(jnp.arctan),
+    math.tanh: _math_unary(jnp.tanh),
+    math.atan2: _math_binary(jnp.arctan2),
+    math.copysign: _math_binary(jnp.copysign),
+}
+
+_OF_ITERABLE = frozenset({builtins.max, builtins.min, builtins.any, builtins.all, builtins.sorted})
+
+
+def _is_iterator(value) -> bool:
+    return hasattr(type(value), "__next__") and not hasattr(value, "shape")
+
+
+# The names the converter routes: builtins by name, ``math`` functions by attribute.
+BUILTIN_NAMES = frozenset(fn.__name__ for fn in RULES if getattr(builtins, fn.__name__, None) is fn)
+MATH_NAMES = frozenset(fn.__name__ for fn in RULES if getattr(math, fn.__name__, None) is fn)
+
+
+def _short_circuit(fn, iterator):
+    """``any``/``all`` over an iterator (a generator expression): its items one by one as
+    Python takes them, ending where a Python truth value decides (a later item is then never
+    computed); from the first traced item on, the rest is taken too, and the result is traced.
+    ``None`` when no item is traced (the result is then the Python value, in the second slot)."""
+    deciding = fn is builtins.any  # any() ends at a true item, all() at a false one
+    items = []
+    for item in iterator:
+        if not items and not any_traced(item):
+            if bool(item) == deciding:
+                return None, deciding
+            continue
+        items.append(item)
+    return (items, None) if items else (None, not deciding)
+
+
+def builtin(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with Python's meaning: a builtin's rule when an argument is
+    traced, the builtin itself otherwise; anything else called as converted code calls it.
+    An iterator argument (a generator expression) is taken item by item first, as the builtin
+    would take it."""
+    try:
+        rule = RULES.get(fn)
+    except TypeError:  # an unhashable callable: not a builtin
+        rule = None
+    if rule is None:
+        return call(fn, *args, **kwargs)
+    if len(args) == 1 and fn in _OF_ITERABLE and _is_iterator(args[0]):
+        if fn is builtins.any or fn is builtins.all:
+            items, decided = _short_circuit(fn, args[0])
+            if items is None:
+                return decided
+        else:
+            items = list(args[0])
+        args = (items,)
+    if not any_traced((args, kwargs)):
+        return fn(*args, **kwargs)
+    try:
+        return rule(*args, **kwargs)
+    except _NotCovered:
+        pass
+    return fn(*args, **kwargs)  # outside the handler: its error is not chained to _NotCovered
+
+
+def contains(container, item):
+    """``item in container``: Python's ``any(v is item or v == item for v in container)`` for a
+    list or tuple holding traced values (or searched for one); ``in`` itself otherwise."""
+    if type(container) in (list, tuple) and any_traced((container, item)):
+        found = []
+        for v in container:
+            if v is item:
+                return True
+            if not (_scalar(v) and _scalar(item)):
+                return item in container  # Python compares whole arrays: it raises as it would
+            same = v == item
+            if not is_traced(same):
+                if same:
+                    return True
+                continue
+            found.append(jnp.reshape(same, ()))
+        return jnp.any(jnp.stack(found)) if found else False
+    return item in container
+
+
+def not_contains(container, item):
+    """``item not in container``, as :func:`contains`."""
+    found = contains(container, item)
+    return jnp.logical_not(found) if is_traced(found) else not found

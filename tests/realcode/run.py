@@ -1,0 +1,177 @@
+"""``make realcode``: run the real-code corpus (tests/realcode/corpus.py) eagerly and through
+``laxify.to_static``, and count each case's class.
+
+Classes, for the cases that eager JAX runs to a value (the oracle):
+- ``converted, agrees``: no FallbackWarning, the value of eager Python;
+- ``fell back, agrees``: a FallbackWarning at the user's line, the value of eager Python;
+- ``located error``: a ``laxify.ConversionError`` (file:line, the construct, a fix);
+- ``raises where eager runs``: the function's own exception (or Python's) on a valid input;
+- ``unclear error``: any other exception (JAX's, laxify's internals);
+- ``WRONG``: a value other than eager's, or arguments changed in place otherwise than by
+  eager Python, with no error: must be zero.
+Cases eager JAX rejects are counted apart (``eager raises``).
+
+Usage: ``python tests/realcode/run.py [--limit N] [--only SUBSTRING] [--show CLASS]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+import traceback
+import warnings
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+
+import laxify  # noqa: E402
+from corpus import Case, cases, jax_arguments  # noqa: E402
+
+CLASSES = ("converted, agrees", "fell back, agrees", "located error", "raises where eager runs",
+           "unclear error", "WRONG")
+TIMEOUT_S = 60
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def _normal(value):
+    """A comparable form: numbers and arrays as float64 arrays, containers item by item."""
+    if value is None or isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((repr(k), _normal(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        try:
+            arr = np.asarray(value)
+            if arr.dtype.kind in "biuf":
+                return ("num", arr.astype(np.float64))
+        except (ValueError, TypeError):
+            pass
+        return (type(value).__name__, tuple(_normal(v) for v in value))
+    try:
+        arr = np.asarray(value)
+    except Exception:  # noqa: BLE001 - an object: compared by its repr
+        return ("obj", repr(value))
+    if arr.dtype.kind in "biuf":
+        return ("num", arr.astype(np.float64))
+    return ("obj", repr(value))
+
+
+def agree(expected, actual) -> bool:
+    a, b = _normal(expected), _normal(actual)
+    return _same(a, b)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == 2 and a[0] == "num" == b[0]:
+        return a[1].shape == b[1].shape and bool(np.allclose(a[1], b[1], rtol=1e-5, atol=1e-6, equal_nan=True))
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        if len(a) != len(b):
+            return False
+        if len(a) == 2 and a[0] in ("list", "tuple") and b[0] in ("list", "tuple"):
+            return len(a[1]) == len(b[1]) and all(_same(x, y) for x, y in zip(a[1], b[1]))
+        return all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _from_user_code(error: BaseException, case: Case) -> bool:
+    """Whether ``error`` was raised by the function's own module (its `raise`, or Python on
+    its line) rather than by JAX or laxify."""
+    filename = case.fn.__code__.co_filename
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and frames[-1].filename == filename
+
+
+def run_case(case: Case) -> tuple[str, str]:
+    """(class, detail) of one case; class ``eager raises`` when eager JAX rejects it."""
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(TIMEOUT_S)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            eager_args = jax_arguments(case.args)
+            try:
+                expected = case.fn(*eager_args)
+            except _Timeout:
+                raise
+            except Exception as e:  # noqa: BLE001 - the oracle rejects this input
+                return "eager raises", f"{type(e).__name__}: {e}"
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            static_args = jax_arguments(case.args)
+            try:
+                actual = laxify.to_static(case.fn)(*static_args)
+            except _Timeout:
+                raise
+            except laxify.ConversionError as e:
+                return "located error", str(e).splitlines()[0]
+            except Exception as e:  # noqa: BLE001
+                kind = "raises where eager runs" if _from_user_code(e, case) else "unclear error"
+                return kind, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        fell_back = any(issubclass(w.category, laxify.FallbackWarning) for w in caught)
+        if not agree(expected, actual):
+            return "WRONG", f"eager {expected!r} vs {actual!r}"
+        if not agree(eager_args, static_args):  # a list argument changed in place, or not
+            return "WRONG", f"arguments after the call: eager {eager_args!r} vs {static_args!r}"
+        return ("fell back, agrees" if fell_back else "converted, agrees"), ""
+    except _Timeout:
+        return "unclear error", f"timed out after {TIMEOUT_S} s"
+    finally:
+        signal.alarm(0)
+
+
+def summary(results: list[tuple[Case, str, str]]) -> str:
+    counts = Counter(kind for _, kind, _ in results)
+    runs = sum(counts[c] for c in CLASSES)
+    lines = [f"{len(results)} cases; eager JAX runs {runs} to a value, rejects {counts['eager raises']}.", "",
+             "| class | cases | share of the cases eager runs |", "|---|---:|---:|"]
+    for c in CLASSES:
+        share = f"{100 * counts[c] / runs:.0f}%" if runs else "-"
+        lines.append(f"| {c} | {counts[c]} | {share} |")
+    by_source = Counter()
+    good = Counter()
+    for case, kind, _ in results:
+        if kind in CLASSES:
+            key = case.source.split(":")[0].rsplit(".", 1)[0] if case.source.startswith("algorithms") else case.source
+            by_source[key] += 1
+            good[key] += kind in CLASSES[:2]
+    lines += ["", "| source | cases eager runs | converted or fell back, agreeing |", "|---|---:|---:|"]
+    for key in sorted(by_source):
+        lines.append(f"| {key} | {by_source[key]} | {good[key]} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=None, help="run the first N cases only")
+    parser.add_argument("--only", default=None, help="cases whose name contains this text")
+    parser.add_argument("--show", default=None, help="print the cases of this class (e.g. WRONG)")
+    options = parser.parse_args(argv)
+    selected = [c for c in cases() if options.only is None or options.only in c.name]
+    if options.limit is not None:
+        selected = selected[:options.limit]
+    start = time.perf_counter()
+    results = []
+    for case in selected:
+        kind, detail = run_case(case)
+        results.append((case, kind, detail))
+        if options.show and options.show.lower() in kind.lower():
+            print(f"{kind}: {case.name} [{case.source}] {detail}")
+    print(summary(results))
+    print(f"\n({time.perf_counter() - start:.0f} s)")
+    return 1 if any(kind == "WRONG" for _, kind, _ in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

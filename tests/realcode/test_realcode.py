@@ -1,0 +1,46 @@
+"""A slice of the real-code corpus in CI (the whole of it: `make realcode`): every case either
+agrees with eager Python or says why it does not; none gives another value silently."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus import cases  # noqa: E402
+from run import CLASSES, agree, run_case  # noqa: E402
+
+ALL = cases()
+# The standard library's cases, every fifth case of the algorithm collection, and the known
+# silent differences (tracked below until they are fixed).
+SLICE = [c for k, c in enumerate(ALL) if not c.source.startswith("algorithms") or k % 5 == 0
+         or "rotate_image" in c.source]
+
+# A function that changes a list argument in place: to_static passes the function a copy of
+# the list (a pytree argument), so the caller's list is left unchanged (issue: Python's object
+# semantics, mutation through arguments).
+KNOWN_SILENT = {"algorithms.matrix.rotate_image"}
+
+
+def test_the_corpus_has_both_sources():
+    sources = {c.source.split(" ")[0].split(".")[0] for c in ALL}
+    assert {"stdlib", "algorithms"} <= sources
+    assert len(ALL) > 300
+
+
+def test_the_oracle_tells_values_apart():
+    assert agree([1, 2, 3], (1.0, 2.0, 3.0)) and agree("ab", "ab") and agree(None, None)
+    assert not agree([1, 2, 3], [1, 2]) and not agree([[1, 2]], [[2, 1]]) and not agree("a", "b")
+    assert not agree(1.0, 1.1) and not agree({"a": 1}, {"a": 2}) and not agree(None, 0)
+
+
+@pytest.mark.parametrize("case", SLICE, ids=lambda c: f"{c.source}:{c.fn.__name__}")
+def test_no_silent_difference(case, request):
+    if case.source.split(":")[0] in KNOWN_SILENT:
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason="list argument changed in place"))
+    kind, detail = run_case(case)
+    assert kind == "eager raises" or kind in CLASSES, kind
+    assert kind != "WRONG", detail
