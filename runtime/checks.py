@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import jax
 from jax.experimental import checkify
 
-__all__ = ["AssertMode", "CheckedJit", "current", "functionalized", "with_assert_mode"]
+from laxify.runtime.error_channel import report
+
+__all__ = ["AssertMode", "CheckedJit", "current", "functionalized", "raise_failed", "with_assert_mode"]
 
 # What a failed laxify check says after the user's message (``_lx.assert_`` writes it); it
 # tells laxify's own failed checks apart from the user's own ``checkify.check`` calls.
@@ -72,7 +74,7 @@ def functionalized(fn):
     return run
 
 
-def _raise(error) -> None:
+def raise_failed(error) -> None:
     """Raise a failed check: laxify's asserts as ``AssertionError`` (what Python raises),
     the user's own ``checkify.check`` calls as checkify raises them."""
     try:
@@ -99,7 +101,7 @@ class CheckedJit:
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             return self.plain(*args, **kwargs)
         error, out = self.checked(*args, **kwargs)
-        _raise(error)
+        report(error)
         return out
 
     def lower(self, *args, **kwargs):

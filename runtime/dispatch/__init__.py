@@ -23,9 +23,10 @@ from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
 from laxify.runtime.dispatch.trying import internal_errors
 from laxify.runtime.updates import at, setitem, setitem_op
+from laxify.runtime.error_channel import exception_, raise_, raised
 
 __all__ = [
     "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "assert_", "at", "call", "check_defined", "compare",
-    "cond", "elif_chain", "enumerate_", "final_return", "for_each", "for_range", "ifexp", "internal_errors", "is_traced", "iterable", "not_", "or_",
-    "pop_options", "print_", "push_options", "reversed_", "setitem", "setitem_op", "while_loop", "zip_",
+    "cond", "elif_chain", "enumerate_", "exception_", "final_return", "for_each", "for_range", "ifexp", "internal_errors", "is_traced", "iterable", "not_", "or_",
+    "pop_options", "print_", "push_options", "raise_", "raised", "reversed_", "setitem", "setitem_op", "while_loop", "zip_",
 ]

@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError, Location
+from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import is_array, is_traced
 
 __all__ = ["and_", "compare", "ifexp", "not_", "or_", "truth"]
@@ -134,9 +135,10 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
             def rest(thunk=thunk, later=later):
                 return jnp.asarray(_truth_chain(op, thunk(), later, lazy, False), jnp.bool_)
 
-            if decides:
-                return lax.cond(acc, lambda: jnp.asarray(True), rest)
-            return lax.cond(acc, rest, lambda: jnp.asarray(False))
+            with traced_region():  # the later operands run only for some data
+                if decides:
+                    return lax.cond(acc, lambda: jnp.asarray(True), rest)
+                return lax.cond(acc, rest, lambda: jnp.asarray(False))
         value = truth(thunk(), op)
         if is_traced(value):
             acc = combine(acc, value)
@@ -147,6 +149,11 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
 
 def _lazy_operand(a, pred, b_fn, op: str):
     """The operand of a traced ``and``/``or`` whose right side runs in a ``lax.cond`` branch."""
+    with traced_region():  # the right side runs only for some data
+        return _lazy_cond(a, pred, b_fn, op)
+
+
+def _lazy_cond(a, pred, b_fn, op: str):
     def take_b():
         return b_fn()
 
@@ -263,13 +270,18 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
         return true_fn() if pred else false_fn()
     pred = truth(pred, "ifexp")
     if lazy:
-        t_aval = jax.eval_shape(true_fn)
-        f_aval = jax.eval_shape(false_fn)
-        target = jax.tree_util.tree_map(lambda a, b: jnp.result_type(a, b), t_aval, f_aval)
-
-        def cast(fn):
-            return lambda: jax.tree_util.tree_map(lambda v, t: jnp.asarray(v, t), fn(), target)
-
-        return lax.cond(pred, cast(true_fn), cast(false_fn))
+        with traced_region():  # each side runs only for some data
+            return _lazy_ifexp(pred, true_fn, false_fn)
     return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), true_fn(), false_fn())
+
+
+def _lazy_ifexp(pred, true_fn, false_fn):
+    t_aval = jax.eval_shape(true_fn)
+    f_aval = jax.eval_shape(false_fn)
+    target = jax.tree_util.tree_map(lambda a, b: jnp.result_type(a, b), t_aval, f_aval)
+
+    def cast(fn):
+        return lambda: jax.tree_util.tree_map(lambda v, t: jnp.asarray(v, t), fn(), target)
+
+    return lax.cond(pred, cast(true_fn), cast(false_fn))
 

@@ -20,6 +20,7 @@ from laxify.runtime import lists as lists_mod
 from laxify.runtime import options
 from laxify.runtime.dispatch import reverse_gate
 from laxify.runtime.dispatch.conditionals import _appendable, _join_tree, _scalar_predicate
+from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import (
     Fillable, Undefined, UnsetName, any_traced, array_like, fresh, is_array, is_traced,
 )
@@ -232,6 +233,11 @@ def while_loop(cond_fn, body_fn, init, deps, site: Site):
 
 
 def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", early_exit: bool = False):
+    with traced_region():  # the body runs only for some data: a `raise` in it waits
+        return _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
+
+
+def _traced_while_loop(cond_fn, body_fn, init, site: Site, construct: str, early_exit: bool):
     # An early-exit range is not empty, and its flags are unset: it runs at least once.
     init, passing = _settle_unset(init, lambda c: tuple(body_fn(*c)), site, construct, runs=early_exit)
     if passing:
@@ -253,7 +259,10 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
         return _scalar_predicate(cond_fn(*fresh(c)), site, construct)
 
     def body(c):
-        return _keep_carry_types(c, tuple(body_fn(*fresh(c))))
+        # Under vmap the body also runs for elements whose loop has ended: a `raise` in it
+        # fails only where the condition holds.
+        with traced_region(lambda: cond(c)):
+            return _keep_carry_types(c, tuple(body_fn(*fresh(c))))
 
     out = _loop(lambda c: lax.while_loop(cond, body, c), init,
                 lambda c: jax.eval_shape(body, c), site.names, site, construct)

@@ -1,0 +1,302 @@
+"""The run-time error channel: what one XLA program reports when it runs.
+
+A ``raise`` reached while laxify traces a branch or loop body that the data may not take
+cannot raise then: it is recorded as a ``checkify.debug_check`` that fails exactly when the
+program takes that path, with the exception's class, its arguments (traced values as the
+check's payload, so that an f-string message is formatted with the values of that run) and
+the user's line. After the call, ``report`` turns the first failed check back into the
+user's exception, raised at the user's line. Outside traced control flow a ``raise`` is
+Python's own.
+
+``debug_check`` is a no-op unless the program is functionalized by ``checkify``: ``to_static``
+does that itself for a program that holds such a check (and only then: a function without
+one pays nothing), and :func:`checked` does it for ``jax.jit(laxify.convert(f))``, ``vmap``,
+``grad`` and ``scan`` around converted code.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import re
+import sys
+import threading
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import checkify
+
+from laxify.runtime.dispatch.printing import Formatted
+from laxify.runtime.dispatch.values import UndefinedReturn
+
+__all__ = ["Deferred", "NeedsChecks", "exception_", "in_traced_region", "raise_", "raised", "recorded",
+           "report", "traced_region"]
+
+_state = threading.local()
+
+
+# -- where tracing stands ------------------------------------------------------------------
+
+def in_traced_region() -> bool:
+    """Whether a branch or loop body that the data may not take is being traced."""
+    return getattr(_state, "depth", 0) > 0
+
+
+class traced_region:
+    """``with traced_region():`` around the tracing of a traced ``if``'s branches or a traced
+    loop's body: a ``raise`` met inside is recorded for run time, not raised. ``taken``, a
+    function of no arguments, gives (while tracing inside) whether the program is on this
+    path: under ``vmap`` a batched ``cond`` runs every branch and a batched ``while`` runs its
+    body for finished elements too, so a recorded ``raise`` fails only where the path is taken.
+    It is called only where a ``raise`` is recorded (nothing is added to other programs)."""
+
+    __slots__ = ("taken",)
+
+    def __init__(self, taken: Callable[[], Any] | None = None):
+        self.taken = taken
+
+    def __enter__(self):
+        _state.depth = getattr(_state, "depth", 0) + 1
+        paths = getattr(_state, "paths", None)
+        if paths is None:
+            paths = _state.paths = []
+        paths.append(self.taken)
+
+    def __exit__(self, *exc):
+        _state.depth -= 1
+        _state.paths.pop()
+        return False
+
+
+def _on_path():
+    """Whether the program is on the path being traced: the conjunction of the enclosing
+    regions' conditions (``True`` where none has one)."""
+    taken = True
+    for condition in getattr(_state, "paths", ()):
+        if condition is not None:
+            here = jnp.asarray(condition(), jnp.bool_)
+            taken = here if taken is True else jnp.logical_and(taken, here)
+    return taken
+
+
+def recorded() -> int:
+    """How many run-time checks have been recorded in this thread (a trace that recorded one
+    needs its program functionalized)."""
+    return getattr(_state, "recorded", 0)
+
+
+class NeedsChecks(Exception):
+    """Raised out of a trace that recorded a run-time check for a program that is not
+    functionalized: the caller traces it again with ``checkify``."""
+
+
+def _note_recorded() -> None:
+    _state.recorded = getattr(_state, "recorded", 0) + 1
+
+
+# -- raise -----------------------------------------------------------------------------------
+
+class Deferred:
+    """``Cls(*args, **kwargs)`` not called yet: an exception made from the values of the run
+    in which its ``raise`` is reached."""
+
+    __slots__ = ("func", "args", "kwargs")
+
+    def __init__(self, func, args: tuple, kwargs: dict):
+        self.func, self.args, self.kwargs = func, args, kwargs
+
+    def make(self) -> BaseException:
+        args = tuple(_text(a) for a in self.args)
+        kwargs = {k: _text(v) for k, v in self.kwargs.items()}
+        return _instance(self.func(*args, **kwargs))
+
+
+def exception_(func, *args, **kwargs) -> Deferred:
+    """``func(*args, **kwargs)`` in ``raise func(...)``: called when the exception is raised."""
+    return Deferred(func, args, kwargs)
+
+
+def _text(value):
+    if isinstance(value, Formatted):
+        return value.template.format(*value.args, **value.kwargs)
+    return value
+
+
+def _instance(value) -> BaseException:
+    """What ``raise value`` raises: an instance, or a class called without arguments."""
+    if isinstance(value, type) and issubclass(value, BaseException):
+        return value()
+    if isinstance(value, BaseException):
+        return value
+    return TypeError("exceptions must derive from BaseException")
+
+
+def _made(value) -> BaseException:
+    return value.make() if isinstance(value, Deferred) else _instance(value)
+
+
+def raised() -> UndefinedReturn:
+    """What a function returns from a ``raise`` recorded for run time: never observed (the
+    program's result is discarded when the check fails); zeros where a traced branch or loop
+    must carry it, as the return value before any ``return``."""
+    return UndefinedReturn()
+
+
+def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None) -> None:
+    """``raise exception() [from cause()]``. Outside traced control flow: raised now, as Python
+    does. Inside it: recorded for run time (see the module's docstring)."""
+    value = exception()
+    if not in_traced_region():
+        error = _made(value)
+        if cause is not None:
+            reason = cause()
+            error.__cause__ = None if reason is None else _made(reason)
+            error.__suppress_context__ = True
+        raise error.with_traceback(None)
+    frame = sys._getframe(1)
+    filename, line, name = frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
+    reason = cause() if cause is not None else None
+    leaves, rebuild = _split((value, reason))
+    key = _register(_Recipe(rebuild, filename, line, name))
+    text = _escape(_preview(value))
+    checkify.debug_check(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", *leaves)
+    _note_recorded()
+
+
+class _Open:
+    """A :class:`Deferred` call or a :class:`Formatted` message opened up as a pytree node, so
+    that the traced values in its arguments are leaves."""
+
+    __slots__ = ("kind", "head", "args", "kwargs")
+
+    def __init__(self, kind: type, head, args: tuple, kwargs: dict):
+        self.kind, self.head, self.args, self.kwargs = kind, head, args, kwargs
+
+    def closed(self):
+        return self.kind(self.head, self.args, self.kwargs)
+
+
+jax.tree_util.register_pytree_node(
+    _Open, lambda o: ((o.args, o.kwargs), (o.kind, o.head)),
+    lambda aux, children: _Open(aux[0], aux[1], *children))
+
+
+def _opened(v):
+    if isinstance(v, Deferred):
+        return _Open(Deferred, v.func, tuple(map(_opened, v.args)), {k: _opened(x) for k, x in v.kwargs.items()})
+    if isinstance(v, Formatted):
+        return _Open(Formatted, v.template, tuple(v.args), dict(v.kwargs))
+    return v
+
+
+def _closed(v):
+    if isinstance(v, _Open):
+        return v.kind(v.head, tuple(map(_closed, v.args)), {k: _closed(x) for k, x in v.kwargs.items()})
+    return v
+
+
+def _split(tree):
+    """The traced leaves of ``tree`` (Formatted messages and Deferred calls opened up), and a
+    function that rebuilds ``tree`` from their concrete values."""
+    flat, treedef = jax.tree_util.tree_flatten(tuple(map(_opened, tree)), is_leaf=lambda x: x is None)
+    traced = [k for k, leaf in enumerate(flat) if isinstance(leaf, jax.core.Tracer)]
+
+    def rebuild(values):
+        leaves = list(flat)
+        for k, v in zip(traced, values):
+            leaves[k] = v
+        return tuple(map(_closed, jax.tree_util.tree_unflatten(treedef, leaves)))
+
+    return [flat[k] for k in traced], rebuild
+
+
+def _preview(value) -> str:
+    """The exception's class and, where no traced value is in it, its message: what a plain
+    ``checkify`` user sees of it."""
+    func = value.func if isinstance(value, Deferred) else value if isinstance(value, type) else type(value)
+    return getattr(func, "__qualname__", None) or type(func).__qualname__
+
+
+def _escape(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+class _Recipe:
+    __slots__ = ("rebuild", "filename", "line", "name")
+
+    def __init__(self, rebuild, filename: str, line: int, name: str):
+        self.rebuild, self.filename, self.line, self.name = rebuild, filename, line, name
+
+
+# Recorded raises by number (the number travels in the check's message). Bounded: the oldest
+# go first; a program traced that long ago reports its raise as checkify's own error.
+_RECIPES: dict[int, _Recipe] = {}
+_LIMIT = 4096
+_counter = itertools.count(1)
+_lock = threading.Lock()
+
+
+def _register(recipe: _Recipe) -> int:
+    with _lock:
+        key = next(_counter)
+        _RECIPES[key] = recipe
+        while len(_RECIPES) > _LIMIT:
+            del _RECIPES[next(iter(_RECIPES))]
+    return key
+
+
+# -- after the call ----------------------------------------------------------------------------
+
+_OURS = re.compile(r" \(raise #(\d+) at .+:\d+\)$")
+
+
+def report(error) -> None:
+    """Raise the first failed check of ``error`` (a ``checkify.Error``) as the user's exception:
+    a recorded ``raise`` as what it raises, a checked ``assert`` as ``AssertionError``, any
+    other check as checkify raises it. Nothing when no check failed."""
+    found = error.get_exception()
+    if found is None:
+        return
+    note = None
+    mapping = getattr(found, "error_mapping", None)  # under vmap: per mapped index
+    if mapping:
+        index, found = next(iter(mapping.items()))
+        note = f"(raised for the element at mapped index {', '.join(map(str, index))})"
+    template = getattr(found, "fmt_string", None)
+    match = _OURS.search(template) if isinstance(template, str) else None
+    recipe = _RECIPES.get(int(match.group(1))) if match else None
+    if recipe is None:
+        from laxify.runtime import checks
+
+        checks.raise_failed(error)
+        return
+    value, reason = recipe.rebuild(list(found.args))
+    exc = _made(value)
+    if reason is not None:
+        exc.__cause__ = _made(reason)
+        exc.__suppress_context__ = True
+    if note is not None and hasattr(exc, "add_note"):
+        exc.add_note(note)
+    raise_at(exc, recipe.filename, recipe.line, recipe.name)
+
+
+def raise_at(exc: BaseException, filename: str, line: int, name: str) -> None:
+    """Raise ``exc`` from a frame at the user's ``raise`` line (its file, line and function
+    name), so that the traceback ends there, as it would have in Python."""
+    text = linecache.getline(filename, line)
+    stripped = text.strip()
+    indent = len(text) - len(text.lstrip())
+    # The statement spans the user's own statement, so a traceback marks all of it or nothing.
+    width = max(len(stripped) - len("raise "), 1) if stripped.startswith("raise") else 12
+    holder = ("_" * width)[:width]
+    if line > 1 and indent:
+        code_text = "\n" * (line - 2) + "if 1:\n" + " " * indent + f"raise {holder}\n"
+    else:
+        code_text = "\n" * (line - 1) + f"raise {holder}\n"
+    code = compile(code_text, filename, "exec")
+    code = code.replace(co_name=name, **({"co_qualname": name} if sys.version_info >= (3, 11) else {}))
+    try:
+        exec(code, {holder: exc})
+    finally:
+        del exc
