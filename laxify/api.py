@@ -537,6 +537,8 @@ class StaticFunction:
 
     def _remember_types(self, jitted: Callable, key: tuple, args: tuple) -> None:
         """Let later calls with arguments of these types take the hot path."""
+        if isinstance(jitted, CheckedJit):
+            jitted = jitted.concrete  # hot-path arguments are concrete arrays and Python scalars
         if self._self is not _UNBOUND:
             jitted, args = functools.partial(jitted, self._self), args[1:]
         if not all(type(a) in _HOT_TYPES or _static_by_type(a) for a in args):
@@ -657,7 +659,7 @@ class StaticFunction:
         call traces and compiles again (and a signature that ran eagerly is tried again)."""
         with self._lock:
             for jitted in self._jitted.values():
-                for program in {jitted, getattr(jitted, "plain", jitted), getattr(jitted, "checked", jitted)}:
+                for program in {jitted, *(getattr(jitted, name, jitted) for name in ("plain", "flagged", "checked"))}:
                     clear = getattr(program, "clear_cache", None)
                     if clear is not None:
                         clear()

@@ -13,6 +13,8 @@ import threading
 from dataclasses import dataclass
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 from jax.experimental import checkify
 
 from laxify.runtime.error_channel import report
@@ -86,22 +88,49 @@ def raise_failed(error) -> None:
         raise AssertionError(text.replace(_CHECK_FAILED, "")) from None
 
 
+def flagged(fn):
+    """``fn`` returning ``(failed, result)``: its checks functionalized by checkify and
+    reduced to one boolean, whether any failed (the error itself is found again by the
+    program of :func:`functionalized`, only when one did: a call that fails nothing moves
+    one boolean to the host, not checkify's whole error value)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        error, out = checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)()
+        # The error's booleans are its predicates (a boolean payload can only make this true
+        # where nothing failed, and the full program then finds no error).
+        preds = [leaf for leaf in jax.tree_util.tree_leaves(error)
+                 if jnp.result_type(leaf) == jnp.bool_]
+        failed = functools.reduce(jnp.logical_or, (jnp.any(p) for p in preds), jnp.asarray(False))
+        return failed, out
+
+    return run
+
+
 class CheckedJit:
-    """A ``jax.jit`` of a function whose traced asserts are checked: each call runs the
-    checkified program and raises the first failed assert. Inside an outer jax
-    transformation (tracers among the arguments) it runs the plain program, whose checks the
-    outer computation must functionalize (``checkify.checkify``)."""
+    """A ``jax.jit`` of a function that holds run-time checks (a ``raise`` under traced control
+    flow, checked asserts): each call runs the checkified program and raises the first check
+    that failed. Inside an outer jax transformation (tracers among the arguments) it runs the
+    plain program, whose checks the outer computation must functionalize
+    (``laxify.checked``, ``checkify.checkify``)."""
 
     def __init__(self, fn, **jit_options):
         self.plain = jax.jit(fn, **jit_options)
+        self.flagged = jax.jit(flagged(fn), **jit_options)
         self.checked = jax.jit(functionalized(fn), **jit_options)
 
     def __call__(self, *args, **kwargs):
         leaves = jax.tree_util.tree_leaves((args, kwargs))
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             return self.plain(*args, **kwargs)
-        error, out = self.checked(*args, **kwargs)
-        report(error)
+        return self.concrete(*args, **kwargs)
+
+    def concrete(self, *args, **kwargs):
+        """A call on concrete arguments (no tracer among them: the caller knows)."""
+        failed, out = self.flagged(*args, **kwargs)
+        if np.asarray(failed):
+            error, _ = self.checked(*args, **kwargs)
+            report(error)
         return out
 
     def lower(self, *args, **kwargs):
