@@ -31,7 +31,7 @@ from laxify.ir.errors import ConversionError, FallbackWarning
 from laxify.ir.printer import print_function
 from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
 from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
-from laxify.runtime.error_channel import NeedsChecks, recorded
+from laxify.runtime.error_channel import NeedsChecks, recorded, without_checks
 from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
@@ -722,7 +722,7 @@ class StaticFunction:
             raise error
         # A program of its own, traced without run-time warnings (host callbacks, which a
         # serialized program cannot hold) and without checkify checks.
-        fn = without_run_time_warnings(self._traceable(self._function(), checks=False))
+        fn = without_run_time_warnings(_without_checks(self._traceable(self._function(), checks=False)))
         jitted = jax.jit(fn, donate_argnums=self._donate, **self._jit_options)
         try:
             exported = jax.export.export(jitted, platforms=platforms)(*args, **kwargs)
@@ -739,6 +739,17 @@ class StaticFunction:
 
     def __repr__(self) -> str:
         return f"<laxify.to_static {self.__qualname__}>"
+
+
+def _without_checks(fn: Callable) -> Callable:
+    """``fn`` traced without run-time checks of ``raise`` (see ``error_channel.without_checks``)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with without_checks():
+            return fn(*args, **kwargs)
+
+    return run
 
 
 class _ArrayType:

@@ -18,22 +18,31 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import os
 import re
 import sys
 import threading
+import warnings
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 from jax.experimental import checkify
 
+import laxify.ir  # noqa: F401 (its folder, for _OWN_ROOTS)
+from laxify.ir.errors import ConversionError, FallbackWarning, Location
+
 from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
-__all__ = ["Deferred", "NeedsChecks", "exception_", "in_traced_region", "raise_", "raised", "recorded",
+__all__ = ["Deferred", "NeedsChecks", "PYTHON_ERRORS", "check_at", "is_users_error", "record_exception", "without_checks", "exception_", "in_traced_region", "raise_", "raised", "recorded",
            "report", "traced_region"]
 
 _state = threading.local()
+
+# Files whose frames are not the user's (laxify's runtime and IR, JAX).
+_OWN_ROOTS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep for path in (
+    __file__, sys.modules["laxify.ir"].__file__, jax.__file__))
 
 
 # -- where tracing stands ------------------------------------------------------------------
@@ -78,6 +87,39 @@ def _on_path():
             here = jnp.asarray(condition(), jnp.bool_)
             taken = here if taken is True else jnp.logical_and(taken, here)
     return taken
+
+
+class without_checks:
+    """``with without_checks():`` around a trace whose program cannot hold checks (``export``:
+    checkify's error effect has no serialized form): a ``raise`` under a traced condition
+    still ends its path, but is not checked; said once per line with a ``FallbackWarning``."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        _state.unchecked = getattr(_state, "unchecked", 0) + 1
+
+    def __exit__(self, *exc):
+        _state.unchecked -= 1
+        return False
+
+
+_warned: set[tuple[str, int]] = set()
+
+
+def _emit(pred, message: str, leaves, filename: str, line: int) -> None:
+    """``debug_check(pred, message, *leaves)``, unless checks are left out (see
+    :class:`without_checks`)."""
+    if getattr(_state, "unchecked", 0):
+        if (filename, line) not in _warned:
+            _warned.add((filename, line))
+            warnings.warn_explicit(
+                "This exception, raised under a traced condition, is not checked by the exported "
+                "program (a serialized program cannot hold laxify's run-time checks): on an input "
+                "that raises here, the loaded function returns a value.", FallbackWarning, filename, line)
+        return
+    checkify.debug_check(pred, message, *leaves)
+    _note_recorded()
 
 
 def recorded() -> int:
@@ -143,10 +185,23 @@ def raised() -> UndefinedReturn:
     return UndefinedReturn()
 
 
-def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None) -> None:
+def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None, in_try: bool = False) -> None:
     """``raise exception() [from cause()]``. Outside traced control flow: raised now, as Python
-    does. Inside it: recorded for run time (see the module's docstring)."""
+    does. Inside it: recorded for run time (see the module's docstring); ``in_try``: the
+    ``raise`` stands in the body of a ``try`` whose ``except`` may catch it, whose handler
+    would then run for some data only: a located ``ConversionError``."""
     value = exception()
+    if in_try and in_traced_region():
+        frame = sys._getframe(1)
+        filename, line = frame.f_code.co_filename, frame.f_lineno
+        text = linecache.getline(filename, line)
+        raise ConversionError(
+            "This `raise` stands under a condition on a traced value inside a `try` whose `except` "
+            "clauses may catch it: which of them runs would depend on the data, and one XLA program "
+            "cannot choose a handler at run time.",
+            Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")),
+            "Compute the handler's value with the condition instead of raising (for example "
+            "`r = jnp.where(b == 0, 0.0, a / b)`), or move the `raise` out of the `try`.")
     if not in_traced_region():
         error = _made(value)
         if cause is not None:
@@ -160,8 +215,7 @@ def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None)
     leaves, rebuild = _split((value, reason))
     key = _register(_Recipe(rebuild, filename, line, name))
     text = _escape(_preview(value))
-    checkify.debug_check(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", *leaves)
-    _note_recorded()
+    _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", leaves, filename, line)
 
 
 class _Open:
@@ -194,6 +248,65 @@ def _closed(v):
     if isinstance(v, _Open):
         return v.kind(v.head, tuple(map(_closed, v.args)), {k: _closed(x) for k, x in v.kwargs.items()})
     return v
+
+
+def check_at(ok, exception: Callable[[], BaseException], filename: str, line: int) -> None:
+    """Record for run time: ``exception()`` is raised (at ``filename:line``, in the user's
+    function there) where ``ok`` is false on the path being traced."""
+    name = "<module>"
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            name = frame.f_code.co_name
+            break
+        frame = frame.f_back
+    key = _register(_Recipe(lambda values: (exception(), None), filename, line, name))
+    text = _escape(f"{type(exception()).__qualname__}: {exception()}")
+    failed = jnp.logical_and(jnp.logical_not(ok), _on_path())
+    _emit(jnp.logical_not(failed), f"{text} (raise #{key} at {filename}:{line})", [], filename, line)
+
+
+# What Python raises by itself in code that runs only on some paths (a static `10 // k`, an
+# empty list's `pop`, a missing key): recorded for run time where met in a traced branch.
+# JAX's own errors (a traced value where Python needs a concrete one, ...) and laxify's are
+# not the user's: they go on as they are.
+PYTHON_ERRORS = (ArithmeticError, LookupError, ValueError, AssertionError)
+
+
+def is_users_error(error: BaseException) -> bool:
+    """Whether ``error``, raised while tracing a path the data may not take, is one Python
+    would raise there (so it belongs to that path, at run time): the builtin kinds of
+    :data:`PYTHON_ERRORS`, or an exception class of the user's."""
+    kind = type(error)
+    module = getattr(kind, "__module__", "") or ""
+    if module.startswith(("jax", "laxify", "jaxlib")) or isinstance(error, UnboundLocalError):
+        return False
+    if isinstance(error, PYTHON_ERRORS):
+        return True
+    return isinstance(error, Exception) and module not in ("builtins",) and not module.startswith(
+        ("numpy", "libcst"))
+
+
+def record_exception(error: BaseException) -> None:
+    """Record ``error`` (raised by Python while tracing the path being traced) for run time:
+    raised again, at the user's line where it arose, if the program takes this path."""
+    filename, line, name = "<unknown>", 0, "<module>"
+    entry = error.__traceback__
+    while entry is not None:
+        code = entry.tb_frame.f_code
+        if not code.co_filename.startswith(_OWN_ROOTS):
+            filename, line, name = code.co_filename, entry.tb_lineno, code.co_name
+        entry = entry.tb_next
+
+    def again():
+        try:
+            return type(error)(*error.args)
+        except Exception:  # a class whose arguments are not its `args`
+            return error.with_traceback(None)
+
+    key = _register(_Recipe(lambda values: (again(), None), filename, line, name))
+    text = _escape(f"{type(error).__qualname__}: {error}")
+    _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", [], filename, line)
 
 
 def _split(tree):

@@ -14,6 +14,7 @@ from jax import lax
 from laxify.ir.errors import ConversionError
 from laxify.ir.naming import is_return_flag, is_return_value
 from laxify.runtime import lists as lists_mod
+from laxify.runtime import error_channel
 from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import Fillable, Undefined, array_like, fresh, is_traced
 from laxify.runtime.lowering import Site
@@ -52,7 +53,25 @@ def cond(pred, branches, operands, site: Site):
         return _traced_cond(pred, branches, operands, site)
 
 
+def _catching(branch, site: Site):
+    """``branch``, where an exception Python raises while it is traced (a static ``10 // k``,
+    a missing key: see ``error_channel.is_users_error``) is recorded for run time, for the
+    runs that take it; the branch then gives values nothing observes, as a ``raise``."""
+
+    def run(*ops):
+        try:
+            return branch(*ops)
+        except Exception as e:
+            if not error_channel.is_users_error(e):
+                raise
+            error_channel.record_exception(e)
+            return tuple(True if is_return_flag(name) else Fillable(name) for name in site.names)
+
+    return run
+
+
 def _traced_cond(pred, branches, operands, site: Site):
+    branches = [_catching(b, site) for b in branches]
     if any(_appendable(v) for v in operands):
         return _cond_appending(pred, branches, operands, site)
     plan = _Plan()
@@ -261,7 +280,8 @@ def _probe_outputs(branches, operands, site: Site) -> _Plan:
                 fill[i] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), avals[i])
         elif len(values) == len(branches):
             # No branch has an array here: None on some path wins over a value not set yet.
-            static[i] = None if any(v is None for v in values) else values[0]
+            set_ = [v for v in values if not isinstance(v, Fillable)]
+            static[i] = None if any(v is None for v in values) else (set_ or values)[0]
     return _Plan(fill, static, probed=True)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError, Location
+from laxify.runtime import error_channel
 from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import is_array, is_traced
 
@@ -275,13 +276,51 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
     return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), true_fn(), false_fn())
 
 
+def _shape_or_error(fn):
+    """``fn``'s result shapes and ``fn``; or, where Python raises while ``fn`` is traced (see
+    ``error_channel.is_users_error``), ``None`` and a function that records that error for the
+    runs that take this side (its value is never observed: zeros of the other side's)."""
+    try:
+        return jax.eval_shape(fn), fn
+    except Exception as e:
+        if not error_channel.is_users_error(e):
+            raise
+        error = e
+
+    def raising():
+        error_channel.record_exception(error)
+        return None
+
+    return None, raising
+
+
 def _lazy_ifexp(pred, true_fn, false_fn):
-    t_aval = jax.eval_shape(true_fn)
-    f_aval = jax.eval_shape(false_fn)
+    t_aval, true_fn = _shape_or_error(true_fn)
+    f_aval, false_fn = _shape_or_error(false_fn)
+    if t_aval is None and f_aval is None:
+        t_aval = f_aval = jax.ShapeDtypeStruct((), jnp.float32)
+    t_aval = f_aval if t_aval is None else t_aval
+    f_aval = t_aval if f_aval is None else f_aval
     target = jax.tree_util.tree_map(lambda a, b: jnp.result_type(a, b), t_aval, f_aval)
 
-    def cast(fn):
-        return lambda: jax.tree_util.tree_map(lambda v, t: jnp.asarray(v, t), fn(), target)
+    def cast(fn, aval):
+        def run():
+            out = fn()
+            if out is None:  # a side that raised: zeros, never observed
+                return jax.tree_util.tree_map(lambda a, t: jnp.zeros(a.shape, t), aval, target)
+            return jax.tree_util.tree_map(lambda v, t: jnp.asarray(v, t), out, target)
 
-    return lax.cond(pred, cast(true_fn), cast(false_fn))
+        return run
+
+    taken = (lambda: pred) if jnp.result_type(pred) == jnp.bool_ else (lambda: pred != 0)
+
+    def on_path(fn, condition):
+        def run():
+            with traced_region(condition):
+                return fn()
+
+        return run
+
+    return lax.cond(pred, on_path(cast(true_fn, t_aval), taken),
+                    on_path(cast(false_fn, f_aval), lambda: jnp.logical_not(taken())))
 

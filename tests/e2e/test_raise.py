@@ -286,3 +286,100 @@ def test_the_result_of_a_call_that_raised_is_never_returned():
         with pytest.raises(ValueError, match="^n is negative$"):
             f(jnp.int32(-1))
 
+
+
+# -- exceptions Python raises by itself on a path the data may not take ------------------------
+
+def static_division_in_a_branch(x, k=0):
+    r = 1
+    if x > 0:
+        r = 10 // k
+    return r
+
+
+def missing_key_in_a_conditional_expression(x):
+    d = {"b": 1.0}
+    v = d.pop("a") if x > 0 else -1.0
+    return v
+
+
+def index_of_a_short_list_in_an_elif(x):
+    items = [1.0, 2.0]
+    if x > 10:
+        y = items[5]
+    elif x > 0:
+        y = items[1] * x
+    else:
+        y = x
+    return y
+
+
+def test_implicit_errors_wait_for_the_path_that_raises_them():
+    check_like_python(static_division_in_a_branch, (jnp.int32(-1),), (jnp.int32(1),), prims=("cond",))
+    check_like_python(missing_key_in_a_conditional_expression, (jnp.float32(-1.0),), (jnp.float32(1.0),),
+                      prims=("cond",))
+    check_like_python(index_of_a_short_list_in_an_elif, (jnp.float32(-1.0),), (jnp.float32(3.0),),
+                      (jnp.float32(11.0),), prims=("cond",))
+
+
+def test_implicit_error_is_raised_at_the_users_line():
+    with pytest.raises(ZeroDivisionError) as info:
+        laxify.to_static(static_division_in_a_branch)(jnp.int32(1))
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert last.filename == __file__ and last.line == "r = 10 // k"
+
+
+def try_around_a_traced_raise(a, b):
+    try:
+        if b == 0:
+            raise ZeroDivisionError("division by zero")
+        r = a / b
+    except ZeroDivisionError:
+        r = 0.0
+    return r
+
+
+def test_traced_raise_that_an_except_may_catch_is_a_located_error():
+    # Never the handler's value for every input (which tracing the raise would give).
+    for route in _routes(try_around_a_traced_raise).values():
+        with pytest.raises(laxify.ConversionError, match="inside a `try` whose `except` clauses may catch it"):
+            route(jnp.float32(6.0), jnp.float32(3.0))
+
+
+def try_around_a_static_raise(a, n):
+    try:
+        if n == 0:
+            raise ZeroDivisionError("division by zero")
+        r = a / n
+    except ZeroDivisionError:
+        r = a * 0.0
+    return r
+
+
+def test_raise_under_a_static_condition_in_a_try_is_pythons():
+    f = laxify.to_static(try_around_a_static_raise)
+    for n in (0, 2):
+        np.testing.assert_allclose(f(jnp.float32(6.0), n), try_around_a_static_raise(jnp.float32(6.0), n))
+
+
+# -- a name a traced loop may not have assigned ------------------------------------------------
+
+def first_assigned_in_a_traced_loop(n):
+    for i in range(n):
+        y = i * 2
+    return y
+
+
+def test_name_from_a_loop_that_ran_zero_times_is_unbound_at_run_time():
+    check_like_python(first_assigned_in_a_traced_loop, (jnp.int32(3),), (jnp.int32(0),), prims=("while",))
+
+
+def test_export_leaves_the_checks_out_and_says_so():
+    f = laxify.to_static(fib)
+    with pytest.warns(laxify.FallbackWarning, match="not checked by the exported program"):
+        data = f.export(jnp.int32(3))
+    loaded = laxify.load(data)
+    assert int(loaded(jnp.int32(3))) == fib(3)
+    loaded(jnp.int32(-3))  # a value: the serialized program holds no checks
+    with pytest.raises(ValueError, match="^n is negative$"):
+        f(jnp.int32(-3))  # the function itself still raises

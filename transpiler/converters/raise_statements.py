@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from laxify.transpiler.analysis.walk import descendants
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
 from laxify.transpiler.converters.guards import lazy_lambda, runtime_call
 from laxify.transpiler.converters.print_calls import formatting
@@ -30,6 +31,16 @@ def _deferred(exc: cst.BaseExpression) -> cst.BaseExpression:
 
 
 class RaiseTransformer(OwnCodeConverter):
+    def __init__(self, ctx: Context):
+        super().__init__(ctx)
+        self.guarded: set[int] = set()  # statement lines inside the body of a `try` with handlers
+
+    def visit_Try(self, node) -> bool:
+        if node.handlers:
+            self.guarded.update(id(n) for n in descendants(node.body)
+                                if isinstance(n, (cst.SimpleStatementLine, cst.SimpleStatementSuite)))
+        return True
+
     def leave_SimpleStatementLine(self, original_node, updated_node):
         return self._statements(original_node, updated_node)
 
@@ -48,7 +59,13 @@ class RaiseTransformer(OwnCodeConverter):
             args = [lazy_lambda(_deferred(small.exc))]
             if small.cause is not None:
                 args.append(lazy_lambda(_deferred(small.cause.item)))
-            record = cst.Expr(runtime_call("raise_", *args), semicolon=cst.Semicolon(
+            call = runtime_call("raise_", *args)
+            if id(original_node) in self.guarded:
+                # An `except` of the function may catch it: that cannot wait for run time.
+                call = call.with_changes(args=[*call.args, cst.Arg(
+                    cst.Name("True"), keyword=cst.Name("in_try"),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
+            record = cst.Expr(call, semicolon=cst.Semicolon(
                 whitespace_after=cst.SimpleWhitespace(" ")))
             stop = cst.Return(runtime_call("raised"), semicolon=small.semicolon)
             if position is not None:
