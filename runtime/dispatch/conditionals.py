@@ -277,7 +277,7 @@ def _probe_outputs(branches, operands, site: Site) -> _Plan:
     for i, values in python.items():
         if i in avals:
             if all(isinstance(v, Fillable) for v in values):
-                fill[i] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), avals[i])
+                fill[i] = avals[i]  # zeros made inside the branch that needs them (see `run`)
         elif len(values) == len(branches):
             # No branch has an array here: None on some path wins over a value not set yet.
             set_ = [v for v in values if not isinstance(v, Fillable)]
@@ -324,7 +324,10 @@ def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
         outs = _unobserved(tuple(fn(*fresh(operands))), site)
         if not plan.probed and any(isinstance(v, Fillable) or v is None for v in outs):
             raise _NeedsPlaceholder()
-        outs = tuple(plan.fill.get(i, v) if isinstance(v, Fillable) else v for i, v in enumerate(outs))
+        # Zeros made here, in the branch: an array made outside would be an operand of the
+        # cond, materialized (and copied to its output) even where this branch never runs.
+        outs = tuple(jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), plan.fill[i])
+                     if isinstance(v, Fillable) and i in plan.fill else v for i, v in enumerate(outs))
         kept = [i for i in range(len(outs)) if i not in plan.static]
         names = [_display_name(site.names[i]) if i < len(site.names) else "value" for i in kept]
         outs = tuple(outs[i] for i in kept)
