@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
+from laxify.runtime.dispatch.printing import replaying
 from laxify.runtime.error_channel import report
 
 __all__ = ["AssertMode", "CheckedJit", "current", "functionalized", "raise_failed", "with_assert_mode"]
@@ -129,7 +130,10 @@ class CheckedJit:
         """A call on concrete arguments (no tracer among them: the caller knows)."""
         failed, out = self.flagged(*args, **kwargs)
         if np.asarray(failed):
-            error, _ = self.checked(*args, **kwargs)
+            with replaying():  # the program's prints happened in the run above
+                error, _ = self.checked(*args, **kwargs)
+                jax.block_until_ready(error)
+                jax.effects_barrier()
             report(error)
         return out
 

@@ -9,7 +9,7 @@ import sys
 from laxify.ir.errors import ConversionError, Location
 from laxify.runtime.dispatch.values import Undefined, is_traced
 
-__all__ = ["check_defined", "final_return"]
+__all__ = ["check_defined", "final_return", "returned"]
 
 
 def final_return(flag, value, def_line: int):
@@ -28,6 +28,12 @@ def final_return(flag, value, def_line: int):
         "returns a value of the same structure.",
     )
 
+
+
+def returned(value):
+    """The end of a function whose every path returns or raises: the value, or ``None`` where
+    only raises set it (a raise recorded for run time returns a value no one reads)."""
+    return None if isinstance(value, Undefined) else value
 
 
 def check_defined(value):

@@ -383,3 +383,20 @@ def test_export_leaves_the_checks_out_and_says_so():
     loaded(jnp.int32(-3))  # a value: the serialized program holds no checks
     with pytest.raises(ValueError, match="^n is negative$"):
         f(jnp.int32(-3))  # the function itself still raises
+
+
+def prints_around_a_guard(x):
+    print("start", x)
+    if x < 0:
+        raise ValueError(f"negative {x}")
+    print("end", x)
+    return x
+
+
+def test_prints_are_pythons_on_a_run_that_raises(capsys):
+    for route in _routes(prints_around_a_guard).values():
+        route(jnp.float32(1.0))
+        with pytest.raises(ValueError, match="^negative -1.0$"):
+            route(jnp.float32(-1.0))
+        jax.effects_barrier()
+        assert capsys.readouterr().out == "start 1.0\nend 1.0\nstart -1.0\n"

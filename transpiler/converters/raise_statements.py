@@ -72,6 +72,7 @@ class RaiseTransformer(OwnCodeConverter):
                 # The flag assignments the return converter makes of `stop` keep the user's line.
                 self.ctx.positions[record] = self.ctx.positions[stop] = position
             body += [record, stop]
+            self.ctx.raises = True
         return updated_node.with_changes(body=body)
 
 
