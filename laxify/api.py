@@ -31,7 +31,7 @@ from laxify.ir.errors import ConversionError, FallbackWarning
 from laxify.ir.printer import print_function
 from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
 from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
-from laxify.runtime.error_channel import NeedsChecks, recorded, without_checks
+from laxify.runtime.error_channel import NeedsChecks, functionalizing, recorded, without_checks
 from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
@@ -417,7 +417,8 @@ class StaticFunction:
         @functools.wraps(fn)
         def run(*args, **kwargs):
             before = recorded()
-            out = fn(*args, **kwargs)
+            with functionalizing():
+                out = fn(*args, **kwargs)
             if recorded() != before:
                 with self._lock:
                     self._checked_keys.add(key)

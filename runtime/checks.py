@@ -18,7 +18,7 @@ import numpy as np
 from jax.experimental import checkify
 
 from laxify.runtime.dispatch.printing import replaying
-from laxify.runtime.error_channel import report
+from laxify.runtime.error_channel import functionalizing, report
 
 __all__ = ["AssertMode", "CheckedJit", "current", "functionalized", "raise_failed", "with_assert_mode"]
 
@@ -72,7 +72,8 @@ def functionalized(fn):
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        return checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)()
+        with functionalizing():
+            return checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)()
 
     return run
 
@@ -97,7 +98,8 @@ def flagged(fn):
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        error, out = checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)()
+        with functionalizing():
+            error, out = checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)()
         # The error's booleans are its predicates (a boolean payload can only make this true
         # where nothing failed, and the full program then finds no error).
         preds = [leaf for leaf in jax.tree_util.tree_leaves(error)

@@ -35,7 +35,7 @@ from laxify.ir.errors import ConversionError, FallbackWarning, Location
 from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
-__all__ = ["Deferred", "NeedsChecks", "PYTHON_ERRORS", "check_at", "is_users_error", "record_exception", "without_checks", "exception_", "in_traced_region", "raise_", "raised", "recorded",
+__all__ = ["Deferred", "NeedsChecks", "functionalizing", "PYTHON_ERRORS", "check_at", "is_users_error", "record_exception", "without_checks", "exception_", "in_traced_region", "raise_", "raised", "recorded",
            "report", "traced_region"]
 
 _state = threading.local()
@@ -87,6 +87,23 @@ def _on_path():
             here = jnp.asarray(condition(), jnp.bool_)
             taken = here if taken is True else jnp.logical_and(taken, here)
     return taken
+
+
+class functionalizing:
+    """``with functionalizing():`` around a trace whose recorded checks will be reported (a
+    trace that ``checkify`` functionalizes, or ``to_static``'s first trace, which makes the
+    program again with checkify when it records one). There, a ``raise`` outside traced
+    control flow whose exception holds traced values is recorded too (it always fails), so
+    that its message has the values of the run; elsewhere it raises while tracing."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        _state.functionalizing = getattr(_state, "functionalizing", 0) + 1
+
+    def __exit__(self, *exc):
+        _state.functionalizing -= 1
+        return False
 
 
 class without_checks:
@@ -178,11 +195,12 @@ def _made(value) -> BaseException:
     return value.make() if isinstance(value, Deferred) else _instance(value)
 
 
-def raised() -> UndefinedReturn:
+def raised() -> UndefinedReturn | None:
     """What a function returns from a ``raise`` recorded for run time: never observed (the
-    program's result is discarded when the check fails); zeros where a traced branch or loop
-    must carry it, as the return value before any ``return``."""
-    return UndefinedReturn()
+    program's result is discarded when the check fails). Outside traced control flow (a
+    raise that always fails) ``None``; inside, zeros where a traced branch or loop must carry
+    it, as the return value before any ``return``."""
+    return UndefinedReturn() if in_traced_region() else None
 
 
 def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None, in_try: bool = False) -> None:
@@ -202,17 +220,16 @@ def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None,
             Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")),
             "Compute the handler's value with the condition instead of raising (for example "
             "`r = jnp.where(b == 0, 0.0, a / b)`), or move the `raise` out of the `try`.")
-    if not in_traced_region():
+    reason = cause() if cause is not None else None
+    leaves, rebuild = _split((value, reason))
+    if not in_traced_region() and not (leaves and getattr(_state, "functionalizing", 0)):
         error = _made(value)
         if cause is not None:
-            reason = cause()
             error.__cause__ = None if reason is None else _made(reason)
             error.__suppress_context__ = True
         raise error.with_traceback(None)
     frame = sys._getframe(1)
     filename, line, name = frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
-    reason = cause() if cause is not None else None
-    leaves, rebuild = _split((value, reason))
     key = _register(_Recipe(rebuild, filename, line, name))
     text = _escape(_preview(value))
     _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", leaves, filename, line)

@@ -16,7 +16,8 @@ def final_return(flag, value, def_line: int):
     """The end of a function whose ``return``s were converted: return the value, or ``None``
     when no ``return`` ran (falling off the end), exactly as Python does."""
     if not is_traced(flag):
-        return value if flag else None
+        # A value not set where the flag is: a `raise` recorded for run time (never read).
+        return value if flag and not isinstance(value, Undefined) else None
     if value is None or isinstance(value, Undefined):
         return None  # every path that returns returns None, as falling off the end does
     filename = sys._getframe(1).f_code.co_filename

@@ -400,3 +400,19 @@ def test_prints_are_pythons_on_a_run_that_raises(capsys):
             route(jnp.float32(-1.0))
         jax.effects_barrier()
         assert capsys.readouterr().out == "start 1.0\nend 1.0\nstart -1.0\n"
+
+
+def always_raises_with_a_value(x):
+    n = 0
+    while n < 0:
+        n += 1
+    raise ValueError(f"x is {x}")
+
+
+def test_unconditional_raise_with_a_traced_value_has_the_runs_value():
+    for route in _routes(always_raises_with_a_value).values():
+        with pytest.raises(ValueError, match=r"^x is 2\.5$"):
+            route(jnp.float32(2.5))
+    # Under plain jax.jit nothing reports run-time values: Python's raise while tracing.
+    with pytest.raises(ValueError, match="^x is "):
+        jax.jit(laxify.convert(always_raises_with_a_value))(jnp.float32(2.5))
