@@ -31,6 +31,7 @@ from laxify.ir.errors import ConversionError, FallbackWarning
 from laxify.ir.printer import print_function
 from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
 from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
+from laxify.runtime.error_channel import NeedsChecks, functionalizing, recorded, without_checks
 from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
@@ -324,6 +325,7 @@ class StaticFunction:
         self._jit_options = jit_options
         self._converted_fn: Callable | None = None
         self._jitted: dict[tuple, Callable] = {}
+        self._checked_keys: set[tuple] = set()  # programs that report run-time errors
         self._by_types: dict[Any, tuple] = {}  # argument types -> (jitted, jit cache key)
         self._eager: set[tuple] = set()
         self._static_values: set = set()
@@ -391,8 +393,11 @@ class StaticFunction:
             fn = _unwrapping(self._function()) if len(key) == 3 else self._function()
             # An argument holding a Flax NNX module: nnx.jit traces its state and writes back
             # what the function changes on it.
-            jit = nnx_jit if len(key) == 3 and "nnx" in key[2] else CheckedJit if self.checks else jax.jit
+            checked = self.checks or key in self._checked_keys
+            jit = nnx_jit if len(key) == 3 and "nnx" in key[2] else CheckedJit if checked else jax.jit
             fn = self._traceable(fn, self.checks)
+            if jit is jax.jit:
+                fn = self._noting_checks(fn, key)
             if key[0] or key[1]:
                 fn = self._noting_static(fn, key)
             with self._lock:
@@ -402,6 +407,27 @@ class StaticFunction:
                                  donate_argnums=self._donate, **self._jit_options)
                     self._jitted[key] = jitted
         return jitted
+
+    def _noting_checks(self, fn: Callable, key: tuple) -> Callable:
+        """``fn`` that stops its trace when it recorded a run-time check (a ``raise`` under
+        traced control flow): the program of ``key`` is then made again, functionalized by
+        checkify (``CheckedJit``), and the caller runs that one. A function without such a
+        check keeps the plain program and pays nothing."""
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            before = recorded()
+            with functionalizing():
+                out = fn(*args, **kwargs)
+            if recorded() != before:
+                with self._lock:
+                    self._checked_keys.add(key)
+                    self._jitted.pop(key, None)
+                    self._by_types.clear()
+                raise NeedsChecks()
+            return out
+
+        return run
 
     def _traceable(self, fn: Callable, checks: bool) -> Callable:
         """``fn`` with its asserts checked or not, and the shared names a fallback re-runs the
@@ -479,6 +505,8 @@ class StaticFunction:
                 jitted, key = hot
                 try:
                     return jitted(*args)
+                except NeedsChecks:
+                    pass  # traced again below, with its run-time checks
                 except CONCRETE_ERRORS as e:
                     return self._concrete_error(e, key, self._with_self(args), kwargs)
                 except Exception as e:  # the user's error: shown with the user's frames only
@@ -503,11 +531,15 @@ class StaticFunction:
             self._remember_types(jitted, key, args)
         try:
             return jitted(*args, **kwargs)
+        except NeedsChecks:
+            return self._jit_for(key)(*args, **kwargs)
         except CONCRETE_ERRORS as e:
             return self._concrete_error(e, key, args, kwargs)
 
     def _remember_types(self, jitted: Callable, key: tuple, args: tuple) -> None:
         """Let later calls with arguments of these types take the hot path."""
+        if isinstance(jitted, CheckedJit):
+            jitted = jitted.concrete  # hot-path arguments are concrete arrays and Python scalars
         if self._self is not _UNBOUND:
             jitted, args = functools.partial(jitted, self._self), args[1:]
         if not all(type(a) in _HOT_TYPES or _static_by_type(a) for a in args):
@@ -628,7 +660,7 @@ class StaticFunction:
         call traces and compiles again (and a signature that ran eagerly is tried again)."""
         with self._lock:
             for jitted in self._jitted.values():
-                for program in {jitted, getattr(jitted, "plain", jitted), getattr(jitted, "checked", jitted)}:
+                for program in {jitted, *(getattr(jitted, name, jitted) for name in ("plain", "flagged", "checked"))}:
                     clear = getattr(program, "clear_cache", None)
                     if clear is not None:
                         clear()
@@ -646,7 +678,10 @@ class StaticFunction:
         key, wrapped_args, wrapped_kwargs = self._prepare(args, kwargs)
         jitted = self._jit_checked(key, args, kwargs)
         try:
-            return method(jitted)(*wrapped_args, **wrapped_kwargs)
+            try:
+                return method(jitted)(*wrapped_args, **wrapped_kwargs)
+            except NeedsChecks:
+                return method(self._jit_for(key))(*wrapped_args, **wrapped_kwargs)
         except CONCRETE_ERRORS as e:
             raise self._not_one_program(e) from e
 
@@ -688,7 +723,7 @@ class StaticFunction:
             raise error
         # A program of its own, traced without run-time warnings (host callbacks, which a
         # serialized program cannot hold) and without checkify checks.
-        fn = without_run_time_warnings(self._traceable(self._function(), checks=False))
+        fn = without_run_time_warnings(_without_checks(self._traceable(self._function(), checks=False)))
         jitted = jax.jit(fn, donate_argnums=self._donate, **self._jit_options)
         try:
             exported = jax.export.export(jitted, platforms=platforms)(*args, **kwargs)
@@ -705,6 +740,17 @@ class StaticFunction:
 
     def __repr__(self) -> str:
         return f"<laxify.to_static {self.__qualname__}>"
+
+
+def _without_checks(fn: Callable) -> Callable:
+    """``fn`` traced without run-time checks of ``raise`` (see ``error_channel.without_checks``)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with without_checks():
+            return fn(*args, **kwargs)
+
+    return run
 
 
 class _ArrayType:

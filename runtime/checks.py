@@ -13,9 +13,14 @@ import threading
 from dataclasses import dataclass
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 from jax.experimental import checkify
 
-__all__ = ["AssertMode", "CheckedJit", "current", "functionalized", "with_assert_mode"]
+from laxify.runtime.dispatch.printing import replaying
+from laxify.runtime.error_channel import functionalizing, report
+
+__all__ = ["AssertMode", "CheckedJit", "current", "functionalized", "raise_failed", "with_assert_mode"]
 
 # What a failed laxify check says after the user's message (``_lx.assert_`` writes it); it
 # tells laxify's own failed checks apart from the user's own ``checkify.check`` calls.
@@ -67,12 +72,13 @@ def functionalized(fn):
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        return checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)()
+        with functionalizing():
+            return checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)()
 
     return run
 
 
-def _raise(error) -> None:
+def raise_failed(error) -> None:
     """Raise a failed check: laxify's asserts as ``AssertionError`` (what Python raises),
     the user's own ``checkify.check`` calls as checkify raises them."""
     try:
@@ -84,22 +90,53 @@ def _raise(error) -> None:
         raise AssertionError(text.replace(_CHECK_FAILED, "")) from None
 
 
+def flagged(fn):
+    """``fn`` returning ``(failed, result)``: its checks functionalized by checkify and
+    reduced to one boolean, whether any failed (the error itself is found again by the
+    program of :func:`functionalized`, only when one did: a call that fails nothing moves
+    one boolean to the host, not checkify's whole error value)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with functionalizing():
+            error, out = checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)()
+        # The error's booleans are its predicates (a boolean payload can only make this true
+        # where nothing failed, and the full program then finds no error).
+        preds = [leaf for leaf in jax.tree_util.tree_leaves(error)
+                 if jnp.result_type(leaf) == jnp.bool_]
+        failed = functools.reduce(jnp.logical_or, (jnp.any(p) for p in preds), jnp.asarray(False))
+        return failed, out
+
+    return run
+
+
 class CheckedJit:
-    """A ``jax.jit`` of a function whose traced asserts are checked: each call runs the
-    checkified program and raises the first failed assert. Inside an outer jax
-    transformation (tracers among the arguments) it runs the plain program, whose checks the
-    outer computation must functionalize (``checkify.checkify``)."""
+    """A ``jax.jit`` of a function that holds run-time checks (a ``raise`` under traced control
+    flow, checked asserts): each call runs the checkified program and raises the first check
+    that failed. Inside an outer jax transformation (tracers among the arguments) it runs the
+    plain program, whose checks the outer computation must functionalize
+    (``laxify.checked``, ``checkify.checkify``)."""
 
     def __init__(self, fn, **jit_options):
         self.plain = jax.jit(fn, **jit_options)
+        self.flagged = jax.jit(flagged(fn), **jit_options)
         self.checked = jax.jit(functionalized(fn), **jit_options)
 
     def __call__(self, *args, **kwargs):
         leaves = jax.tree_util.tree_leaves((args, kwargs))
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             return self.plain(*args, **kwargs)
-        error, out = self.checked(*args, **kwargs)
-        _raise(error)
+        return self.concrete(*args, **kwargs)
+
+    def concrete(self, *args, **kwargs):
+        """A call on concrete arguments (no tracer among them: the caller knows)."""
+        failed, out = self.flagged(*args, **kwargs)
+        if np.asarray(failed):
+            with replaying():  # the program's prints happened in the run above
+                error, _ = self.checked(*args, **kwargs)
+                jax.block_until_ready(error)
+                jax.effects_barrier()
+            report(error)
         return out
 
     def lower(self, *args, **kwargs):

@@ -32,6 +32,7 @@ from laxify.transpiler.converters import (
     loop_options_blocks,
     match_statements,
     print_calls,
+    raise_statements,
     return_statements,
     walrus_conditions,
 )
@@ -73,6 +74,9 @@ CONVERTERS: list = [
     # after break: a loop's `else` is either guarded by the break flag (done above) or simply
     # follows the loop.
     loop_else,
+    # raise before return: a `raise` becomes a record of the error and a `return` (the function
+    # does no more after it), which the return converter then turns into its flag.
+    raise_statements,
     # return last: it guards what follows a `return`, including loops already rewritten above,
     # and stops loops that contain a `return`.
     return_statements,

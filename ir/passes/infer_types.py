@@ -96,9 +96,10 @@ MAX_UNROLLED_TYPING = 64  # iterations typed one by one in a Python `for` (speci
 
 
 def _no_return_yet(op: PyOp) -> bool:
-    """The return converter's ``<retval> = <runtime>.UndefinedReturn()``: no value returned yet."""
+    """The return converter's ``<retval> = <runtime>.UndefinedReturn()``: no value returned yet;
+    or ``<retval> = <runtime>.raised()``, the value of a path that raised (never read)."""
     return (len(op.results) == 1 and is_return_value(op.results[0].hint)
-            and op.code.rstrip().endswith(".UndefinedReturn()"))
+            and op.code.rstrip().endswith((".UndefinedReturn()", ".raised()")))
 
 
 def _traced_carry(t: Type, init: Type) -> Type:

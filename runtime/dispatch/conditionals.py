@@ -12,8 +12,10 @@ import jax.numpy as jnp
 from jax import lax
 
 from laxify.ir.errors import ConversionError
-from laxify.ir.naming import is_return_value
+from laxify.ir.naming import is_return_flag, is_return_value
 from laxify.runtime import lists as lists_mod
+from laxify.runtime import error_channel
+from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import Fillable, Undefined, array_like, fresh, is_traced
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import describe, site_error, tree_lines
@@ -47,6 +49,29 @@ def cond(pred, branches, operands, site: Site):
         index = (0 if pred else 1) if len(branches) == 2 else operator.index(pred)
         return branches[index](*operands)
     pred = _scalar_predicate(pred, site, "if")
+    with traced_region():  # the branches run only for some data: a `raise` in them waits
+        return _traced_cond(pred, branches, operands, site)
+
+
+def _catching(branch, site: Site):
+    """``branch``, where an exception Python raises while it is traced (a static ``10 // k``,
+    a missing key: see ``error_channel.is_users_error``) is recorded for run time, for the
+    runs that take it; the branch then gives values nothing observes, as a ``raise``."""
+
+    def run(*ops):
+        try:
+            return branch(*ops)
+        except Exception as e:
+            if not error_channel.is_users_error(e):
+                raise
+            error_channel.record_exception(e)
+            return tuple(True if is_return_flag(name) else Fillable(name) for name in site.names)
+
+    return run
+
+
+def _traced_cond(pred, branches, operands, site: Site):
+    branches = [_catching(b, site) for b in branches]
     if any(_appendable(v) for v in operands):
         return _cond_appending(pred, branches, operands, site)
     plan = _Plan()
@@ -54,7 +79,7 @@ def cond(pred, branches, operands, site: Site):
     try:
         return plan.restore(_lax_cond(pred, fns, operands))
     except _NeedsPlaceholder:
-        plan = _probe_outputs(branches, operands)
+        plan = _probe_outputs(branches, operands, site)
         fns = [_checked_branch(b, k, len(branches), site, plan) for k, b in enumerate(branches)]
         try:
             return plan.restore(_lax_cond(pred, fns, operands))
@@ -219,13 +244,23 @@ class _Plan:
         return tuple(outs)
 
 
-def _probe_outputs(branches, operands) -> _Plan:
+def _unobserved(outs: tuple, site: Site) -> tuple:
+    """A branch that has left the function (its ``return`` flag is set as a Python ``True``: a
+    ``return``, or a ``raise`` recorded for run time) gives values no later code reads: a name
+    with no value there is :class:`Fillable`, zeros where another branch gives an array."""
+    names = site.names
+    if not any(outs[i] is True for i in range(min(len(outs), len(names))) if is_return_flag(names[i])):
+        return outs
+    return tuple(Fillable(v.name, v.site) if type(v) is Undefined else v for v in outs)
+
+
+def _probe_outputs(branches, operands, site: Site) -> _Plan:
     """Trace each branch abstractly to decide, per output, zeros to fill or a static value."""
     avals: dict[int, object] = {}
     python: dict[int, list] = {}
     for branch in branches:
         def probe(branch=branch):
-            outs = tuple(branch(*fresh(operands)))
+            outs = _unobserved(tuple(branch(*fresh(operands))), site)
             kept = []
             for i, v in enumerate(outs):
                 if isinstance(v, Fillable) or v is None:
@@ -242,17 +277,32 @@ def _probe_outputs(branches, operands) -> _Plan:
     for i, values in python.items():
         if i in avals:
             if all(isinstance(v, Fillable) for v in values):
-                fill[i] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), avals[i])
+                fill[i] = avals[i]  # zeros made inside the branch that needs them (see `run`)
         elif len(values) == len(branches):
             # No branch has an array here: None on some path wins over a value not set yet.
-            static[i] = None if any(v is None for v in values) else values[0]
+            set_ = [v for v in values if not isinstance(v, Fillable)]
+            static[i] = None if any(v is None for v in values) else (set_ or values)[0]
     return _Plan(fill, static, probed=True)
 
 
 def _lax_cond(pred, fns, operands):
     # Operands are closed over rather than passed: they may hold Python values that lax
     # cannot abstract (a not-yet-set return value), which the branches never return.
-    thunks = [lambda f=f: f(operands) for f in fns]
+    if len(fns) == 2:
+        truth = (lambda: pred) if jnp.result_type(pred) == jnp.bool_ else (lambda: pred != 0)
+        taken = [truth, lambda: jnp.logical_not(truth())]
+    else:
+        index = lambda: jnp.clip(jnp.asarray(pred, jnp.int32), 0, len(fns) - 1)  # noqa: E731
+        taken = [lambda k=k: index() == k for k in range(len(fns))]
+
+    def thunk(f, on_path):
+        def run():
+            with traced_region(on_path):  # where a `raise` in the branch fails (see vmap)
+                return f(operands)
+
+        return run
+
+    thunks = [thunk(f, on_path) for f, on_path in zip(fns, taken)]
     if len(fns) == 2:
         return lax.cond(pred, thunks[0], thunks[1])
     return lax.switch(jnp.asarray(pred, jnp.int32), thunks)  # which clamps the index
@@ -271,10 +321,13 @@ def _branch_name(k: int, n: int, site: Site | None = None) -> str:
 
 def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
     def run(operands):
-        outs = tuple(fn(*fresh(operands)))
+        outs = _unobserved(tuple(fn(*fresh(operands))), site)
         if not plan.probed and any(isinstance(v, Fillable) or v is None for v in outs):
             raise _NeedsPlaceholder()
-        outs = tuple(plan.fill.get(i, v) if isinstance(v, Fillable) else v for i, v in enumerate(outs))
+        # Zeros made here, in the branch: an array made outside would be an operand of the
+        # cond, materialized (and copied to its output) even where this branch never runs.
+        outs = tuple(jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), plan.fill[i])
+                     if isinstance(v, Fillable) and i in plan.fill else v for i, v in enumerate(outs))
         kept = [i for i in range(len(outs)) if i not in plan.static]
         names = [_display_name(site.names[i]) if i < len(site.names) else "value" for i in kept]
         outs = tuple(outs[i] for i in kept)

@@ -17,7 +17,9 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError, Location
+from laxify.runtime import error_channel
 from laxify.runtime.builtin_rules import contains, not_contains
+from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import is_array, is_traced
 
 __all__ = ["and_", "compare", "ifexp", "not_", "or_", "truth"]
@@ -135,9 +137,10 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
             def rest(thunk=thunk, later=later):
                 return jnp.asarray(_truth_chain(op, thunk(), later, lazy, False), jnp.bool_)
 
-            if decides:
-                return lax.cond(acc, lambda: jnp.asarray(True), rest)
-            return lax.cond(acc, rest, lambda: jnp.asarray(False))
+            with traced_region():  # the later operands run only for some data
+                if decides:
+                    return lax.cond(acc, lambda: jnp.asarray(True), rest)
+                return lax.cond(acc, rest, lambda: jnp.asarray(False))
         value = truth(thunk(), op)
         if is_traced(value):
             acc = combine(acc, value)
@@ -148,6 +151,11 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
 
 def _lazy_operand(a, pred, b_fn, op: str):
     """The operand of a traced ``and``/``or`` whose right side runs in a ``lax.cond`` branch."""
+    with traced_region():  # the right side runs only for some data
+        return _lazy_cond(a, pred, b_fn, op)
+
+
+def _lazy_cond(a, pred, b_fn, op: str):
     def take_b():
         return b_fn()
 
@@ -264,13 +272,56 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
         return true_fn() if pred else false_fn()
     pred = truth(pred, "ifexp")
     if lazy:
-        t_aval = jax.eval_shape(true_fn)
-        f_aval = jax.eval_shape(false_fn)
-        target = jax.tree_util.tree_map(lambda a, b: jnp.result_type(a, b), t_aval, f_aval)
-
-        def cast(fn):
-            return lambda: jax.tree_util.tree_map(lambda v, t: jnp.asarray(v, t), fn(), target)
-
-        return lax.cond(pred, cast(true_fn), cast(false_fn))
+        with traced_region():  # each side runs only for some data
+            return _lazy_ifexp(pred, true_fn, false_fn)
     return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), true_fn(), false_fn())
+
+
+def _shape_or_error(fn):
+    """``fn``'s result shapes and ``fn``; or, where Python raises while ``fn`` is traced (see
+    ``error_channel.is_users_error``), ``None`` and a function that records that error for the
+    runs that take this side (its value is never observed: zeros of the other side's)."""
+    try:
+        return jax.eval_shape(fn), fn
+    except Exception as e:
+        if not error_channel.is_users_error(e):
+            raise
+        error = e
+
+    def raising():
+        error_channel.record_exception(error)
+        return None
+
+    return None, raising
+
+
+def _lazy_ifexp(pred, true_fn, false_fn):
+    t_aval, true_fn = _shape_or_error(true_fn)
+    f_aval, false_fn = _shape_or_error(false_fn)
+    if t_aval is None and f_aval is None:
+        t_aval = f_aval = jax.ShapeDtypeStruct((), jnp.float32)
+    t_aval = f_aval if t_aval is None else t_aval
+    f_aval = t_aval if f_aval is None else f_aval
+    target = jax.tree_util.tree_map(lambda a, b: jnp.result_type(a, b), t_aval, f_aval)
+
+    def cast(fn, aval):
+        def run():
+            out = fn()
+            if out is None:  # a side that raised: zeros, never observed
+                return jax.tree_util.tree_map(lambda a, t: jnp.zeros(a.shape, t), aval, target)
+            return jax.tree_util.tree_map(lambda v, t: jnp.asarray(v, t), out, target)
+
+        return run
+
+    taken = (lambda: pred) if jnp.result_type(pred) == jnp.bool_ else (lambda: pred != 0)
+
+    def on_path(fn, condition):
+        def run():
+            with traced_region(condition):
+                return fn()
+
+        return run
+
+    return lax.cond(pred, on_path(cast(true_fn, t_aval), taken),
+                    on_path(cast(false_fn, f_aval), lambda: jnp.logical_not(taken())))
 

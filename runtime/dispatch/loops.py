@@ -20,6 +20,8 @@ from laxify.runtime import lists as lists_mod
 from laxify.runtime import options
 from laxify.runtime.dispatch import reverse_gate
 from laxify.runtime.dispatch.conditionals import _appendable, _join_tree, _scalar_predicate
+from laxify.runtime import error_channel
+from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import (
     Fillable, Undefined, UnsetName, any_traced, array_like, fresh, is_array, is_traced,
 )
@@ -121,13 +123,51 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
                 init[k] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval)
         if not now_changed:
             return tuple(init), tuple(candidates)
-        if any(isinstance(init[k], Undefined) for k in now_changed):
-            return tuple(init), ()  # set by the loop, yet it may run zero times: an error
+        unset = [k for k in now_changed if isinstance(init[k], Undefined)]
+        if unset:
+            # Set by the loop, yet it may run zero times: zeros of the type one step gives,
+            # and a check after the loop that it ran (Python's UnboundLocalError otherwise).
+            for k, aval in zip(candidates, avals):
+                if k in unset and aval is not None:
+                    init[k] = _Unbound(jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval))
+            return tuple(init), ()
         # A flag that changes is carried as an array from now on; the others are probed again
         # with it abstract, as the lax loop will see it.
         candidates = [k for k in candidates if not changed[k]]
         if not candidates:
             return tuple(init), ()
+
+
+class _Unbound:
+    """The zeros a traced loop starts a carry with that has no value before it (see
+    :func:`_settle_unset`): after the loop the name has a value only if the loop ran."""
+
+    __slots__ = ("zeros",)
+
+    def __init__(self, zeros):
+        self.zeros = zeros
+
+
+def _checking_ran(cond_fn, body_fn, init, site: Site, construct: str, early_exit: bool):
+    """The loop with the carries :func:`_settle_unset` started as zeros: it also carries
+    whether it ran, and after it a run-time check raises ``UnboundLocalError`` for the first
+    such name when it did not (reading the name after the loop is where Python raises)."""
+    unset = [k for k, v in enumerate(init) if isinstance(v, _Unbound)]
+    init = tuple(v.zeros if isinstance(v, _Unbound) else v for v in init)
+    counted = replace(site, names=(*site.names, "(ran)"))
+    out = _traced_while_loop(
+        lambda *c: cond_fn(*c[:-1]), lambda *c: (*body_fn(*c[:-1]), jnp.asarray(True)),
+        (*init, jnp.asarray(False)), counted, construct, early_exit)
+    names = [site.names[k] for k in unset if k < len(site.names) and not site.names[k].startswith("(")]
+    if names:
+        def unbound(name=names[0]):
+            error = UnboundLocalError(f"cannot access local variable '{name}' where it is not associated "
+                                      f"with a value")
+            error.add_note(f"(`{name}` is first assigned in this `{construct}` loop, which ran zero times)")
+            return error
+
+        error_channel.check_at(out[-1], unbound, site.filename, site.line)
+    return out[:-1]
 
 
 def _without(passing, init, site: Site, lead: int = 0):
@@ -232,8 +272,15 @@ def while_loop(cond_fn, body_fn, init, deps, site: Site):
 
 
 def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", early_exit: bool = False):
+    with traced_region():  # the body runs only for some data: a `raise` in it waits
+        return _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
+
+
+def _traced_while_loop(cond_fn, body_fn, init, site: Site, construct: str, early_exit: bool):
     # An early-exit range is not empty, and its flags are unset: it runs at least once.
     init, passing = _settle_unset(init, lambda c: tuple(body_fn(*c)), site, construct, runs=early_exit)
+    if any(isinstance(v, _Unbound) for v in init):
+        return _checking_ran(cond_fn, body_fn, init, site, construct, early_exit)
     if passing:
         narrow, widen, wrap, narrowed = _without(passing, init, site)
         out = _traced_while(wrap(cond_fn, False), wrap(body_fn, True), narrow(init), narrowed, construct,
@@ -253,7 +300,10 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
         return _scalar_predicate(cond_fn(*fresh(c)), site, construct)
 
     def body(c):
-        return _keep_carry_types(c, tuple(body_fn(*fresh(c))))
+        # Under vmap the body also runs for elements whose loop has ended: a `raise` in it
+        # fails only where the condition holds.
+        with traced_region(lambda: cond(c)):
+            return _keep_carry_types(c, tuple(body_fn(*fresh(c))))
 
     out = _loop(lambda c: lax.while_loop(cond, body, c), init,
                 lambda c: jax.eval_shape(body, c), site.names, site, construct)

@@ -10,7 +10,7 @@ import jax
 
 from laxify.runtime.dispatch.values import Tracer, any_traced
 
-__all__ = ["Formatted", "format_", "print_"]
+__all__ = ["Formatted", "format_", "print_", "replaying"]
 
 
 class Formatted:
@@ -34,6 +34,21 @@ def format_(template: str, *args, **kwargs):
     return Formatted(template, args, kwargs)
 
 
+class replaying:
+    """``with replaying():`` around a second run of a program, made only to learn which of its
+    run-time checks failed (see ``runtime/checks.py``): its prints were printed by the first
+    run, and are not printed again."""
+
+    depth = 0
+
+    def __enter__(self):
+        replaying.depth += 1
+
+    def __exit__(self, *exc):
+        replaying.depth -= 1
+        return False
+
+
 def _check_text(name: str, value) -> None:
     if value is not None and not isinstance(value, str):
         raise TypeError(f"{name} must be None or a string, not {type(value).__name__}")
@@ -54,6 +69,8 @@ def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flus
     formatted = {k for k, a in enumerate(args) if isinstance(a, Formatted)}
 
     def emit(*values):
+        if replaying.depth:
+            return
         values = iter(values)
         objects = list(parts)
         for k, (flat, tree) in trees.items():

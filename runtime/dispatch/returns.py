@@ -9,14 +9,15 @@ import sys
 from laxify.ir.errors import ConversionError, Location
 from laxify.runtime.dispatch.values import Undefined, is_traced
 
-__all__ = ["check_defined", "final_return"]
+__all__ = ["check_defined", "final_return", "returned"]
 
 
 def final_return(flag, value, def_line: int):
     """The end of a function whose ``return``s were converted: return the value, or ``None``
     when no ``return`` ran (falling off the end), exactly as Python does."""
     if not is_traced(flag):
-        return value if flag else None
+        # A value not set where the flag is: a `raise` recorded for run time (never read).
+        return value if flag and not isinstance(value, Undefined) else None
     if value is None or isinstance(value, Undefined):
         return None  # every path that returns returns None, as falling off the end does
     filename = sys._getframe(1).f_code.co_filename
@@ -28,6 +29,12 @@ def final_return(flag, value, def_line: int):
         "returns a value of the same structure.",
     )
 
+
+
+def returned(value):
+    """The end of a function whose every path returns or raises: the value, or ``None`` where
+    only raises set it (a raise recorded for run time returns a value no one reads)."""
+    return None if isinstance(value, Undefined) else value
 
 
 def check_defined(value):

@@ -573,13 +573,21 @@ def test_static_loop_stays_python(fn, inputs, prims, static_argnums):
     check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
 
 
-def test_traced_range_target_used_after_is_a_located_error():
-    """Python leaves `i` unbound when a traced-length loop runs zero times: an error, with a fix."""
-    with pytest.raises(laxify.ConversionError) as info:
-        laxify.to_static(for_range_traced_target_after)(f32(1.0), i32(3))
-    message = str(info.value)
-    assert "`i`" in message and "for i in range(n):" in message and "test_for.py" in message
-    assert "before the loop" in message
+def test_traced_range_target_used_after_is_unbound_when_the_loop_runs_zero_times():
+    """Python leaves `i` unbound when a traced-length loop runs zero times: UnboundLocalError
+    at run time, at the loop's line; otherwise the last index."""
+    f = laxify.to_static(for_range_traced_target_after)
+    x, i = f(f32(1.0), i32(3))
+    assert float(x[0]) == 8.0 and int(i) == 2
+    with pytest.raises(UnboundLocalError, match="^cannot access local variable 'i' where it is not") as info:
+        f(f32(1.0), i32(0))
+    with pytest.raises(UnboundLocalError):
+        for_range_traced_target_after(f32(1.0), 0)
+    assert info.value.__traceback__.tb_next is not None
+    last = info.value.__traceback__
+    while last.tb_next is not None:
+        last = last.tb_next
+    assert last.tb_frame.f_code.co_filename == __file__
 
 
 def test_float_accumulator_from_int_zero_is_float32():

@@ -414,7 +414,7 @@ class Builder:
         compound = [self.stmt_if, self.stmt_for_range, self.stmt_for_array, self.stmt_while,
                     self.stmt_match, self.stmt_append_loop, self.stmt_nested_def,
                     self.stmt_balanced_list]
-        jumps = [self.stmt_break, self.stmt_continue, self.stmt_return]
+        jumps = [self.stmt_break, self.stmt_continue, self.stmt_return, self.stmt_raise]
         options = simple + (compound if sc.depth < MAX_DEPTH else []) + jumps
         chosen = options[self.int_in(0, len(options) - 1)]
         result = chosen(sc, ind)
@@ -686,6 +686,22 @@ class Builder:
             self.features.add("return_in_loop")
         return [f"{self.pad(ind)}return {self.return_value(sc)}"], sc, True
 
+    def stmt_raise(self, sc: Scope, ind: int):
+        """``raise`` of a builtin or the module's own exception class, with a literal message or
+        one that formats values of the run; under whatever condition encloses it (traced or
+        static), in ``f``, a helper or a loop."""
+        if sc.in_append_loop or not sc.jumps:
+            return None  # like a `return`: it may leave an appending loop early
+        self.features.add("raise")
+        kind = self.pick(["ValueError", "KeyError", "FuzzError"])
+        tag = self.fresh("r")
+        if self.flag():
+            e = self.expr(self.pick([FLOAT, INT]), sc)
+            message = f'f"fuzz {tag}: {{{e.src}}}"'
+        else:
+            message = f'"fuzz {tag}"'
+        return [f"{self.pad(ind)}raise {kind}({message})"], sc, True
+
     def return_value(self, sc: Scope) -> str:
         return ", ".join(self.expr(kind, sc).src for kind in sc.returns)
 
@@ -754,6 +770,8 @@ class Builder:
                 break
         if not jumped:
             body.append(f"    return {self.return_value(sc)}")
+        if "raise" in self.features:
+            module[1:1] = ["class FuzzError(Exception):", "    pass", "", ""]
         source = "\n".join(module + body) + "\n"
         return Program(source, frozenset(self.features), inputs)
 

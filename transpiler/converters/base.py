@@ -35,6 +35,8 @@ class Context:
     # The user's names that start like laxify's, hidden behind placeholders while the
     # converters run (see transpiler/naming.py): placeholder → the user's name.
     hidden: dict[str, str] = field(default_factory=dict)
+    # Set by the raise converter: some `raise` became a `return` (whose value nothing reads).
+    raises: bool = False
 
     def fresh(self, stem: str) -> str:
         self.counter += 1

@@ -91,7 +91,10 @@ def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrit
                 before.append(small)
             if before:
                 before[-1] = before[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
-                out.append(stmt.with_changes(body=before))
+                line = stmt.with_changes(body=before)
+                if positions is not None and stmt in positions:
+                    positions.setdefault(line, positions[stmt])
+                out.append(line)
             first_jump = next(s for s in stmt.body if isinstance(s, jump))
             out.extend(replace(first_jump))
             return out  # the rest of the block is unreachable
@@ -124,7 +127,12 @@ def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list],
     """Apply ``fn`` to every statement list directly inside ``stmt`` (if/elif/else, with, try)."""
     def suite(s: cst.BaseSuite) -> cst.BaseSuite:
         if isinstance(s, cst.SimpleStatementSuite):
-            return cst.IndentedBlock(fn([cst.SimpleStatementLine([x]) for x in s.body]))
+            lines = [cst.SimpleStatementLine([x]) for x in s.body]
+            if positions is not None:
+                for line, x in zip(lines, s.body):
+                    if x in positions:
+                        positions.setdefault(line, positions[x])
+            return cst.IndentedBlock(fn(lines))
         return s.with_changes(body=fn(list(s.body)))
 
     if isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If):

@@ -142,7 +142,10 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         assign(VALUE, runtime_call("UndefinedReturn")),
         *rewriter.block(body[len(docstring):]),
     ]
-    if _always_returns(body):
+    if _always_returns(body) and ctx.raises:
+        # Every path may have raised (its value recorded for run time, never read): None then.
+        final = cst.Return(runtime_call("returned", cst.Name(VALUE)))
+    elif _always_returns(body):
         final = cst.Return(cst.Name(VALUE))
     else:
         final = cst.Return(runtime_call("final_return", cst.Name(FLAG), cst.Name(VALUE),

@@ -1,0 +1,89 @@
+"""Cost of the run-time error channel: a small function with a `raise` guard at the top
+against the same function without it (DESIGN §5, docs/semantics.md "Exceptions").
+
+Cached call (dispatch-bound, small input) and steady state (compute-bound input), each the
+median of interleaved rounds. Run: `.venv/bin/python benchmarks/raise_guard.py`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+
+import laxify
+
+
+def guarded(x, n):
+    if n < 0:
+        raise ValueError(f"n is negative: {n}")
+    return jnp.tanh(x * n) + x
+
+
+def unguarded(x, n):
+    return jnp.tanh(x * n) + x
+
+
+def guarded_loop(x, n):
+    for i in range(8):
+        if x[i] < -1e30:
+            raise ValueError(f"item {i} too small")
+        x = jnp.tanh(x * n) + x
+    return x
+
+
+def unguarded_loop(x, n):
+    for i in range(8):
+        x = jnp.tanh(x * n) + x
+    return x
+
+
+LATENCY = False  # --latency: wait for each call's result before the next call
+
+
+def _per_call(fn, args, calls: int) -> float:
+    jax.block_until_ready(fn(*args))
+    start = time.perf_counter()
+    for _ in range(calls):
+        out = fn(*args)
+        if LATENCY:
+            jax.block_until_ready(out)
+    jax.block_until_ready(out)
+    return (time.perf_counter() - start) / calls
+
+
+def compare(name, a, b, args, calls, rounds=21):
+    ta, tb = [], []
+    for _ in range(rounds):  # interleaved: drift hits both alike
+        ta.append(_per_call(a, args, calls))
+        tb.append(_per_call(b, args, calls))
+    ma, mb = statistics.median(ta), statistics.median(tb)
+    # The fastest round too: on a shared machine other processes only ever add time.
+    print(f"{name:<44} with guard {ma * 1e6:9.2f} us   without {mb * 1e6:9.2f} us   "
+          f"ratio {ma / mb:5.3f} (median)  {min(ta) / min(tb):5.3f} (fastest rounds)")
+    return ma / mb
+
+
+def main() -> None:
+    global LATENCY
+    LATENCY = "--latency" in sys.argv
+    n = jnp.float32(0.5)
+    small = jnp.linspace(-1, 1, 8, dtype=jnp.float32)
+    big = jnp.linspace(-1, 1, 4_000_000, dtype=jnp.float32)
+    print(f"jax {jax.__version__}, {jax.devices()[0].platform}, python {sys.version.split()[0]}, "
+          f"{'each call waited for' if LATENCY else 'calls back to back'}")
+    compare("cached call, to_static, 8 floats", laxify.to_static(guarded), laxify.to_static(unguarded),
+            (small, n), 2000)
+    compare("steady state, to_static, 4M floats", laxify.to_static(guarded), laxify.to_static(unguarded),
+            (big, n), 20)
+    compare("cached call, checked(jit(convert)), 8 floats", laxify.checked(jax.jit(laxify.convert(guarded))),
+            jax.jit(laxify.convert(unguarded)), (small, n), 2000)
+    compare("steady state, guard in a static loop, 4M", laxify.to_static(guarded_loop),
+            laxify.to_static(unguarded_loop), (big, n), 10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,432 @@
+"""The run-time error channel: what one XLA program reports when it runs.
+
+A ``raise`` reached while laxify traces a branch or loop body that the data may not take
+cannot raise then: it is recorded as a ``checkify.debug_check`` that fails exactly when the
+program takes that path, with the exception's class, its arguments (traced values as the
+check's payload, so that an f-string message is formatted with the values of that run) and
+the user's line. After the call, ``report`` turns the first failed check back into the
+user's exception, raised at the user's line. Outside traced control flow a ``raise`` is
+Python's own.
+
+``debug_check`` is a no-op unless the program is functionalized by ``checkify``: ``to_static``
+does that itself for a program that holds such a check (and only then: a function without
+one pays nothing), and :func:`checked` does it for ``jax.jit(laxify.convert(f))``, ``vmap``,
+``grad`` and ``scan`` around converted code.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import os
+import re
+import sys
+import threading
+import warnings
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import checkify
+
+import laxify.ir  # noqa: F401 (its folder, for _OWN_ROOTS)
+from laxify.ir.errors import ConversionError, FallbackWarning, Location
+
+from laxify.runtime.dispatch.printing import Formatted
+from laxify.runtime.dispatch.values import UndefinedReturn
+
+__all__ = ["Deferred", "NeedsChecks", "functionalizing", "PYTHON_ERRORS", "check_at", "is_users_error", "record_exception", "without_checks", "exception_", "in_traced_region", "raise_", "raised", "recorded",
+           "report", "traced_region"]
+
+_state = threading.local()
+
+# Files whose frames are not the user's (laxify's runtime and IR, JAX).
+_OWN_ROOTS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep for path in (
+    __file__, sys.modules["laxify.ir"].__file__, jax.__file__))
+
+
+# -- where tracing stands ------------------------------------------------------------------
+
+def in_traced_region() -> bool:
+    """Whether a branch or loop body that the data may not take is being traced."""
+    return getattr(_state, "depth", 0) > 0
+
+
+class traced_region:
+    """``with traced_region():`` around the tracing of a traced ``if``'s branches or a traced
+    loop's body: a ``raise`` met inside is recorded for run time, not raised. ``taken``, a
+    function of no arguments, gives (while tracing inside) whether the program is on this
+    path: under ``vmap`` a batched ``cond`` runs every branch and a batched ``while`` runs its
+    body for finished elements too, so a recorded ``raise`` fails only where the path is taken.
+    It is called only where a ``raise`` is recorded (nothing is added to other programs)."""
+
+    __slots__ = ("taken",)
+
+    def __init__(self, taken: Callable[[], Any] | None = None):
+        self.taken = taken
+
+    def __enter__(self):
+        _state.depth = getattr(_state, "depth", 0) + 1
+        paths = getattr(_state, "paths", None)
+        if paths is None:
+            paths = _state.paths = []
+        paths.append(self.taken)
+
+    def __exit__(self, *exc):
+        _state.depth -= 1
+        _state.paths.pop()
+        return False
+
+
+def _on_path():
+    """Whether the program is on the path being traced: the conjunction of the enclosing
+    regions' conditions (``True`` where none has one)."""
+    taken = True
+    for condition in getattr(_state, "paths", ()):
+        if condition is not None:
+            here = jnp.asarray(condition(), jnp.bool_)
+            taken = here if taken is True else jnp.logical_and(taken, here)
+    return taken
+
+
+class functionalizing:
+    """``with functionalizing():`` around a trace whose recorded checks will be reported (a
+    trace that ``checkify`` functionalizes, or ``to_static``'s first trace, which makes the
+    program again with checkify when it records one). There, a ``raise`` outside traced
+    control flow whose exception holds traced values is recorded too (it always fails), so
+    that its message has the values of the run; elsewhere it raises while tracing."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        _state.functionalizing = getattr(_state, "functionalizing", 0) + 1
+
+    def __exit__(self, *exc):
+        _state.functionalizing -= 1
+        return False
+
+
+class without_checks:
+    """``with without_checks():`` around a trace whose program cannot hold checks (``export``:
+    checkify's error effect has no serialized form): a ``raise`` under a traced condition
+    still ends its path, but is not checked; said once per line with a ``FallbackWarning``."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        _state.unchecked = getattr(_state, "unchecked", 0) + 1
+
+    def __exit__(self, *exc):
+        _state.unchecked -= 1
+        return False
+
+
+_warned: set[tuple[str, int]] = set()
+
+
+def _emit(pred, message: str, leaves, filename: str, line: int) -> None:
+    """``debug_check(pred, message, *leaves)``, unless checks are left out (see
+    :class:`without_checks`)."""
+    if getattr(_state, "unchecked", 0):
+        if (filename, line) not in _warned:
+            _warned.add((filename, line))
+            warnings.warn_explicit(
+                "This exception, raised under a traced condition, is not checked by the exported "
+                "program (a serialized program cannot hold laxify's run-time checks): on an input "
+                "that raises here, the loaded function returns a value.", FallbackWarning, filename, line)
+        return
+    checkify.debug_check(pred, message, *leaves)
+    _note_recorded()
+
+
+def recorded() -> int:
+    """How many run-time checks have been recorded in this thread (a trace that recorded one
+    needs its program functionalized)."""
+    return getattr(_state, "recorded", 0)
+
+
+class NeedsChecks(Exception):
+    """Raised out of a trace that recorded a run-time check for a program that is not
+    functionalized: the caller traces it again with ``checkify``."""
+
+
+def _note_recorded() -> None:
+    _state.recorded = getattr(_state, "recorded", 0) + 1
+
+
+# -- raise -----------------------------------------------------------------------------------
+
+class Deferred:
+    """``Cls(*args, **kwargs)`` not called yet: an exception made from the values of the run
+    in which its ``raise`` is reached."""
+
+    __slots__ = ("func", "args", "kwargs")
+
+    def __init__(self, func, args: tuple, kwargs: dict):
+        self.func, self.args, self.kwargs = func, args, kwargs
+
+    def make(self) -> BaseException:
+        args = tuple(_text(a) for a in self.args)
+        kwargs = {k: _text(v) for k, v in self.kwargs.items()}
+        return _instance(self.func(*args, **kwargs))
+
+
+def exception_(func, *args, **kwargs) -> Deferred:
+    """``func(*args, **kwargs)`` in ``raise func(...)``: called when the exception is raised."""
+    return Deferred(func, args, kwargs)
+
+
+def _text(value):
+    if isinstance(value, Formatted):
+        return value.template.format(*value.args, **value.kwargs)
+    return value
+
+
+def _instance(value) -> BaseException:
+    """What ``raise value`` raises: an instance, or a class called without arguments."""
+    if isinstance(value, type) and issubclass(value, BaseException):
+        return value()
+    if isinstance(value, BaseException):
+        return value
+    return TypeError("exceptions must derive from BaseException")
+
+
+def _made(value) -> BaseException:
+    return value.make() if isinstance(value, Deferred) else _instance(value)
+
+
+def raised() -> UndefinedReturn | None:
+    """What a function returns from a ``raise`` recorded for run time: never observed (the
+    program's result is discarded when the check fails). Outside traced control flow (a
+    raise that always fails) ``None``; inside, zeros where a traced branch or loop must carry
+    it, as the return value before any ``return``."""
+    return UndefinedReturn() if in_traced_region() else None
+
+
+def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None, in_try: bool = False) -> None:
+    """``raise exception() [from cause()]``. Outside traced control flow: raised now, as Python
+    does. Inside it: recorded for run time (see the module's docstring); ``in_try``: the
+    ``raise`` stands in the body of a ``try`` whose ``except`` may catch it, whose handler
+    would then run for some data only: a located ``ConversionError``."""
+    value = exception()
+    if in_try and in_traced_region():
+        frame = sys._getframe(1)
+        filename, line = frame.f_code.co_filename, frame.f_lineno
+        text = linecache.getline(filename, line)
+        raise ConversionError(
+            "This `raise` stands under a condition on a traced value inside a `try` whose `except` "
+            "clauses may catch it: which of them runs would depend on the data, and one XLA program "
+            "cannot choose a handler at run time.",
+            Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")),
+            "Compute the handler's value with the condition instead of raising (for example "
+            "`r = jnp.where(b == 0, 0.0, a / b)`), or move the `raise` out of the `try`.")
+    reason = cause() if cause is not None else None
+    leaves, rebuild = _split((value, reason))
+    if not in_traced_region() and not (leaves and getattr(_state, "functionalizing", 0)):
+        error = _made(value)
+        if cause is not None:
+            error.__cause__ = None if reason is None else _made(reason)
+            error.__suppress_context__ = True
+        raise error.with_traceback(None)
+    frame = sys._getframe(1)
+    filename, line, name = frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
+    key = _register(_Recipe(rebuild, filename, line, name))
+    text = _escape(_preview(value))
+    _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", leaves, filename, line)
+
+
+class _Open:
+    """A :class:`Deferred` call or a :class:`Formatted` message opened up as a pytree node, so
+    that the traced values in its arguments are leaves."""
+
+    __slots__ = ("kind", "head", "args", "kwargs")
+
+    def __init__(self, kind: type, head, args: tuple, kwargs: dict):
+        self.kind, self.head, self.args, self.kwargs = kind, head, args, kwargs
+
+    def closed(self):
+        return self.kind(self.head, self.args, self.kwargs)
+
+
+jax.tree_util.register_pytree_node(
+    _Open, lambda o: ((o.args, o.kwargs), (o.kind, o.head)),
+    lambda aux, children: _Open(aux[0], aux[1], *children))
+
+
+def _opened(v):
+    if isinstance(v, Deferred):
+        return _Open(Deferred, v.func, tuple(map(_opened, v.args)), {k: _opened(x) for k, x in v.kwargs.items()})
+    if isinstance(v, Formatted):
+        return _Open(Formatted, v.template, tuple(v.args), dict(v.kwargs))
+    return v
+
+
+def _closed(v):
+    if isinstance(v, _Open):
+        return v.kind(v.head, tuple(map(_closed, v.args)), {k: _closed(x) for k, x in v.kwargs.items()})
+    return v
+
+
+def check_at(ok, exception: Callable[[], BaseException], filename: str, line: int) -> None:
+    """Record for run time: ``exception()`` is raised (at ``filename:line``, in the user's
+    function there) where ``ok`` is false on the path being traced."""
+    name = "<module>"
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            name = frame.f_code.co_name
+            break
+        frame = frame.f_back
+    key = _register(_Recipe(lambda values: (exception(), None), filename, line, name))
+    text = _escape(f"{type(exception()).__qualname__}: {exception()}")
+    failed = jnp.logical_and(jnp.logical_not(ok), _on_path())
+    _emit(jnp.logical_not(failed), f"{text} (raise #{key} at {filename}:{line})", [], filename, line)
+
+
+# What Python raises by itself in code that runs only on some paths (a static `10 // k`, an
+# empty list's `pop`, a missing key): recorded for run time where met in a traced branch.
+# JAX's own errors (a traced value where Python needs a concrete one, ...) and laxify's are
+# not the user's: they go on as they are.
+PYTHON_ERRORS = (ArithmeticError, LookupError, ValueError, AssertionError)
+
+
+def is_users_error(error: BaseException) -> bool:
+    """Whether ``error``, raised while tracing a path the data may not take, is one Python
+    would raise there (so it belongs to that path, at run time): the builtin kinds of
+    :data:`PYTHON_ERRORS`, or an exception class of the user's."""
+    kind = type(error)
+    module = getattr(kind, "__module__", "") or ""
+    if module.startswith(("jax", "laxify", "jaxlib")) or isinstance(error, UnboundLocalError):
+        return False
+    if isinstance(error, PYTHON_ERRORS):
+        return True
+    return isinstance(error, Exception) and module not in ("builtins",) and not module.startswith(
+        ("numpy", "libcst"))
+
+
+def record_exception(error: BaseException) -> None:
+    """Record ``error`` (raised by Python while tracing the path being traced) for run time:
+    raised again, at the user's line where it arose, if the program takes this path."""
+    filename, line, name = "<unknown>", 0, "<module>"
+    entry = error.__traceback__
+    while entry is not None:
+        code = entry.tb_frame.f_code
+        if not code.co_filename.startswith(_OWN_ROOTS):
+            filename, line, name = code.co_filename, entry.tb_lineno, code.co_name
+        entry = entry.tb_next
+
+    def again():
+        try:
+            return type(error)(*error.args)
+        except Exception:  # a class whose arguments are not its `args`
+            return error.with_traceback(None)
+
+    key = _register(_Recipe(lambda values: (again(), None), filename, line, name))
+    text = _escape(f"{type(error).__qualname__}: {error}")
+    _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", [], filename, line)
+
+
+def _split(tree):
+    """The traced leaves of ``tree`` (Formatted messages and Deferred calls opened up), and a
+    function that rebuilds ``tree`` from their concrete values."""
+    flat, treedef = jax.tree_util.tree_flatten(tuple(map(_opened, tree)), is_leaf=lambda x: x is None)
+    traced = [k for k, leaf in enumerate(flat) if isinstance(leaf, jax.core.Tracer)]
+
+    def rebuild(values):
+        leaves = list(flat)
+        for k, v in zip(traced, values):
+            leaves[k] = v
+        return tuple(map(_closed, jax.tree_util.tree_unflatten(treedef, leaves)))
+
+    return [flat[k] for k in traced], rebuild
+
+
+def _preview(value) -> str:
+    """The exception's class and, where no traced value is in it, its message: what a plain
+    ``checkify`` user sees of it."""
+    func = value.func if isinstance(value, Deferred) else value if isinstance(value, type) else type(value)
+    return getattr(func, "__qualname__", None) or type(func).__qualname__
+
+
+def _escape(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+class _Recipe:
+    __slots__ = ("rebuild", "filename", "line", "name")
+
+    def __init__(self, rebuild, filename: str, line: int, name: str):
+        self.rebuild, self.filename, self.line, self.name = rebuild, filename, line, name
+
+
+# Recorded raises by number (the number travels in the check's message). Bounded: the oldest
+# go first; a program traced that long ago reports its raise as checkify's own error.
+_RECIPES: dict[int, _Recipe] = {}
+_LIMIT = 4096
+_counter = itertools.count(1)
+_lock = threading.Lock()
+
+
+def _register(recipe: _Recipe) -> int:
+    with _lock:
+        key = next(_counter)
+        _RECIPES[key] = recipe
+        while len(_RECIPES) > _LIMIT:
+            del _RECIPES[next(iter(_RECIPES))]
+    return key
+
+
+# -- after the call ----------------------------------------------------------------------------
+
+_OURS = re.compile(r" \(raise #(\d+) at .+:\d+\)$")
+
+
+def report(error) -> None:
+    """Raise the first failed check of ``error`` (a ``checkify.Error``) as the user's exception:
+    a recorded ``raise`` as what it raises, a checked ``assert`` as ``AssertionError``, any
+    other check as checkify raises it. Nothing when no check failed."""
+    found = error.get_exception()
+    if found is None:
+        return
+    note = None
+    mapping = getattr(found, "error_mapping", None)  # under vmap: per mapped index
+    if mapping:
+        index, found = next(iter(mapping.items()))
+        note = f"(raised for the element at mapped index {', '.join(map(str, index))})"
+    template = getattr(found, "fmt_string", None)
+    match = _OURS.search(template) if isinstance(template, str) else None
+    recipe = _RECIPES.get(int(match.group(1))) if match else None
+    if recipe is None:
+        from laxify.runtime import checks
+
+        checks.raise_failed(error)
+        return
+    value, reason = recipe.rebuild(list(found.args))
+    exc = _made(value)
+    if reason is not None:
+        exc.__cause__ = _made(reason)
+        exc.__suppress_context__ = True
+    if note is not None and hasattr(exc, "add_note"):
+        exc.add_note(note)
+    raise_at(exc, recipe.filename, recipe.line, recipe.name)
+
+
+def raise_at(exc: BaseException, filename: str, line: int, name: str) -> None:
+    """Raise ``exc`` from a frame at the user's ``raise`` line (its file, line and function
+    name), so that the traceback ends there, as it would have in Python."""
+    text = linecache.getline(filename, line)
+    stripped = text.strip()
+    indent = len(text) - len(text.lstrip())
+    # The statement spans the user's own statement, so a traceback marks all of it or nothing.
+    width = max(len(stripped) - len("raise "), 1) if stripped.startswith("raise") else 12
+    holder = ("_" * width)[:width]
+    if line > 1 and indent:
+        code_text = "\n" * (line - 2) + "if 1:\n" + " " * indent + f"raise {holder}\n"
+    else:
+        code_text = "\n" * (line - 1) + f"raise {holder}\n"
+    code = compile(code_text, filename, "exec")
+    code = code.replace(co_name=name, **({"co_qualname": name} if sys.version_info >= (3, 11) else {}))
+    try:
+        exec(code, {holder: exc})
+    finally:
+        del exc

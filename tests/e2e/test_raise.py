@@ -1,0 +1,418 @@
+"""``raise`` under traced control flow: raised exactly when Python raises, after the call,
+through the run-time error channel (runtime/error_channel.py); eager Python is the oracle."""
+
+from __future__ import annotations
+
+import traceback
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+import laxify
+from harness import assert_trees_close, jaxpr_of, primitive_counts
+
+
+class NegativeError(Exception):
+    def __init__(self, value):
+        super().__init__(f"bad value {value}")
+        self.value = value
+
+
+def _outcome(fn, args):
+    try:
+        return ("value", fn(*args))
+    except Exception as e:  # noqa: BLE001 - the oracle's exception is the expected one
+        return ("error", type(e), str(e))
+
+
+def _routes(fn):
+    return {
+        "to_static": laxify.to_static(fn),
+        "checked jit(convert)": laxify.checked(jax.jit(laxify.convert(fn))),
+    }
+
+
+def check_like_python(fn, *inputs, prims=()):
+    """Every route gives eager Python's value, or its exception type and message; the traced
+    program holds ``prims``."""
+    kinds = set()
+    for args in inputs:
+        expected = _outcome(fn, args)
+        kinds.add(expected[0])
+        for name, route in _routes(fn).items():
+            got = _outcome(route, args)
+            assert got[0] == expected[0], f"{name} on {args}: {got} vs eager {expected}"
+            if expected[0] == "value":
+                assert_trees_close(expected[1], got[1], what=f"{name} on {args}")
+            else:
+                assert got[1:] == expected[1:], f"{name} on {args}: {got} vs eager {expected}"
+        # Valid inputs run under a plain jax.jit(convert) too, never rejected.
+        if expected[0] == "value":
+            assert_trees_close(expected[1], jax.jit(laxify.convert(fn))(*args), what="plain jit")
+    assert kinds == {"value", "error"}, "the inputs must take both the valid and the raising path"
+    counts = primitive_counts(jaxpr_of(fn, *inputs[0]))
+    for prim in prims:
+        assert counts[prim] >= 1, f"expected a {prim} in the program: {counts}"
+
+
+def fib(n):
+    if n < 0:
+        raise ValueError("n is negative")
+    a, b = 0, 1
+    for _ in range(10):
+        a, b = b, a + b
+    return a + n
+
+
+def test_guard_at_the_top():
+    check_like_python(fib, (jnp.int32(3),), (jnp.int32(0),), (jnp.int32(-2),), prims=("cond",))
+
+
+def positive(n):
+    if n <= 0:
+        raise ValueError(f"Number {n} must be positive (got {n + 1} after one)")
+    return n * 2
+
+
+def test_fstring_message_has_the_values_of_the_run():
+    check_like_python(positive, (jnp.int32(4),), (jnp.int32(-7),), (jnp.int32(0),))
+    with pytest.raises(ValueError, match=r"^Number -7 must be positive \(got -6 after one\)$"):
+        laxify.to_static(positive)(jnp.int32(-7))
+
+
+def in_for(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        if a[i] < 0:
+            raise ValueError(f"negative at {i}: {a[i]}")
+        s = s + a[i]
+    return s
+
+
+def test_raise_in_a_scanned_for_body():
+    check_like_python(in_for, (jnp.array([1.0, 2.0, 3.0]),), (jnp.array([1.0, -2.0, -3.0]),),
+                      (jnp.array([-1.0, 2.0, 3.0]),), prims=("scan", "cond"))
+
+
+def collatz(n):
+    k = 0
+    while n != 1:
+        if n <= 0:
+            raise ValueError(f"not positive: {n}")
+        n = jnp.where(n % 2 == 0, n // 2, 3 * n + 1)
+        k += 1
+    return k
+
+
+def test_raise_in_a_while_body_stops_the_loop():
+    # With 0 the loop would never end if the raise did not stop it.
+    check_like_python(collatz, (jnp.int32(6),), (jnp.int32(0),), (jnp.int32(-3),), prims=("while", "cond"))
+
+
+def traced_range(n, x):
+    for i in range(n):
+        if x[i] > 5:
+            raise IndexError(f"item {i} is too big")
+    return x.sum()
+
+
+def test_raise_in_a_traced_range():
+    x = jnp.arange(4.0) * 3
+    check_like_python(traced_range, (jnp.int32(2), x), (jnp.int32(3), x), (jnp.int32(0), x), prims=("while",))
+
+
+def elif_arm(x):
+    if x > 10:
+        y = x - 10
+    elif x < 0:
+        raise ArithmeticError("x is negative")
+    else:
+        y = x
+    return y
+
+
+def test_raise_in_an_elif_arm_needs_no_value_there():
+    check_like_python(elif_arm, (jnp.float32(12.0),), (jnp.float32(3.0),), (jnp.float32(-1.0),))
+
+
+def custom(x):
+    if x < 0:
+        raise NegativeError(x)
+    return x + 1
+
+
+def test_custom_exception_class_made_with_the_values_of_the_run():
+    check_like_python(custom, (jnp.int32(3),), (jnp.int32(-4),))
+    with pytest.raises(NegativeError) as info:
+        laxify.to_static(custom)(jnp.int32(-4))
+    assert int(info.value.value) == -4
+
+
+def validate(v):
+    if v < 0:
+        raise NegativeError(v)
+    return v * 2
+
+
+def calls_helper(x):
+    if x > 100:
+        return x
+    return validate(x) + 1
+
+
+def fails_unconditionally(v):
+    raise KeyError("always")
+
+
+def calls_failing_helper(x):
+    if x > 0:
+        return x
+    fails_unconditionally(x)
+    return -x
+
+
+def test_raise_in_a_called_helper():
+    check_like_python(calls_helper, (jnp.int32(3),), (jnp.int32(200),), (jnp.int32(-4),))
+    check_like_python(calls_failing_helper, (jnp.int32(3),), (jnp.int32(-1),))
+
+
+def chained(x):
+    if x < 0:
+        raise ValueError("bad input") from KeyError("cause")
+    return x
+
+
+def test_raise_from_keeps_the_cause():
+    check_like_python(chained, (jnp.int32(1),), (jnp.int32(-1),))
+    with pytest.raises(ValueError) as info:
+        laxify.to_static(chained)(jnp.int32(-1))
+    assert isinstance(info.value.__cause__, KeyError)
+
+
+def test_traceback_ends_at_the_users_raise_line():
+    def user_frames(route):
+        try:
+            route(jnp.int32(-2))
+        except ValueError as e:
+            return traceback.extract_tb(e.__traceback__)
+        raise AssertionError("no error")
+
+    for route in _routes(fib).values():
+        frames = user_frames(route)
+        assert frames[-1].filename == __file__
+        assert frames[-1].name == "fib"
+        assert frames[-1].line == 'raise ValueError("n is negative")'
+        assert not [f for f in frames if "/laxify/" in f.filename or "/runtime/" in f.filename], frames
+
+
+def shape_check(x):
+    if x.ndim != 1:
+        raise ValueError(f"expected a vector, got {x.ndim} dimensions")
+    return x * 2
+
+
+def test_raise_under_a_static_condition_stays_python():
+    f = laxify.to_static(shape_check)
+    with pytest.raises(ValueError, match="expected a vector, got 2 dimensions"):
+        f(jnp.ones((2, 2)))
+    with pytest.raises(ValueError, match="expected a vector, got 2 dimensions"):
+        jax.jit(laxify.convert(shape_check))(jnp.ones((2, 2)))
+    np.testing.assert_allclose(f(jnp.ones(3)), 2 * np.ones(3))
+    # No run-time check in the program: nothing to carry, nothing to pay.
+    assert "check" not in primitive_counts(jaxpr_of(shape_check, jnp.ones(3)))
+
+
+def test_a_program_with_a_traced_raise_holds_the_check():
+    counts = primitive_counts(jaxpr_of(fib, jnp.int32(3)))
+    assert counts["check"] == 1 and counts["cond"] >= 1
+
+
+def test_vmap_any_invalid_element_is_the_error():
+    batched = laxify.checked(jax.vmap(laxify.convert(positive)))
+    np.testing.assert_array_equal(batched(jnp.array([1, 2, 3])), [2, 4, 6])
+    with pytest.raises(ValueError, match="^Number -5 must be positive"):
+        batched(jnp.array([1, -5, 3]))
+    # Several invalid elements: checkify reduces the batch to one error, the last element's.
+    with pytest.raises(ValueError, match="^Number -7 must be positive"):
+        batched(jnp.array([-2, -5, 3, -7, 4]))
+    # checkify cannot functionalize a batched while loop (checkify of vmap of while): a
+    # traced `while` under vmap works, as long as its program holds no check.
+    loops = jax.vmap(laxify.convert(collatz))
+    np.testing.assert_array_equal(loops(jnp.array([1, 6, 3])), [collatz(1), collatz(6), collatz(3)])
+
+
+def smooth(x):
+    if x < 0:
+        raise ValueError(f"negative input {x}")
+    return jnp.sin(x) * x
+
+
+def test_grad_under_checked():
+    grad = laxify.checked(jax.grad(laxify.convert(smooth)))
+    np.testing.assert_allclose(grad(jnp.float32(0.5)), jax.grad(smooth)(jnp.float32(0.5)), rtol=1e-6)
+    with pytest.raises(ValueError, match="^negative input -0.5$"):
+        grad(jnp.float32(-0.5))
+
+
+def test_scan_under_checked():
+    body = laxify.convert(positive)
+
+    def total(xs):
+        return lax.scan(lambda c, x: (c + body(x), None), jnp.int32(0), xs)[0]
+
+    run = laxify.checked(total)
+    assert int(run(jnp.array([1, 2]))) == 6
+    with pytest.raises(ValueError, match="^Number -1 must be positive"):
+        run(jnp.array([1, -1, 2]))
+
+
+def test_to_static_inside_an_outer_jit():
+    inner = laxify.to_static(fib)
+    outer = jax.jit(lambda n: inner(n) * 2)
+    assert int(outer(jnp.int32(3))) == 2 * fib(3)  # valid: never rejected
+    checked = laxify.checked(outer)
+    assert int(checked(jnp.int32(3))) == 2 * fib(3)
+    with pytest.raises(ValueError, match="^n is negative$"):
+        checked(jnp.int32(-1))
+
+
+def test_the_result_of_a_call_that_raised_is_never_returned():
+    f = laxify.to_static(fib)
+    for _ in range(3):  # cached calls too, and the hot path
+        assert int(f(jnp.int32(2))) == fib(2)
+        with pytest.raises(ValueError, match="^n is negative$"):
+            f(jnp.int32(-1))
+
+
+
+# -- exceptions Python raises by itself on a path the data may not take ------------------------
+
+def static_division_in_a_branch(x, k=0):
+    r = 1
+    if x > 0:
+        r = 10 // k
+    return r
+
+
+def missing_key_in_a_conditional_expression(x):
+    d = {"b": 1.0}
+    v = d.pop("a") if x > 0 else -1.0
+    return v
+
+
+def index_of_a_short_list_in_an_elif(x):
+    items = [1.0, 2.0]
+    if x > 10:
+        y = items[5]
+    elif x > 0:
+        y = items[1] * x
+    else:
+        y = x
+    return y
+
+
+def test_implicit_errors_wait_for_the_path_that_raises_them():
+    check_like_python(static_division_in_a_branch, (jnp.int32(-1),), (jnp.int32(1),), prims=("cond",))
+    check_like_python(missing_key_in_a_conditional_expression, (jnp.float32(-1.0),), (jnp.float32(1.0),),
+                      prims=("cond",))
+    check_like_python(index_of_a_short_list_in_an_elif, (jnp.float32(-1.0),), (jnp.float32(3.0),),
+                      (jnp.float32(11.0),), prims=("cond",))
+
+
+def test_implicit_error_is_raised_at_the_users_line():
+    with pytest.raises(ZeroDivisionError) as info:
+        laxify.to_static(static_division_in_a_branch)(jnp.int32(1))
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert last.filename == __file__ and last.line == "r = 10 // k"
+
+
+def try_around_a_traced_raise(a, b):
+    try:
+        if b == 0:
+            raise ZeroDivisionError("division by zero")
+        r = a / b
+    except ZeroDivisionError:
+        r = 0.0
+    return r
+
+
+def test_traced_raise_that_an_except_may_catch_is_a_located_error():
+    # Never the handler's value for every input (which tracing the raise would give).
+    for route in _routes(try_around_a_traced_raise).values():
+        with pytest.raises(laxify.ConversionError, match="inside a `try` whose `except` clauses may catch it"):
+            route(jnp.float32(6.0), jnp.float32(3.0))
+
+
+def try_around_a_static_raise(a, n):
+    try:
+        if n == 0:
+            raise ZeroDivisionError("division by zero")
+        r = a / n
+    except ZeroDivisionError:
+        r = a * 0.0
+    return r
+
+
+def test_raise_under_a_static_condition_in_a_try_is_pythons():
+    f = laxify.to_static(try_around_a_static_raise)
+    for n in (0, 2):
+        np.testing.assert_allclose(f(jnp.float32(6.0), n), try_around_a_static_raise(jnp.float32(6.0), n))
+
+
+# -- a name a traced loop may not have assigned ------------------------------------------------
+
+def first_assigned_in_a_traced_loop(n):
+    for i in range(n):
+        y = i * 2
+    return y
+
+
+def test_name_from_a_loop_that_ran_zero_times_is_unbound_at_run_time():
+    check_like_python(first_assigned_in_a_traced_loop, (jnp.int32(3),), (jnp.int32(0),), prims=("while",))
+
+
+def test_export_leaves_the_checks_out_and_says_so():
+    f = laxify.to_static(fib)
+    with pytest.warns(laxify.FallbackWarning, match="not checked by the exported program"):
+        data = f.export(jnp.int32(3))
+    loaded = laxify.load(data)
+    assert int(loaded(jnp.int32(3))) == fib(3)
+    loaded(jnp.int32(-3))  # a value: the serialized program holds no checks
+    with pytest.raises(ValueError, match="^n is negative$"):
+        f(jnp.int32(-3))  # the function itself still raises
+
+
+def prints_around_a_guard(x):
+    print("start", x)
+    if x < 0:
+        raise ValueError(f"negative {x}")
+    print("end", x)
+    return x
+
+
+def test_prints_are_pythons_on_a_run_that_raises(capsys):
+    for route in _routes(prints_around_a_guard).values():
+        route(jnp.float32(1.0))
+        with pytest.raises(ValueError, match="^negative -1.0$"):
+            route(jnp.float32(-1.0))
+        jax.effects_barrier()
+        assert capsys.readouterr().out == "start 1.0\nend 1.0\nstart -1.0\n"
+
+
+def always_raises_with_a_value(x):
+    n = 0
+    while n < 0:
+        n += 1
+    raise ValueError(f"x is {x}")
+
+
+def test_unconditional_raise_with_a_traced_value_has_the_runs_value():
+    for route in _routes(always_raises_with_a_value).values():
+        with pytest.raises(ValueError, match=r"^x is 2\.5$"):
+            route(jnp.float32(2.5))
+    # Under plain jax.jit nothing reports run-time values: Python's raise while tracing.
+    with pytest.raises(ValueError, match="^x is "):
+        jax.jit(laxify.convert(always_raises_with_a_value))(jnp.float32(2.5))
