@@ -12,6 +12,7 @@ from __future__ import annotations
 from laxify.runtime.calls import call
 from laxify.runtime.dispatch.asserts import assert_
 from laxify.runtime.dispatch.conditionals import cond, elif_chain
+from laxify.runtime.dispatch.identity import bool_unary, is_, is_not
 from laxify.runtime.dispatch.logic import and_, compare, ifexp, not_, or_
 from laxify.runtime.dispatch.loops import CarryChange, for_each, for_range, while_loop
 from laxify.runtime.dispatch.printing import print_
@@ -25,7 +26,7 @@ from laxify.runtime.dispatch.trying import internal_errors
 from laxify.runtime.updates import at, setitem, setitem_op
 
 __all__ = [
-    "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "assert_", "at", "call", "check_defined", "compare",
-    "cond", "elif_chain", "enumerate_", "final_return", "for_each", "for_range", "ifexp", "internal_errors", "is_traced", "iterable", "not_", "or_",
+    "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "assert_", "at", "bool_unary", "call", "check_defined", "compare",
+    "cond", "elif_chain", "enumerate_", "final_return", "for_each", "for_range", "ifexp", "internal_errors", "is_", "is_not", "is_traced", "iterable", "not_", "or_",
     "pop_options", "print_", "push_options", "reversed_", "setitem", "setitem_op", "while_loop", "zip_",
 ]
