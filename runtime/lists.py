@@ -256,7 +256,8 @@ def probe_appends(init, names, step, site: Site | None = None) -> dict:
         return {}
     known: dict[int, object] = {}
     while True:
-        probes = {k: AppendProbe(init[k], element=known.get(k)) for k in lists}
+        # (Its items rebuilt: the probe's body may change a nested list in place.)
+        probes = {k: AppendProbe(_rebuilt(init[k]), element=known.get(k)) for k in lists}
         args = [k for k, v in enumerate(init) if k not in probes and _abstractable(v)]
 
         def run(*values):
@@ -288,6 +289,10 @@ def probe_appends(init, names, step, site: Site | None = None) -> dict:
         if not again:
             return {k: probes[k].seen for k in lists if probes[k].appended}
         known.update(again)
+
+
+def _rebuilt(items: list) -> list:
+    return jax.tree_util.tree_map(lambda x: x, list(items), is_leaf=lambda x: not isinstance(x, (list, tuple, dict)))
 
 
 def _aval(value):

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from laxify.ir.errors import ConversionError
+from laxify.runtime import effects
 from laxify.runtime.dispatch.values import any_traced, is_traced
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import location
@@ -101,6 +102,12 @@ def _update(obj, index, op, value, alias):
     for step in steps[:-1]:
         chain.append(_get(chain[-1], step))
     new = _store(chain[-1], steps[-1], op, value)
+    if alias is not None and new is not chain[-1] and alias[2:] in _SHARING:
+        raise _alias_error(*alias)  # a JAX array another name holds (or views) became a new one
+    if alias is not None and alias[2:] != ("param",) and new is chain[-1] and effects.watching():
+        # A Python object changed in place inside a traced branch or loop body: the construct
+        # carries out a copy, which the other name does not hold.
+        raise effects.alias_error(alias[0], alias[1])
     for k in range(len(steps) - 2, -1, -1):
         if new is chain[k + 1]:
             return obj  # changed in place: the containers above hold it already
@@ -225,6 +232,9 @@ def _error(message: str, fix: str) -> ConversionError:
     return ConversionError(message, location(_caller_site()), fix)
 
 
+_SHARING = (("holds",), ("held",), ("view",), ("viewed",))
+
+
 def _alias_error(name: str, alias: str, kind: str | None = None) -> ConversionError:
     if kind == "param":
         return _error(
@@ -234,6 +244,26 @@ def _alias_error(name: str, alias: str, kind: str | None = None) -> ConversionEr
             f"`{name}` would be lost.",
             f"Return the new `{name}` (`return {name}`, or with the other results) and use the "
             f"returned value where the function is called.")
+    if kind in ("holds", "held"):
+        return _error(
+            f"This assignment updates a JAX array that both `{name}` and `{alias}` refer to (one "
+            f"was built holding the other, with `=` before), and `{alias}` is used after this line. "
+            f"A JAX array cannot change in place: laxify's update makes a new array, so `{alias}` "
+            f"would keep the old values where NumPy would show the new ones.",
+            f"Update the array through one name and build the other after the update (for example "
+            f"make the dict or list after changing the array), or read the new value through the "
+            f"name that was updated.")
+    if kind in ("view", "viewed"):
+        view, base = (name, alias) if kind == "view" else (alias, name)
+        what = (f"`{view}`, which was taken from the JAX array `{base}` by indexing" if kind == "view"
+                else f"the JAX array `{base}`, and `{view}` was taken from it by indexing")
+        return _error(
+            f"This assignment updates {what} (in NumPy a view, which shares the items), and "
+            f"`{alias}` is used after this line. A JAX array cannot change in place: laxify's "
+            f"update makes a new array, so `{alias}` would keep the old values where NumPy would "
+            f"show the new ones.",
+            f"Update `{base}` itself (`{base}[i, j] = v`) and index it again after the update, or "
+            f"write `{view} = {base}[...].copy()` if `{view}` should be a copy.")
     if kind == "for":
         return _error(
             f"This assignment updates `{name}`, the target of a `for` loop over the JAX array "

@@ -13,10 +13,11 @@ from jax import lax
 
 from laxify.ir.errors import ConversionError
 from laxify.ir.naming import is_return_value
+from laxify.runtime import effects
 from laxify.runtime import lists as lists_mod
 from laxify.runtime.dispatch.values import Fillable, Undefined, array_like, fresh, is_traced
 from laxify.runtime.lowering import Site
-from laxify.runtime.messages import describe, site_error, tree_lines
+from laxify.runtime.messages import describe, location, site_error, tree_lines
 
 __all__ = ["cond", "elif_chain"]
 
@@ -49,6 +50,8 @@ def cond(pred, branches, operands, site: Site):
     pred = _scalar_predicate(pred, site, "if")
     if any(_appendable(v) for v in operands):
         return _cond_appending(pred, branches, operands, site)
+    branches = [effects.guarded(b, f"this `{site.construct}` on a traced value", lambda: location(site))
+                for b in branches]
     plan = _Plan()
     fns = [_checked_branch(b, k, len(branches), site, plan) for k, b in enumerate(branches)]
     try:

@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError, Location
+from laxify.runtime import effects
 from laxify.runtime.dispatch.values import is_array, is_traced
 
 __all__ = ["and_", "compare", "ifexp", "not_", "or_", "truth"]
@@ -105,7 +106,7 @@ def _and_or(a, b_fn, lazy: bool, op: str):
         return a if decided else b_fn()
     pred = truth(a, op)
     if lazy:
-        return _lazy_operand(a, pred, b_fn, op)
+        return _lazy_operand(a, pred, _guarded(b_fn, f"this `{op}` on a traced value"), op)
     b = b_fn()
     _check_operand(a, b, op)
     if _is_bool(a) and _is_bool(b):
@@ -133,6 +134,8 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
 
             def rest(thunk=thunk, later=later):
                 return jnp.asarray(_truth_chain(op, thunk(), later, lazy, False), jnp.bool_)
+
+            rest = _guarded(rest, f"this `{op}` on a traced value")
 
             if decides:
                 return lax.cond(acc, lambda: jnp.asarray(True), rest)
@@ -218,8 +221,9 @@ def compare(first, *pairs, lazy: bool = False):
     for k, (op, thunk) in enumerate(pairs):
         if lazy and result is not None and is_traced(result):
             rest = pairs[k:]
-            return lax.cond(truth(result, "compare"), lambda: jnp.asarray(compare(left, *rest), bool),
-                            lambda: jnp.asarray(False))
+            later = _guarded(lambda: jnp.asarray(compare(left, *rest), bool),
+                             "this chained comparison on a traced value")
+            return lax.cond(truth(result, "compare"), later, lambda: jnp.asarray(False))
         right = thunk()
         part = _COMPARE[op](left, right)
         if result is None:
@@ -256,6 +260,13 @@ def _user_location() -> Location:
     return Location(filename, line, col, text)
 
 
+def _guarded(fn, construct: str):
+    """``fn``, a lazy operand traced whatever the condition, with its effects on Python
+    objects watched (``runtime/effects.py``), reported at the user's line that runs it."""
+    where = _user_location()
+    return effects.guarded(fn, construct, lambda: where)
+
+
 def ifexp(pred, true_fn, false_fn, lazy: bool = False):
     """``a if pred else b``: Python for a Python ``pred``; ``select_n`` (``jnp.where``) for cheap
     pure operands, ``lax.cond`` when evaluating an operand may have effects (``lazy``)."""
@@ -263,6 +274,8 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
         return true_fn() if pred else false_fn()
     pred = truth(pred, "ifexp")
     if lazy:
+        what = "this conditional expression (`a if c else b`) on a traced value"
+        true_fn, false_fn = _guarded(true_fn, what), _guarded(false_fn, what)
         t_aval = jax.eval_shape(true_fn)
         f_aval = jax.eval_shape(false_fn)
         target = jax.tree_util.tree_map(lambda a, b: jnp.result_type(a, b), t_aval, f_aval)

@@ -61,9 +61,11 @@ def converts(fn, *inputs, prims=(), mutates: bool = False):
         assert prim in held, f"no `{prim}` in the traced program: {sorted(held)}"
 
 
-def falls_back(fn, *args, snippet: str, name: str | None = None, mutates: bool = False):
-    """``to_static`` gives eager's result with a FallbackWarning at the line holding ``snippet``;
-    ``jit(convert)`` raises a ConversionError located there."""
+def falls_back(fn, *args, snippet: str, name: str | None = None, mutates: bool = False, at=None):
+    """``to_static`` gives eager's result with a FallbackWarning at the line holding ``snippet``
+    (in ``at``, a function ``fn`` calls, or in ``fn``); ``jit(convert)`` raises a
+    ConversionError located there."""
+    at = fn if at is None else at
     expected = fn(*_eager_args(args, mutates))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -71,11 +73,11 @@ def falls_back(fn, *args, snippet: str, name: str | None = None, mutates: bool =
     assert_trees_close(expected, got, what="to_static")
     fallbacks = [w for w in caught if issubclass(w.category, laxify.FallbackWarning)]
     assert fallbacks, "no FallbackWarning"
-    assert fallbacks[0].lineno == line_of(fn, snippet), (fallbacks[0].lineno, str(fallbacks[0].message))
+    assert fallbacks[0].lineno == line_of(at, snippet), (fallbacks[0].lineno, str(fallbacks[0].message))
     assert "_lx" not in str(fallbacks[0].message)
     with pytest.raises(laxify.ConversionError) as info:
         jax.jit(laxify.convert(fn))(*args)
-    assert_clean_error(info.value, fn, name, snippet)
+    assert_clean_error(info.value, at, name, snippet)
     return expected
 
 
@@ -179,3 +181,313 @@ def invert_bool_array(x):
 
 def test_invert_of_a_boolean_array_stays_elementwise():
     converts(invert_bool_array, (jnp.array([1.0, -1.0]),))
+
+
+# -- 7. effects inside conditional expressions and and/or operands --------------------------
+
+def pop_in_conditional_expression(x):
+    stack = [1.0, 2.0, 3.0]
+    v = stack.pop() if x > 0 else 0.0
+    return v, len(stack)
+
+
+def append_in_and_operand(x):
+    log = []
+    ok = x > 0 and log.append(1) is None
+    return ok, len(log)
+
+
+def append_in_or_condition(x):
+    log = []
+    if x > 0 or log.append(1) is None:
+        x = x + 1
+    return x, len(log)
+
+
+@pytest.mark.parametrize("fn, snippet", [
+    (pop_in_conditional_expression, "v = stack.pop() if x > 0 else 0.0"),
+    (append_in_and_operand, "ok = x > 0 and log.append(1) is None"),
+    (append_in_or_condition, "if x > 0 or log.append(1) is None:"),
+])
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_effects_in_lazy_operands_happen_only_where_python_makes_them(fn, snippet, x):
+    falls_back(fn, jnp.array(x), snippet=snippet)
+
+
+def pure_call_in_conditional_expression(x):
+    v = jnp.sin(x) if x > 0 else jnp.cos(x)
+    return v
+
+
+def test_lazy_operands_without_effects_still_convert():
+    converts(pure_call_in_conditional_expression, (jnp.array(1.0),), (jnp.array(-1.0),), prims=("cond",))
+
+
+# -- 6. effects of called helpers under traced control flow --------------------------------
+
+def nonlocal_bump_under_traced_if(x):
+    n = 0
+
+    def bump():
+        nonlocal n
+        n += 1
+
+    if x > 0:
+        bump()
+    return n
+
+
+def nonlocal_bump_in_traced_loop(x):
+    n = 0
+
+    def bump():
+        nonlocal n
+        n += 1
+
+    for i in range(3):
+        if x > i:
+            bump()
+    return n
+
+
+CALLS = 0
+
+
+def count_call():
+    global CALLS
+    CALLS += 1
+
+
+def global_bump_under_traced_if(x):
+    if x > 0:
+        count_call()
+    return x * 2
+
+
+def set_first(lst, v):
+    lst[0] = v
+
+
+def helper_sets_list_under_traced_if(x):
+    box = [0.0]
+    if x > 0:
+        set_first(box, 1.0)
+    return box[0]
+
+
+def memo_square(k, memo={}):  # noqa: B006 - the mutable default is the point
+    memo["calls"] = memo.get("calls", 0) + 1
+    if k not in memo:
+        memo[k] = k * k
+    return memo[k]
+
+
+def memo_under_traced_if(x):
+    if x > 0:
+        x = x + memo_square(2)
+    return x
+
+
+@pytest.mark.parametrize("fn, snippet", [
+    (nonlocal_bump_under_traced_if, "if x > 0:"),
+    (nonlocal_bump_in_traced_loop, "if x > i:"),
+    (global_bump_under_traced_if, "if x > 0:"),
+    (helper_sets_list_under_traced_if, "if x > 0:"),
+    (memo_under_traced_if, "if x > 0:"),
+])
+@pytest.mark.parametrize("x", [1.5, -1.0, 5.0])
+def test_helper_effects_under_traced_control_flow_fall_back(fn, snippet, x):
+    global CALLS
+    memo_square.__defaults__[0].clear()
+    falls_back(fn, jnp.array(x), snippet=snippet)
+    # The trace that stopped left nothing behind: the eager run counts (and memoizes) once.
+    CALLS = 0
+    memo_square.__defaults__[0].clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", laxify.FallbackWarning)
+        laxify.to_static(fn)(jnp.array(x))
+    converted = (CALLS, dict(memo_square.__defaults__[0]))
+    CALLS = 0
+    memo_square.__defaults__[0].clear()
+    fn(jnp.array(x))
+    assert converted == (CALLS, dict(memo_square.__defaults__[0]))
+
+
+def helper_with_local_list(x):
+    def squares(v):
+        out = []
+        out.append(v * v)
+        out.append(v + 1)
+        return out
+
+    if x > 0:
+        x = sum(squares(x))
+    return x
+
+
+def test_helper_changing_only_its_own_objects_converts():
+    converts(helper_with_local_list, (jnp.array(2.0),), (jnp.array(-1.0),), prims=("cond",))
+
+
+# -- 2./3. mutation through helpers and aliases --------------------------------------------
+
+def swap_if_greater(arr, i, j):
+    if arr[i] > arr[j]:
+        arr[i], arr[j] = arr[j], arr[i]
+
+
+def sort_through_helper(a):
+    n = a.shape[0]
+    for k in range(n):
+        for i in range(n - 1):
+            swap_if_greater(a, i, i + 1)
+    return a
+
+
+def test_array_changed_by_a_helper_is_a_located_error():
+    """NumPy changes the caller's array; a JAX array cannot: never the unchanged array."""
+    expected = sort_through_helper(np.array([4, 1, 3, 2]))
+    assert list(expected) == [1, 2, 3, 4]
+    for call in (laxify.to_static(sort_through_helper), jax.jit(laxify.convert(sort_through_helper))):
+        with pytest.raises(laxify.ConversionError) as info:
+            call(jnp.array([4, 1, 3, 2]))
+        assert_clean_error(info.value, swap_if_greater, "arr", "arr[i], arr[j] = arr[j], arr[i]")
+
+
+def sort_list_through_helper(xs):
+    for k in range(len(xs)):
+        for i in range(len(xs) - 1):
+            swap_list_items(xs, i)
+    return xs
+
+
+def swap_list_items(xs, i):
+    if xs[i] > xs[i + 1]:
+        xs[i], xs[i + 1] = xs[i + 1], xs[i]
+
+
+def test_python_list_changed_by_a_helper_under_traced_if_falls_back():
+    values = [jnp.float32(v) for v in (5.0, 4.0, 3.0, 2.0, 1.0)]
+    falls_back(sort_list_through_helper, list(values), snippet="if xs[i] > xs[i + 1]:", at=swap_list_items)
+
+
+def list_alias_under_traced_if(x):
+    a = [0.0]
+    b = a
+    if x > 0:
+        a[0] = x
+    return b[0]
+
+
+def dict_alias_in_traced_loop(x):
+    d = {"s": 0.0}
+    e = d
+    for i in range(3):
+        if x > i:
+            d["s"] = d["s"] + x
+    return e["s"]
+
+
+@pytest.mark.parametrize("fn, snippet", [
+    (list_alias_under_traced_if, "if x > 0:"),
+    (dict_alias_in_traced_loop, "if x > i:"),
+])
+@pytest.mark.parametrize("x", [3.0, -1.0])
+def test_aliases_of_python_containers_fall_back(fn, snippet, x):
+    falls_back(fn, jnp.array(x), snippet=snippet)
+
+
+def dict_holds_array(arr, v):
+    al = {"h": arr}
+    al["h"][3] = v
+    return arr
+
+
+def row_view(M):
+    row = M[1]
+    row[0] = 100.0
+    return M
+
+
+@pytest.mark.parametrize("fn, args, name, snippet", [
+    (dict_holds_array, (jnp.arange(5.0), jnp.float32(9.0)), "arr", 'al["h"][3] = v'),
+    (row_view, (jnp.zeros((3, 3)),), "M", "row[0] = 100.0"),
+])
+def test_array_shared_with_a_container_or_view_is_a_located_error(fn, args, name, snippet):
+    expected = fn(*_eager_args(args, True))
+    assert not np.array_equal(expected, np.asarray(args[0]))  # NumPy changed it through the other name
+    for call in (laxify.to_static(fn), jax.jit(laxify.convert(fn))):
+        with pytest.raises(laxify.ConversionError) as info:
+            call(*args)
+        assert_clean_error(info.value, fn, name, snippet)
+
+
+def numpy_row_view(M):
+    row = M[1]
+    row[0] = 100.0
+    return M
+
+
+def test_numpy_view_keeps_numpy_semantics():
+    M = np.zeros((3, 3), np.float32)
+    got = laxify.convert(numpy_row_view)(M.copy())
+    np.testing.assert_array_equal(got, numpy_row_view(M.copy()))
+
+
+# -- 4. updates counted once per trace -----------------------------------------------------
+
+def nested_counter(n):
+    p = [[0]]
+    for i in range(n):
+        p[0][0] += 1
+    return p[0][0]
+
+
+def two_bin_histogram(xs):
+    h = [[0, 0]]
+    for x in xs:
+        if x > 0:
+            h[0][1] += 1
+        else:
+            h[0][0] += 1
+    return h[0]
+
+
+def test_nested_list_updates_in_traced_loops_count_every_iteration():
+    converts(nested_counter, (jnp.array(5),), (jnp.array(0),), prims=("while",))
+    converts(two_bin_histogram, (jnp.array([-1.0, 1.0, 2.0]),), (jnp.array([3.0, -2.0]),), prims=("scan", "cond"))
+
+
+# -- 5. a loop over an array sees the body's updates ---------------------------------------
+
+def running_sum_in_place(a):
+    for i, x in enumerate(a):
+        if i + 1 < a.shape[0]:
+            a[i + 1] += x
+    return a
+
+
+def running_sum_plain_for(a):
+    i = 0
+    for x in a:
+        if i + 1 < a.shape[0]:
+            a[i + 1] = a[i + 1] + x
+        i += 1
+    return a
+
+
+def sieve_count(flags):
+    count = 0
+    for i, f in enumerate(flags):
+        if i >= 2 and f > 0:
+            count += 1
+            for j in range(2 * i, flags.shape[0], i):
+                flags[j] = 0
+    return count
+
+
+def test_loop_over_an_array_sees_the_updates_of_earlier_iterations():
+    converts(running_sum_in_place, (jnp.array([1, 2, 3, 4]),), prims=("scan",), mutates=True)
+    converts(running_sum_plain_for, (jnp.array([1.0, 2.0, 3.0]),), prims=("scan",), mutates=True)
+    converts(sieve_count, (jnp.ones(20, jnp.int32),), (jnp.ones(30, jnp.int32),), prims=("scan", "while"),
+             mutates=True)
