@@ -235,6 +235,15 @@ def append(lst, value):
     return lst
 
 
+def as_list(x):
+    """A name that holds a list in Python, before an operation only a list has (``+``, ``*``,
+    ``==``, slicing, ``extend``...): the same object for a Python list (or anything else), the
+    list of its rows for the stacked array (or :class:`StackedList`) an append loop left."""
+    if isinstance(x, StackedList) or (isinstance(x, (jax.Array, jax.core.Tracer)) and x.ndim >= 1):
+        return list(x)
+    return x
+
+
 def list_carries(init) -> list[int]:
     """Indexes of loop carries that are Python lists (candidates for stacked outputs)."""
     return [k for k, v in enumerate(init) if isinstance(v, list)]

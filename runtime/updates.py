@@ -146,6 +146,15 @@ def _store(container, step, op, value):
 
 
 def _functional(x, index, op, value):
+    new = _functional_update(x, index, op, value)
+    if new.dtype != x.dtype:
+        # As NumPy stores into an array: the array keeps its dtype (`a[0] /= 2` on an int
+        # array truncates, where `.at[].divide` would make the whole array float).
+        new = new.astype(x.dtype)
+    return new
+
+
+def _functional_update(x, index, op, value):
     if isinstance(index, list):
         index = jnp.asarray(index)  # NumPy's `x[[0, 2]]`; JAX asks for an array
     mask = _traced_mask(x, index)
@@ -153,14 +162,25 @@ def _functional(x, index, op, value):
         return _masked(x, mask, op, value)
     _check_bounds(x, index)
     ref = x.at[index]
+    widens = _widens(x, value)
     if op is None:
-        return ref.set(value)
+        return ref.set(jnp.asarray(value).astype(x.dtype) if widens else value)
     method = _AT_METHODS.get(op)
+    if widens:  # computed as NumPy does (`x[i] / v` in the wider dtype), stored in x's dtype
+        return ref.set(_BINARY[op](x[index], value).astype(x.dtype))
     if method is not None and not _may_repeat(index):
         return getattr(ref, method)(value)
     # NumPy's `x[idx] op= v` reads x[idx] once and writes it back: a repeated index in an
     # integer-array index is changed once (`.add` would add once per repetition).
     return ref.set(_BINARY[op](x[index], value))
+
+
+def _widens(x, value) -> bool:
+    """Whether ``x op value`` has another dtype than ``x`` (a float value into an int array)."""
+    try:
+        return jnp.result_type(x, value if hasattr(value, "dtype") else jnp.asarray(value)) != x.dtype
+    except (TypeError, ValueError):
+        return False
 
 
 def _may_repeat(index) -> bool:

@@ -491,3 +491,77 @@ def test_loop_over_an_array_sees_the_updates_of_earlier_iterations():
     converts(running_sum_plain_for, (jnp.array([1.0, 2.0, 3.0]),), prims=("scan",), mutates=True)
     converts(sieve_count, (jnp.ones(20, jnp.int32),), (jnp.ones(30, jnp.int32),), prims=("scan", "while"),
              mutates=True)
+
+
+# -- 8. a list appended to in a converted loop keeps list semantics ------------------------
+
+def list_operators_after_append_loop(xs):
+    out = []
+    for i in range(3):
+        out.append(xs[i] * 2)
+    doubled = out * 2
+    joined = out + out
+    tail = out[1:]
+    same = len(out[:]) == len(out)
+    out.append(xs[0])
+    out.extend([xs[1]])
+    last = out.pop()
+    return len(doubled), len(joined), len(tail), same, len(out), last, jnp.stack(out), jnp.stack(tail * 2)
+
+
+def list_operators_after_scan(xs):
+    out = []
+    for x in xs:
+        if x > 0:
+            out.append(x)
+        else:
+            out.append(-x)
+    both = out + [xs[0]]
+    return len(both), both[-1], jnp.stack(both), out[::2] == out[::2]
+
+
+def test_list_operators_after_an_append_loop_are_the_lists():
+    converts(list_operators_after_append_loop, (jnp.arange(3.0),), prims=("scan",))
+
+
+def test_list_operators_after_a_scanned_append_loop():
+    xs = jnp.array([1.0, -2.0, 3.0])
+    expected = list_operators_after_scan(xs)
+    for call in (laxify.to_static(list_operators_after_scan, fallback="error"),
+                 jax.jit(laxify.convert(list_operators_after_scan))):
+        got = call(xs)
+        assert_trees_close(expected[:3], got[:3], what="list after scan")
+        # `==` on two lists of traced rows compares rows: a Python bool eagerly, an array here
+        assert bool(np.all(np.asarray(got[3])))
+
+
+def stacked_then_array(xs):
+    out = []
+    for i in range(3):
+        out.append(xs[i])
+    out = jnp.stack(out)
+    return out * 2
+
+
+def test_a_name_rebound_to_an_array_keeps_array_arithmetic():
+    converts(stacked_then_array, (jnp.arange(3.0),))
+
+
+# -- 10. item updates keep the array's dtype -----------------------------------------------
+
+def true_divide_item(a):
+    a[0] /= 2
+    return a
+
+
+def add_float_to_int_item(a, x):
+    if x > 0:
+        a[1] += 0.75
+    a[2] *= 1.5
+    return a
+
+
+def test_item_updates_keep_the_dtype_as_numpy_does():
+    converts(true_divide_item, (jnp.array([9, 7, 5]),), mutates=True)
+    converts(add_float_to_int_item, (jnp.array([9, 7, 5]), jnp.array(1.0)), (jnp.array([9, 7, 5]), jnp.array(-1.0)),
+             prims=("cond",), mutates=True)

@@ -507,7 +507,9 @@ def test_append_in_for_becomes_a_carried_value():
     check(list_appends, before, after)
 
 
-def test_append_outside_loops_is_unchanged_inside_while_is_rewritten():
+def test_append_outside_loops_stays_a_list_method_inside_while_is_rewritten():
+    # Outside loops the append stays the list's own; the name may hold a stacked array after
+    # the loop, so it is made a list again first (the same list when it is one).
     before = """
     def f(x, n):
         outs = []
@@ -522,13 +524,41 @@ def test_append_outside_loops_is_unchanged_inside_while_is_rewritten():
     after = """
     def f(x, n):
         outs = []
+        outs = _lx.as_list(outs)
         outs.append(x)
         i = 0
         while i < n:
             outs = _lx.append(outs, x + i)
             i += 1
+        outs = _lx.as_list(outs)
         outs.append(-x)
         return outs
+    """
+    check(list_appends, before, after)
+
+
+def test_list_operators_after_an_append_loop_get_the_list():
+    before = """
+    def f(xs):
+        outs = []
+        for x in xs:
+            outs.append(x)
+        total = len(outs + outs) + len(outs * 2)
+        if outs[1:] == outs:
+            total += 1
+        return total, outs[0], len(outs)
+    """
+    after = """
+    def f(xs):
+        outs = []
+        for x in xs:
+            outs = _lx.append(outs, x)
+        outs = _lx.as_list(outs)
+        total = len(outs + outs) + len(outs * 2)
+        outs = _lx.as_list(outs)
+        if outs[1:] == outs:
+            total += 1
+        return total, outs[0], len(outs)
     """
     check(list_appends, before, after)
 
