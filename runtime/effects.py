@@ -37,7 +37,7 @@ from laxify.ir.errors import Location, NeedsPython
 from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.ir.user_code import is_library_function, is_library_type
 
-__all__ = ["alias_error", "guarded", "note_call", "watching"]
+__all__ = ["Identity", "alias_error", "guarded", "note_call", "watching"]
 
 _ATOMS = (int, float, complex, str, bytes, bool, type(None), type, types.ModuleType, range, slice)
 _FUNCTION_DEPTH = 2  # how deep into the closures of functions reachable from a watched one
@@ -238,10 +238,68 @@ def _fresh(args: tuple) -> tuple:
     return fresh(args)
 
 
-def guarded(fn: Callable, construct: str, where: Callable[[], Location | None]) -> Callable:
+class Identity:
+    """Which outputs of a traced function are which of its inputs (the very list or dict it
+    received, changed in place or not), over every run of it: ``of[j] == i`` when output ``j``
+    was input ``i`` on every run, ``-1`` when it was not on some run."""
+
+    def __init__(self):
+        self.of: dict[int, int] = {}
+
+    def note(self, args: tuple, outs) -> None:
+        if type(outs) not in (tuple, list):
+            return
+        inputs = [k for k, a in enumerate(args) if type(a) in (list, dict)]
+        for j, out in enumerate(outs):
+            if type(out) not in (list, dict):
+                continue  # (laxify's probes stand for lists while it probes a loop's body)
+            found = next((k for k in inputs if args[k] is out), -1)
+            if self.of.get(j, found) != found:
+                found = -1
+            self.of[j] = found
+
+    def write_back(self, outs, inputs, offset: int = 0) -> tuple:
+        """``outs`` of the construct, with each list or dict that its function changed in place
+        (returned as the input it received) written into the object the construct was given,
+        which is returned in its place: as in Python, every name that refers to that object
+        (in the caller too) sees the change."""
+        outs = list(outs)
+        for j, i in self.of.items():
+            k = i - offset
+            if i < 0 or j >= len(outs) or not 0 <= k < len(inputs):
+                continue
+            original, new = inputs[k], outs[j]
+            if type(original) is type(new) and type(new) in (list, dict) and original is not new:
+                _write_into(original, new)
+                outs[j] = original
+        return tuple(outs)
+
+
+def _write_into(original, new) -> None:
+    """``original`` (a list or dict) given the contents of ``new``, keeping the identity of the
+    lists and dicts it holds where ``new`` holds one of the same kind at the same place."""
+    if type(original) is list and len(original) != len(new):
+        original[:] = new
+        return
+    keys = range(len(new)) if type(original) is list else list(new)
+    if type(original) is dict:
+        for key in [k for k in original if k not in new]:
+            del original[key]
+    for key in keys:
+        old = original[key] if type(original) is list or key in original else None
+        value = new[key]
+        if type(old) is type(value) and type(value) in (list, dict) and old is not value:
+            _write_into(old, value)
+        else:
+            original[key] = value
+
+
+def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
+            identity: Identity | None = None) -> Callable:
     """``fn`` (a branch, a loop body or condition, a lazy operand) run with its effects on
     Python objects watched: see the module's docstring. ``construct`` says what traces it
-    ("this `if` on a traced value"); ``where()`` is the user's line to report."""
+    ("this `if` on a traced value"); ``where()`` is the user's line to report; ``identity``
+    notes which outputs are which inputs."""
     if getattr(fn, "__laxify_guarded__", False):
         return fn
 
@@ -269,6 +327,8 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None]) 
         if word is not None:
             watch.restore()
             raise _changed_error(word, watch)
+        if identity is not None:
+            identity.note(args, out)
         return out
 
     run.__laxify_guarded__ = True

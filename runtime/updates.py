@@ -18,6 +18,7 @@ from __future__ import annotations
 import linecache
 import operator
 import sys
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -95,6 +96,29 @@ def setitem_op(obj, index, op: str, value, alias: tuple[str, ...] | None = None)
     return _update(obj, index, op, value, alias)
 
 
+class _Marked(threading.local):
+    """Arrays marked by ``live_rows`` for the ``for`` statement about to run over them."""
+
+    def __init__(self):
+        self.arrays: dict[int, object] = {}
+
+
+_marked = _Marked()
+
+
+def live_rows(array):
+    """``array``, marked for the ``for`` loop that iterates over it: its body updates items of
+    it, so the loop reads each row from the array as the earlier iterations left it."""
+    _marked.arrays = {id(array): array}  # (the strong reference keeps the id unique meanwhile)
+    return array
+
+
+def marked_rows() -> dict[int, object]:
+    """The arrays ``live_rows`` marked (taken: a mark is for one loop)."""
+    found, _marked.arrays = _marked.arrays, {}
+    return found
+
+
 def _update(obj, index, op, value, alias):
     steps = index._lx_steps if isinstance(index, Path) else (index,)
     # Read the containers on the way once, in order, as Python does.
@@ -104,7 +128,7 @@ def _update(obj, index, op, value, alias):
     new = _store(chain[-1], steps[-1], op, value)
     if alias is not None and new is not chain[-1] and alias[2:] in _SHARING:
         raise _alias_error(*alias)  # a JAX array another name holds (or views) became a new one
-    if alias is not None and alias[2:] != ("param",) and new is chain[-1] and effects.watching():
+    if alias is not None and len(alias) == 2 and new is chain[-1] and effects.watching():
         # A Python object changed in place inside a traced branch or loop body: the construct
         # carries out a copy, which the other name does not hold.
         raise effects.alias_error(alias[0], alias[1])

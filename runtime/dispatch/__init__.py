@@ -23,10 +23,10 @@ from laxify.runtime.lists import append, as_list
 from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
 from laxify.runtime.dispatch.trying import internal_errors
-from laxify.runtime.updates import at, setitem, setitem_op
+from laxify.runtime.updates import at, live_rows, setitem, setitem_op
 
 __all__ = [
     "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "as_list", "assert_", "at", "bool_unary", "call", "check_defined", "compare",
-    "cond", "elif_chain", "enumerate_", "final_return", "for_each", "for_range", "ifexp", "internal_errors", "is_", "is_not", "is_traced", "iterable", "not_", "or_",
+    "cond", "elif_chain", "enumerate_", "final_return", "for_each", "for_range", "ifexp", "internal_errors", "is_", "is_not", "is_traced", "iterable", "live_rows", "not_", "or_",
     "pop_options", "print_", "push_options", "reversed_", "setitem", "setitem_op", "while_loop", "zip_",
 ]

@@ -50,8 +50,13 @@ def cond(pred, branches, operands, site: Site):
     pred = _scalar_predicate(pred, site, "if")
     if any(_appendable(v) for v in operands):
         return _cond_appending(pred, branches, operands, site)
-    branches = [effects.guarded(b, f"this `{site.construct}` on a traced value", lambda: location(site))
-                for b in branches]
+    identity = effects.Identity()
+    branches = [effects.guarded(b, f"this `{site.construct}` on a traced value", lambda: location(site),
+                                identity) for b in branches]
+    return identity.write_back(_traced_cond(pred, branches, operands, site), operands)
+
+
+def _traced_cond(pred, branches, operands, site: Site):
     plan = _Plan()
     fns = [_checked_branch(b, k, len(branches), site, plan) for k, b in enumerate(branches)]
     try:

@@ -565,3 +565,39 @@ def test_item_updates_keep_the_dtype_as_numpy_does():
     converts(true_divide_item, (jnp.array([9, 7, 5]),), mutates=True)
     converts(add_float_to_int_item, (jnp.array([9, 7, 5]), jnp.array(1.0)), (jnp.array([9, 7, 5]), jnp.array(-1.0)),
              prims=("cond",), mutates=True)
+
+
+# -- 2. a Python list changed in place by a helper: the caller's object changes ----------------
+
+def sort_without_return(xs):
+    n = len(xs)
+    for k in range(n):
+        for i in range(n - 1):
+            if xs[i] > xs[i + 1]:
+                xs[i], xs[i + 1] = xs[i + 1], xs[i]
+
+
+def sort_local_list_through_helper(x):
+    xs = [x[0], x[1], x[2], x[3]]
+    ys = xs
+    sort_without_return(xs)
+    return ys
+
+
+def bump_nested(rows, x):
+    for r in range(len(rows)):
+        if x > r:
+            rows[r][0] += x
+
+
+def nested_rows_through_helper(x):
+    inner = [0.0]
+    rows = [inner, [1.0]]
+    bump_nested(rows, x)
+    return inner[0], rows[1][0]
+
+
+def test_list_changed_in_place_under_traced_control_flow_is_the_callers_list():
+    converts(sort_local_list_through_helper, (jnp.array([4.0, 1.0, 3.0, 2.0]),), (jnp.array([1.0, 2.0, 3.0, 4.0]),),
+             prims=("cond",))
+    converts(nested_rows_through_helper, (jnp.array(1.5),), (jnp.array(-1.0),), prims=("cond",))

@@ -122,6 +122,10 @@ class ArrayUpdateRewriter:
         if kind in _SCOPES:
             return stmt  # a nested def or class is converted on its own, when called
         changes = {}
+        if kind is cst.For:
+            it = _live_iter(stmt)
+            if it is not stmt.iter:
+                changes["iter"] = it
         for name in _CLAUSE_FIELDS:
             value = getattr(stmt, name, None)
             if value is None:
@@ -454,6 +458,31 @@ def _read_after(info, p: int, name: str, q: int) -> bool:
             break
     loops = set(info[p][1]) - set(info[q][1])
     return bool(loops) and any(name in info[k][2] and loops & set(info[k][1]) for k in range(len(info)))
+
+
+def _live_iter(loop: cst.For) -> cst.BaseExpression:
+    """The iterable of ``for x in a`` (also ``enumerate(a)``, ``zip(a, b)``) with ``a`` given as
+    ``_lx.live_rows(a)`` where the body updates items of ``a``: as over a NumPy array, each
+    iteration then sees the rows the earlier ones changed."""
+    events: list = []
+    _own_statements(loop.body.body, (), events)
+    updated = {name for small, _ in events for name in _updated_names(small)}
+    if not updated:
+        return loop.iter
+
+    def live(expr):
+        if type(expr) is cst.Name and expr.value in updated:
+            return runtime_call("live_rows", expr)
+        return expr
+
+    it = loop.iter
+    if type(it) is cst.Name:
+        return live(it)
+    if type(it) is cst.Call and type(it.func) is cst.Name and it.func.value in ("enumerate", "zip"):
+        args = [a.with_changes(value=live(a.value)) if a.keyword is None and not a.star else a for a in it.args]
+        if any(a is not b for a, b in zip(args, it.args)):
+            return it.with_changes(args=args)
+    return it
 
 
 def _local_names(node: cst.FunctionDef, events: list) -> set[str]:
