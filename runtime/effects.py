@@ -40,7 +40,8 @@ from laxify.ir.user_code import is_library_function, is_library_type
 __all__ = ["Identity", "alias_error", "guarded", "note_call", "watching"]
 
 _ATOMS = (int, float, complex, str, bytes, bool, type(None), type, types.ModuleType, range, slice)
-_FUNCTION_DEPTH = 2  # how deep into the closures of functions reachable from a watched one
+_FUNCTION_DEPTH = 2
+_LARGE = 1 << 20  # NumPy arrays of more elements are not snapshotted  # how deep into the closures of functions reachable from a watched one
 
 
 class _State(threading.local):
@@ -63,7 +64,8 @@ def _state_of(obj):
     if kind is bytearray:
         return bytes(obj)
     if kind is np.ndarray:
-        return obj.copy() if obj.flags.writeable else None
+        # (a large array is not copied while tracing: changes to it are not watched)
+        return obj.copy() if obj.flags.writeable and obj.size <= _LARGE else None
     return _attributes(obj)
 
 
@@ -192,6 +194,10 @@ class _Watch:
             return word
         return None
 
+    def changed_in_place(self, obj) -> bool:
+        entry = self.saved.get(id(obj))
+        return entry is not None and not _same(type(obj), entry[1], _state_of(obj))
+
     def restore(self) -> None:
         for obj, state, _ in self.saved.values():
             if not _same(type(obj), state, _state_of(obj)):
@@ -245,8 +251,10 @@ class Identity:
 
     def __init__(self):
         self.of: dict[int, int] = {}
+        self.changed: set[int] = set()  # outputs some run changed in place
+        self.where = ("this construct", lambda: None)
 
-    def note(self, args: tuple, outs) -> None:
+    def note(self, args: tuple, outs, watch: _Watch) -> None:
         if type(outs) not in (tuple, list):
             return
         inputs = [k for k, a in enumerate(args) if type(a) in (list, dict)]
@@ -254,6 +262,8 @@ class Identity:
             if type(out) not in (list, dict):
                 continue  # (laxify's probes stand for lists while it probes a loop's body)
             found = next((k for k in inputs if args[k] is out), -1)
+            if found >= 0 and watch.changed_in_place(out):
+                self.changed.add(j)
             if self.of.get(j, found) != found:
                 found = -1
             self.of[j] = found
@@ -265,6 +275,10 @@ class Identity:
         (in the caller too) sees the change."""
         outs = list(outs)
         for j, i in self.of.items():
+            if i < 0 and j in self.changed:
+                # Changed in place on some path, replaced by another object on another: which
+                # object the names refer to afterwards depends on the path.
+                raise _path_identity_error(self.where)
             k = i - offset
             if i < 0 or j >= len(outs) or not 0 <= k < len(inputs):
                 continue
@@ -328,7 +342,8 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
             watch.restore()
             raise _changed_error(word, watch)
         if identity is not None:
-            identity.note(args, out)
+            identity.where = (construct, where)
+            identity.note(args, out, watch)
         return out
 
     run.__laxify_guarded__ = True
@@ -427,4 +442,14 @@ def alias_error(name: str, other: str) -> NeedsPython:
         f"would not see",
         watch.where(),
         f"Assign `{other} = {name}` again after the construct, or use one name for the object.",
+    )
+
+
+def _path_identity_error(where) -> NeedsPython:
+    construct, location = where
+    return NeedsPython(
+        f"a list or dict is changed in place on one path of {construct} and replaced by another "
+        f"object on another, so which object its other names see depends on the path",
+        location(),
+        "Change it the same way on every path (in place, or by assigning a new list or dict).",
     )

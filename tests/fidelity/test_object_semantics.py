@@ -601,3 +601,22 @@ def test_list_changed_in_place_under_traced_control_flow_is_the_callers_list():
     converts(sort_local_list_through_helper, (jnp.array([4.0, 1.0, 3.0, 2.0]),), (jnp.array([1.0, 2.0, 3.0, 4.0]),),
              prims=("cond",))
     converts(nested_rows_through_helper, (jnp.array(1.5),), (jnp.array(-1.0),), prims=("cond",))
+
+
+def changed_or_replaced(a, x):
+    if x > 0:
+        a[0] = x
+    else:
+        a = [5.0]
+    return a[0]
+
+
+def list_identity_depends_on_path(x):
+    a = [0.0]
+    r = changed_or_replaced(a, x)
+    return a[0], r
+
+
+@pytest.mark.parametrize("x", [2.0, -1.0])
+def test_list_changed_on_one_path_replaced_on_another_falls_back(x):
+    falls_back(list_identity_depends_on_path, jnp.array(x), snippet="if x > 0:", at=changed_or_replaced)
