@@ -620,3 +620,33 @@ def list_identity_depends_on_path(x):
 @pytest.mark.parametrize("x", [2.0, -1.0])
 def test_list_changed_on_one_path_replaced_on_another_falls_back(x):
     falls_back(list_identity_depends_on_path, jnp.array(x), snippet="if x > 0:", at=changed_or_replaced)
+
+
+def clip_rows(rows):
+    for row in rows:
+        for j in range(len(row)):
+            if row[j] > 1.0:
+                row[j] = 1.0
+    return rows
+
+
+def test_list_of_lists_argument_clipped_row_by_row():
+    rows = [[jnp.float32(0.5), jnp.float32(2.0)], [jnp.float32(3.0), jnp.float32(-1.0)]]
+    expected = clip_rows([list(r) for r in rows])
+    for call in (laxify.to_static(clip_rows, fallback="error"), jax.jit(laxify.convert(clip_rows))):
+        assert_trees_close(expected, call([list(r) for r in rows]), what="clip_rows")
+
+
+def extend_under_traced_if(x):
+    a = [1.0]
+    if x > 0:
+        a += [x]
+    return len(a)
+
+
+def test_list_growing_on_one_traced_path_is_a_located_error():
+    for call in (laxify.to_static(extend_under_traced_if, fallback="error"),
+                 jax.jit(laxify.convert(extend_under_traced_if))):
+        with pytest.raises(laxify.ConversionError) as info:
+            call(jnp.array(2.0))
+        assert_clean_error(info.value, extend_under_traced_if, "a", "if x > 0:")

@@ -136,9 +136,16 @@ def _string(text: str) -> cst.SimpleString:
 
 
 class IdentityTransformer(OwnCodeConverter):
-    def __init__(self, ctx: Context, bindings: _Bindings):
+    def __init__(self, ctx: Context, fn: cst.FunctionDef):
         super().__init__(ctx)
-        self.bindings = bindings
+        self.fn = fn
+        self._bindings: _Bindings | None = None
+
+    @property
+    def bindings(self) -> _Bindings:
+        if self._bindings is None:  # found once, and only when a candidate is met
+            self._bindings = _Bindings(self.fn)
+        return self._bindings
 
     def leave_Comparison(self, original_node, updated_node):
         if len(updated_node.comparisons) != 1:
@@ -148,8 +155,7 @@ class IdentityTransformer(OwnCodeConverter):
         if op is not cst.Is and op is not cst.IsNot:
             return updated_node
         left, right = updated_node.left, target.comparator
-        literal = _is_bool_literal(left) or _is_bool_literal(right)
-        if not literal and not (type(left) is cst.Name and type(right) is cst.Name):
+        if not _rewritten(left, right):
             return updated_node
         kinds = f"{self.bindings.kind(left)},{self.bindings.kind(right)}"
         call = runtime_call("is_" if op is cst.Is else "is_not", left, right,
@@ -164,11 +170,21 @@ class IdentityTransformer(OwnCodeConverter):
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
 
+def _rewritten(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
+    """``a is True``/``True is a`` (any ``a``), and ``a is b`` on two names other than ``None``
+    (a traced value is never ``None``: ``x is None`` stays Python's)."""
+    if _is_bool_literal(left) or _is_bool_literal(right):
+        return True
+    return (type(left) is cst.Name and type(right) is cst.Name
+            and left.value != "None" and right.value != "None")
+
+
 def _target(node: cst.CSTNode) -> bool:
     kind = type(node)
     if kind is cst.Comparison:
-        return len(node.comparisons) == 1 and type(node.comparisons[0].operator) in (cst.Is, cst.IsNot)
-    return kind is cst.UnaryOperation and type(node.operator) in _UNARY
+        return (len(node.comparisons) == 1 and type(node.comparisons[0].operator) in (cst.Is, cst.IsNot)
+                and _rewritten(node.left, node.comparisons[0].comparator))
+    return kind is cst.UnaryOperation and type(node.operator) in _UNARY and type(node.expression) is cst.Name
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).
@@ -176,5 +192,4 @@ TRIGGERS = (cst.Is, cst.IsNot, cst.BitInvert, cst.Minus, cst.Plus)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    bindings = _Bindings(node)
-    return transform_above(node, IdentityTransformer(ctx, bindings), _target)
+    return transform_above(node, IdentityTransformer(ctx, node), _target)
