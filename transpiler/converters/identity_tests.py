@@ -11,6 +11,8 @@ boolean of unknown origin against ``True``) is a located error, never a silent `
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from laxify.transpiler.analysis.walk import children
@@ -20,6 +22,7 @@ from laxify.transpiler.converters.guards import runtime_call
 __all__ = ["transform"]
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_PLACEHOLDER = re.compile(r"__laxify_user_\d+")  # a user's name hidden while converting
 _UNARY = {cst.BitInvert: "~", cst.Minus: "-", cst.Plus: "+"}
 BOOL, PARAM, OTHER = "bool", "param", ""
 
@@ -147,6 +150,12 @@ class IdentityTransformer(OwnCodeConverter):
             self._bindings = _Bindings(self.fn)
         return self._bindings
 
+    def user_text(self, text: str) -> str:
+        """``text`` with the user's names back where they were hidden (transpiler/naming.py)."""
+        if not self.ctx.hidden:
+            return text
+        return _PLACEHOLDER.sub(lambda m: self.ctx.hidden.get(m.group(0), m.group(0)), text)
+
     def leave_Comparison(self, original_node, updated_node):
         if len(updated_node.comparisons) != 1:
             return updated_node
@@ -159,7 +168,7 @@ class IdentityTransformer(OwnCodeConverter):
             return updated_node
         kinds = f"{self.bindings.kind(left)},{self.bindings.kind(right)}"
         call = runtime_call("is_" if op is cst.Is else "is_not", left, right,
-                            _string(_code(original_node)), _string(kinds))
+                            _string(self.user_text(_code(original_node))), _string(kinds))
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     def leave_UnaryOperation(self, original_node, updated_node):
