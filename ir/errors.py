@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-__all__ = ["ConversionError", "FallbackWarning", "Location", "UnsupportedSyntax", "warn_at"]
+__all__ = ["ConversionError", "FallbackWarning", "Location", "NeedsPython", "UnsupportedSyntax", "warn_at"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,18 @@ class ConversionError(Exception):
         if fix:
             parts.append(fix)
         super().__init__("\n".join(parts))
+
+
+class NeedsPython(ConversionError):
+    """Raised while tracing where only Python itself gives Python's result (an identity the
+    trace cannot decide, an effect on a Python object under a traced condition). A
+    ``to_static`` function runs eagerly instead, with a ``FallbackWarning`` at ``location``;
+    elsewhere it is this located error. ``reason`` completes "laxify runs this line as plain
+    Python because ..."."""
+
+    def __init__(self, reason: str, location: Location | None, fix: str):
+        self.reason = reason
+        super().__init__(reason[0].upper() + reason[1:] + ".", location, fix)
 
 
 class UnsupportedSyntax(Exception):

@@ -14,7 +14,7 @@ import warnings
 
 import jax
 
-from laxify.ir.errors import ConversionError, FallbackWarning, Location, warn_at
+from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython, warn_at
 from laxify.transpiler.pipeline import Conversion
 from laxify.ir.core import Span
 from laxify.transpiler.to_ir import Fallback
@@ -42,6 +42,7 @@ CONCRETE_ERRORS = (
     jax.errors.TracerIntegerConversionError,
     jax.errors.TracerArrayConversionError,
     KeptPythonError,
+    NeedsPython,
 )
 
 # Code laxify runs as plain Python wherever it is called: a call returns a generator or an
@@ -72,11 +73,20 @@ def fallback_at(conversion: Conversion, error: BaseException) -> Fallback | None
     generator function it called (laxify runs those as plain Python)."""
     if isinstance(error, KeptPythonError):
         return error.fallback
+    if isinstance(error, NeedsPython):
+        return _needs_python(error)
     lines = _user_lines(error, conversion.source.filename)
     for fb in conversion.fallbacks:
         if any(fb.span.line <= ln <= fb.end_line for ln in lines):
             return fb
     return python_only_line(error)
+
+
+def _needs_python(error: NeedsPython) -> Fallback:
+    """The line where the trace met something only Python decides, as a fallback."""
+    where = error.location
+    line, col, filename = (where.line, where.col, where.filename) if where else (0, 0, None)
+    return Fallback(Span(line, col), "", error.reason, line, filename, error.fix)
 
 
 def python_only_line(error: BaseException) -> Fallback | None:

@@ -29,6 +29,7 @@ from typing import Callable
 
 from laxify.ir.errors import ConversionError, Location
 from laxify.ir.user_code import is_library_function
+from laxify.runtime import effects
 
 __all__ = ["call", "register_converted", "resolve", "set_converter"]
 
@@ -139,9 +140,14 @@ _active = _Active()
 def call(fn, *args, **kwargs):
     """``fn(*args, **kwargs)``, with ``fn`` converted first when it is user code."""
     found = resolve(fn)
+    watched = effects.watching()
     if found is None:
+        if watched:
+            effects.note_call(fn, None, args, kwargs)
         return fn(*args, **kwargs)
     target, original = found
+    if watched:
+        effects.note_call(fn, original, args, kwargs)
     key = id(original.__code__)  # the code stays alive while the call is under way
     depth, deepest = _active.depth, _active.deepest
     level = depth.get(key, 0) + 1

@@ -235,6 +235,15 @@ def append(lst, value):
     return lst
 
 
+def as_list(x):
+    """A name that holds a list in Python, before an operation only a list has (``+``, ``*``,
+    ``==``, slicing, ``extend``...): the same object for a Python list (or anything else), the
+    list of its rows for the stacked array (or :class:`StackedList`) an append loop left."""
+    if isinstance(x, StackedList) or (isinstance(x, (jax.Array, jax.core.Tracer)) and x.ndim >= 1):
+        return list(x)
+    return x
+
+
 def list_carries(init) -> list[int]:
     """Indexes of loop carries that are Python lists (candidates for stacked outputs)."""
     return [k for k, v in enumerate(init) if isinstance(v, list)]
@@ -256,7 +265,8 @@ def probe_appends(init, names, step, site: Site | None = None) -> dict:
         return {}
     known: dict[int, object] = {}
     while True:
-        probes = {k: AppendProbe(init[k], element=known.get(k)) for k in lists}
+        # (Its items rebuilt: the probe's body may change a nested list in place.)
+        probes = {k: AppendProbe(_rebuilt(init[k]), element=known.get(k)) for k in lists}
         args = [k for k, v in enumerate(init) if k not in probes and _abstractable(v)]
 
         def run(*values):
@@ -288,6 +298,10 @@ def probe_appends(init, names, step, site: Site | None = None) -> dict:
         if not again:
             return {k: probes[k].seen for k in lists if probes[k].appended}
         known.update(again)
+
+
+def _rebuilt(items: list) -> list:
+    return jax.tree_util.tree_map(lambda x: x, list(items), is_leaf=lambda x: not isinstance(x, (list, tuple, dict)))
 
 
 def _aval(value):

@@ -18,12 +18,14 @@ from __future__ import annotations
 import linecache
 import operator
 import sys
+import threading
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from laxify.ir.errors import ConversionError
+from laxify.runtime import effects
 from laxify.runtime.dispatch.values import any_traced, is_traced
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import location
@@ -94,6 +96,29 @@ def setitem_op(obj, index, op: str, value, alias: tuple[str, ...] | None = None)
     return _update(obj, index, op, value, alias)
 
 
+class _Marked(threading.local):
+    """Arrays marked by ``live_rows`` for the ``for`` statement about to run over them."""
+
+    def __init__(self):
+        self.arrays: dict[int, object] = {}
+
+
+_marked = _Marked()
+
+
+def live_rows(array):
+    """``array``, marked for the ``for`` loop that iterates over it: its body updates items of
+    it, so the loop reads each row from the array as the earlier iterations left it."""
+    _marked.arrays = {id(array): array}  # (the strong reference keeps the id unique meanwhile)
+    return array
+
+
+def marked_rows() -> dict[int, object]:
+    """The arrays ``live_rows`` marked (taken: a mark is for one loop)."""
+    found, _marked.arrays = _marked.arrays, {}
+    return found
+
+
 def _update(obj, index, op, value, alias):
     steps = index._lx_steps if isinstance(index, Path) else (index,)
     # Read the containers on the way once, in order, as Python does.
@@ -101,6 +126,12 @@ def _update(obj, index, op, value, alias):
     for step in steps[:-1]:
         chain.append(_get(chain[-1], step))
     new = _store(chain[-1], steps[-1], op, value)
+    if alias is not None and new is not chain[-1] and alias[2:] in _SHARING:
+        raise _alias_error(*alias)  # a JAX array another name holds (or views) became a new one
+    if alias is not None and len(alias) == 2 and new is chain[-1] and effects.watching():
+        # A Python object changed in place inside a traced branch or loop body: the construct
+        # carries out a copy, which the other name does not hold.
+        raise effects.alias_error(alias[0], alias[1])
     for k in range(len(steps) - 2, -1, -1):
         if new is chain[k + 1]:
             return obj  # changed in place: the containers above hold it already
@@ -139,6 +170,15 @@ def _store(container, step, op, value):
 
 
 def _functional(x, index, op, value):
+    new = _functional_update(x, index, op, value)
+    if new.dtype != x.dtype:
+        # As NumPy stores into an array: the array keeps its dtype (`a[0] /= 2` on an int
+        # array truncates, where `.at[].divide` would make the whole array float).
+        new = new.astype(x.dtype)
+    return new
+
+
+def _functional_update(x, index, op, value):
     if isinstance(index, list):
         index = jnp.asarray(index)  # NumPy's `x[[0, 2]]`; JAX asks for an array
     mask = _traced_mask(x, index)
@@ -146,14 +186,25 @@ def _functional(x, index, op, value):
         return _masked(x, mask, op, value)
     _check_bounds(x, index)
     ref = x.at[index]
+    widens = _widens(x, value)
     if op is None:
-        return ref.set(value)
+        return ref.set(jnp.asarray(value).astype(x.dtype) if widens else value)
     method = _AT_METHODS.get(op)
+    if widens:  # computed as NumPy does (`x[i] / v` in the wider dtype), stored in x's dtype
+        return ref.set(_BINARY[op](x[index], value).astype(x.dtype))
     if method is not None and not _may_repeat(index):
         return getattr(ref, method)(value)
     # NumPy's `x[idx] op= v` reads x[idx] once and writes it back: a repeated index in an
     # integer-array index is changed once (`.add` would add once per repetition).
     return ref.set(_BINARY[op](x[index], value))
+
+
+def _widens(x, value) -> bool:
+    """Whether ``x op value`` has another dtype than ``x`` (a float value into an int array)."""
+    try:
+        return jnp.result_type(x, value if hasattr(value, "dtype") else jnp.asarray(value)) != x.dtype
+    except (TypeError, ValueError):
+        return False
 
 
 def _may_repeat(index) -> bool:
@@ -225,6 +276,9 @@ def _error(message: str, fix: str) -> ConversionError:
     return ConversionError(message, location(_caller_site()), fix)
 
 
+_SHARING = (("holds",), ("held",), ("view",), ("viewed",))
+
+
 def _alias_error(name: str, alias: str, kind: str | None = None) -> ConversionError:
     if kind == "param":
         return _error(
@@ -234,6 +288,26 @@ def _alias_error(name: str, alias: str, kind: str | None = None) -> ConversionEr
             f"`{name}` would be lost.",
             f"Return the new `{name}` (`return {name}`, or with the other results) and use the "
             f"returned value where the function is called.")
+    if kind in ("holds", "held"):
+        return _error(
+            f"This assignment updates a JAX array that both `{name}` and `{alias}` refer to (one "
+            f"was built holding the other, with `=` before), and `{alias}` is used after this line. "
+            f"A JAX array cannot change in place: laxify's update makes a new array, so `{alias}` "
+            f"would keep the old values where NumPy would show the new ones.",
+            f"Update the array through one name and build the other after the update (for example "
+            f"make the dict or list after changing the array), or read the new value through the "
+            f"name that was updated.")
+    if kind in ("view", "viewed"):
+        view, base = (name, alias) if kind == "view" else (alias, name)
+        what = (f"`{view}`, which was taken from the JAX array `{base}` by indexing" if kind == "view"
+                else f"the JAX array `{base}`, and `{view}` was taken from it by indexing")
+        return _error(
+            f"This assignment updates {what} (in NumPy a view, which shares the items), and "
+            f"`{alias}` is used after this line. A JAX array cannot change in place: laxify's "
+            f"update makes a new array, so `{alias}` would keep the old values where NumPy would "
+            f"show the new ones.",
+            f"Update `{base}` itself (`{base}[i, j] = v`) and index it again after the update, or "
+            f"write `{view} = {base}[...].copy()` if `{view}` should be a copy.")
     if kind == "for":
         return _error(
             f"This assignment updates `{name}`, the target of a `for` loop over the JAX array "

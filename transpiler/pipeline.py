@@ -24,6 +24,7 @@ from laxify.transpiler.converters import (
     builtin_calls,
     calls,
     conditional_expressions,
+    identity_tests,
     continue_statements,
     iterables,
     list_appends,
@@ -63,6 +64,9 @@ CONVERTERS: list = [
     # iterables before the jump converters: they may rewrite a `for`, and should see its
     # iterable already directed to the runtime (`_lx.enumerate_`/`_lx.zip_`/`_lx.reversed_`).
     iterables,
+    # identity tests before and/or/not: which names hold only Python bools is read from the
+    # user's assignments (`flag = not done`), before `not` becomes a runtime call.
+    identity_tests,
     # and/or/not first: the jump converters below build conditions with `_lx.not_`/`_lx.and_`
     # around user tests, which must already be converted themselves.
     logical_expressions,

@@ -13,22 +13,24 @@ from laxify.runtime.builtin_rules import builtin, contains, not_contains
 from laxify.runtime.calls import call
 from laxify.runtime.dispatch.asserts import assert_
 from laxify.runtime.dispatch.conditionals import cond, elif_chain
+from laxify.runtime.dispatch.identity import bool_unary, is_, is_not
 from laxify.runtime.dispatch.logic import and_, compare, ifexp, not_, or_
 from laxify.runtime.dispatch.loops import CarryChange, for_each, for_range, while_loop
 from laxify.runtime.dispatch.printing import print_
 from laxify.runtime.dispatch.returns import check_defined, final_return, returned
 from laxify.runtime.dispatch.values import Fillable, Undefined, UndefinedReturn, is_traced
 from laxify.runtime.iterables import enumerate_, iterable, reversed_, zip_
-from laxify.runtime.lists import append
+from laxify.runtime.lists import append, as_list
 from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
 from laxify.runtime.dispatch.trying import internal_errors
-from laxify.runtime.updates import at, setitem, setitem_op
+from laxify.runtime.updates import at, live_rows, setitem, setitem_op
 from laxify.runtime.error_channel import exception_, raise_, raised
 
 __all__ = [
-    "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "assert_", "at", "builtin", "call",
-    "check_defined", "compare", "contains", "cond", "elif_chain", "enumerate_", "exception_", "final_return", "for_each",
-    "for_range", "ifexp", "internal_errors", "is_traced", "iterable", "not_", "not_contains", "or_", "pop_options",
-    "print_", "push_options", "raise_", "raised", "returned", "reversed_", "setitem", "setitem_op", "while_loop", "zip_",
+    "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "as_list", "assert_", "at",
+    "bool_unary", "builtin", "call", "check_defined", "compare", "contains", "cond", "elif_chain", "enumerate_",
+    "exception_", "final_return", "for_each", "for_range", "ifexp", "internal_errors", "is_", "is_not", "is_traced",
+    "iterable", "live_rows", "not_", "not_contains", "or_", "pop_options", "print_", "push_options", "raise_",
+    "raised", "returned", "reversed_", "setitem", "setitem_op", "while_loop", "zip_",
 ]

@@ -13,12 +13,13 @@ from jax import lax
 
 from laxify.ir.errors import ConversionError
 from laxify.ir.naming import is_return_flag, is_return_value
+from laxify.runtime import effects
 from laxify.runtime import lists as lists_mod
 from laxify.runtime import error_channel
 from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import Fillable, Undefined, array_like, fresh, is_traced
 from laxify.runtime.lowering import Site
-from laxify.runtime.messages import describe, site_error, tree_lines
+from laxify.runtime.messages import describe, location, site_error, tree_lines
 
 __all__ = ["cond", "elif_chain"]
 
@@ -74,6 +75,14 @@ def _traced_cond(pred, branches, operands, site: Site):
     branches = [_catching(b, site) for b in branches]
     if any(_appendable(v) for v in operands):
         return _cond_appending(pred, branches, operands, site)
+    identity = effects.Identity()
+    branches = [effects.guarded(b, f"this `{site.construct}` on a traced value", lambda: location(site),
+                                identity) for b in branches]
+    return identity.write_back(_joined_cond(pred, branches, operands, site), operands)
+
+
+def _joined_cond(pred, branches, operands, site: Site):
+    """``lax.cond`` of the branches, their outputs joined (see ``_join_outputs``)."""
     plan = _Plan()
     fns = [_checked_branch(b, k, len(branches), site, plan) for k, b in enumerate(branches)]
     try:

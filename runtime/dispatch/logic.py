@@ -17,7 +17,7 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError, Location
-from laxify.runtime import error_channel
+from laxify.runtime import effects, error_channel
 from laxify.runtime.builtin_rules import contains, not_contains
 from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import is_array, is_traced
@@ -108,7 +108,7 @@ def _and_or(a, b_fn, lazy: bool, op: str):
         return a if decided else b_fn()
     pred = truth(a, op)
     if lazy:
-        return _lazy_operand(a, pred, b_fn, op)
+        return _lazy_operand(a, pred, _guarded(b_fn, f"this `{op}` on a traced value"), op)
     b = b_fn()
     _check_operand(a, b, op)
     if _is_bool(a) and _is_bool(b):
@@ -136,6 +136,8 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
 
             def rest(thunk=thunk, later=later):
                 return jnp.asarray(_truth_chain(op, thunk(), later, lazy, False), jnp.bool_)
+
+            rest = _guarded(rest, f"this `{op}` on a traced value")
 
             with traced_region():  # the later operands run only for some data
                 if decides:
@@ -227,8 +229,9 @@ def compare(first, *pairs, lazy: bool = False):
     for k, (op, thunk) in enumerate(pairs):
         if lazy and result is not None and is_traced(result):
             rest = pairs[k:]
-            return lax.cond(truth(result, "compare"), lambda: jnp.asarray(compare(left, *rest), bool),
-                            lambda: jnp.asarray(False))
+            later = _guarded(lambda: jnp.asarray(compare(left, *rest), bool),
+                             "this chained comparison on a traced value")
+            return lax.cond(truth(result, "compare"), later, lambda: jnp.asarray(False))
         right = thunk()
         part = _COMPARE[op](left, right)
         if result is None:
@@ -265,6 +268,13 @@ def _user_location() -> Location:
     return Location(filename, line, col, text)
 
 
+def _guarded(fn, construct: str):
+    """``fn``, a lazy operand traced whatever the condition, with its effects on Python
+    objects watched (``runtime/effects.py``), reported at the user's line that runs it."""
+    where = _user_location()
+    return effects.guarded(fn, construct, lambda: where)
+
+
 def ifexp(pred, true_fn, false_fn, lazy: bool = False):
     """``a if pred else b``: Python for a Python ``pred``; ``select_n`` (``jnp.where``) for cheap
     pure operands, ``lax.cond`` when evaluating an operand may have effects (``lazy``)."""
@@ -272,8 +282,9 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
         return true_fn() if pred else false_fn()
     pred = truth(pred, "ifexp")
     if lazy:
+        what = "this conditional expression (`a if c else b`) on a traced value"
         with traced_region():  # each side runs only for some data
-            return _lazy_ifexp(pred, true_fn, false_fn)
+            return _lazy_ifexp(pred, _guarded(true_fn, what), _guarded(false_fn, what))
     return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), true_fn(), false_fn())
 
 

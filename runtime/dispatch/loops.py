@@ -16,8 +16,10 @@ from jax import lax
 
 from laxify.ir.errors import ConversionError
 from laxify.ir.naming import is_break_flag, is_return_flag
+from laxify.runtime import effects
 from laxify.runtime import lists as lists_mod
 from laxify.runtime import options
+from laxify.runtime import updates
 from laxify.runtime.dispatch import reverse_gate
 from laxify.runtime.dispatch.conditionals import _appendable, _join_tree, _scalar_predicate
 from laxify.runtime import error_channel
@@ -27,7 +29,7 @@ from laxify.runtime.dispatch.values import (
 )
 from laxify.runtime.iterables import as_scan_input
 from laxify.runtime.lowering import Site
-from laxify.runtime.messages import describe, site_error
+from laxify.runtime.messages import describe, location, site_error
 
 __all__ = ["CarryChange", "for_each", "for_range", "while_loop"]
 
@@ -271,9 +273,21 @@ def while_loop(cond_fn, body_fn, init, deps, site: Site):
     return _traced_while(cond_fn, body_fn, init, site)
 
 
+def _guarded(fn, site: Site, construct: str, identity=None):
+    """``fn`` (a body or condition traced once for every iteration) with its effects on Python
+    objects watched (``runtime/effects.py``)."""
+    return effects.guarded(fn, f"this `{construct}` loop, traced as one lax loop,", lambda: location(site),
+                           identity)
+
+
 def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", early_exit: bool = False):
+    """A traced ``while``: a list or dict the body changes in place is the caller's object
+    after it (``effects.Identity``); a ``raise`` in the body waits for run time."""
+    identity = effects.Identity()
+    cond_fn, body_fn = _guarded(cond_fn, site, construct), _guarded(body_fn, site, construct, identity)
     with traced_region():  # the body runs only for some data: a `raise` in it waits
-        return _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
+        out = _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
+    return identity.write_back(out, init)
 
 
 def _traced_while_loop(cond_fn, body_fn, init, site: Site, construct: str, early_exit: bool):
@@ -582,6 +596,12 @@ def _scan(body_fn, init, xs, site: Site):
     A list the body reads an earlier iteration's item of is carried instead as a buffer of
     all its rows (:class:`lists_mod.Rows`): the body is traced with stacked outputs first and
     again with a buffer for each list whose read asked for one (``NeedsRows``)."""
+    identity = effects.Identity()
+    body_fn = _guarded(body_fn, site, "for", identity)
+    return identity.write_back(_scan_carries(body_fn, init, xs, site), init, offset=1)
+
+
+def _scan_carries(body_fn, init, xs, site: Site):
     first = xs.first() if isinstance(xs, Count) else jax.tree_util.tree_map(lambda a: a[0], xs)
     init, passing = _settle_unset(init, lambda c: tuple(body_fn(first, *c)), site, "for", runs=True)
     if passing:
@@ -671,25 +691,69 @@ def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: 
     return tuple(result), {a.key[1] for a in made if a.wants_rows}
 
 
+def _live_rows(seq, init, marked: dict) -> dict[int, int]:
+    """Leaves of what a ``for`` runs over that the conversion marked (``_lx.live_rows``: the body
+    updates items of that array) and that are carries of the loop (the very object): leaf
+    position → carry index. As over a NumPy array, each iteration must see the rows the
+    earlier ones changed. (A body that only rebinds the name, ``a = a + 1``, iterates the
+    array as it was, as in Python: it is not marked.)"""
+    if not marked:
+        return {}
+    found = {}
+    for p, leaf in enumerate(jax.tree_util.tree_leaves(seq)):
+        if id(leaf) not in marked:
+            continue
+        for k, value in enumerate(init):
+            if leaf is value:
+                found[p] = k
+                break
+    return found
+
+
+def _scan_live(body_fn, init, seq, live: dict[int, int], site: Site):
+    """``for`` over arrays some of which the body changes: a scan over the step index (and the
+    other arrays) whose body reads each changed array's row from its carry, at that step. An
+    array the body only rebinds (``x = x + 1``) is iterated as it was, as in Python."""
+    leaves, treedef = jax.tree_util.tree_flatten(seq)
+    n = leaves[0].shape[0]
+    others = [leaf for p, leaf in enumerate(leaves) if p not in live]
+
+    def body(x, *c):
+        step, rest = x[0], iter(x[1])
+        items = [c[live[p]][step] if p in live else next(rest) for p in range(len(leaves))]
+        return body_fn(jax.tree_util.tree_unflatten(treedef, items), *c)
+
+    return _scan(body, init, (lax.iota(jnp.int32, n), others), site)
+
+
 def for_each(xs, body_fn, init, deps, site: Site):
     """``for x in xs``: ``lax.scan`` over the leading axis of an array, else a Python loop."""
     init = tuple(init)
+    marked = updates.marked_rows()
     if (seq := as_scan_input(xs)) is not None:  # enumerate/zip over arrays: a pytree to scan
+        live = _live_rows(seq, init, marked)
+        if live:
+            return _scan_live(body_fn, init, seq, live, site)
         return _scan(body_fn, init, seq, site)
     if is_array(xs) or is_traced(xs):
         if xs.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         if xs.shape[0] == 0:
             return init
+        live = _live_rows(xs, init, marked)
 
         def python_rows():
             vals = init
-            for item in xs:
+            for k, item in enumerate(xs):
+                if live:  # the body changes the array it runs over: read its row now
+                    item = vals[live[0]][k]
                 vals = tuple(body_fn(item, *vals))
             return vals
 
         if _python_values(init):
             return python_rows()
+        if live:
+            return _scan_or_python(lambda: _scan_live(body_fn, init, xs, live, site), python_rows)
         return _scan_or_python(lambda: _scan(body_fn, init, jnp.asarray(xs), site), python_rows)
     vals = init
     for item in xs:

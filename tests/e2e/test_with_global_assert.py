@@ -247,13 +247,42 @@ def test_manager_enters_once_and_exits_after_the_converted_construct():
             while x.sum() < 100:
                 x = x * 2
                 if x.sum() > 50:
-                    return x - 1
+                    x = x - 1
+                    break
             rec.events.append("after loop")
         return x
 
     got = jax.jit(laxify.convert(fn))(POS)
     assert rec.events == ["enter", "after loop", ("exit", None)]
     assert_trees_close(fn(POS), got, what="jit(convert)")
+
+
+def test_effect_after_a_traced_return_happens_only_where_python_makes_it():
+    """After a `return` under a traced condition the rest of the block is a traced branch:
+    an append there would be traced (and made) also on the path that returned. `to_static`
+    runs eagerly with a warning at the append; `jit(convert)` raises a located error."""
+    rec = Recorder()
+
+    def fn(x):
+        with rec:
+            while x.sum() < 100:
+                x = x * 2
+                if x.sum() > 50:
+                    return x - 1
+            rec.events.append("after loop")
+        return x
+
+    expected = fn(POS)
+    assert rec.events == ["enter", ("exit", None)]
+    rec.events.clear()
+    got, found = fallback_warnings(lambda: laxify.to_static(fn)(POS))
+    assert_trees_close(expected, got, what="to_static")
+    assert rec.events[-2:] == ["enter", ("exit", None)] and "after loop" not in rec.events
+    # (at the construct whose traced branch holds the append: the code after a `return`
+    # inside the loop is guarded by the loop's return flag)
+    assert_warned_at(found, fn, "while x.sum() < 100", "`rec`")
+    with pytest.raises(laxify.ConversionError, match="`rec`"):
+        jax.jit(laxify.convert(fn))(POS)
 
 
 def test_manager_exits_with_the_exception_raised_while_tracing():

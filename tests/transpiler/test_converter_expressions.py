@@ -1,5 +1,5 @@
 """The expression-level converters alone (and/or/not and chained comparisons, conditional
-expressions, strings formatted for `print`, list appends in loops, `with loop_options(...)`
+expressions, identity tests, strings formatted for `print`, list appends in loops, `with loop_options(...)`
 blocks, `assert` statements), golden tests: source
 before, source after (LibCST style). Each test applies one converter to one function."""
 
@@ -11,8 +11,8 @@ import libcst as cst
 import pytest
 
 from laxify.transpiler.converters import (
-    assert_statements, conditional_expressions, list_appends, logical_expressions, loop_options_blocks,
-    print_calls,
+    assert_statements, conditional_expressions, identity_tests, list_appends, logical_expressions,
+    loop_options_blocks, print_calls,
 )
 from laxify.transpiler.converters.base import Context
 
@@ -507,7 +507,9 @@ def test_append_in_for_becomes_a_carried_value():
     check(list_appends, before, after)
 
 
-def test_append_outside_loops_is_unchanged_inside_while_is_rewritten():
+def test_append_outside_loops_stays_a_list_method_inside_while_is_rewritten():
+    # Outside loops the append stays the list's own; the name may hold a stacked array after
+    # the loop, so it is made a list again first (the same list when it is one).
     before = """
     def f(x, n):
         outs = []
@@ -522,13 +524,41 @@ def test_append_outside_loops_is_unchanged_inside_while_is_rewritten():
     after = """
     def f(x, n):
         outs = []
+        outs = _lx.as_list(outs)
         outs.append(x)
         i = 0
         while i < n:
             outs = _lx.append(outs, x + i)
             i += 1
+        outs = _lx.as_list(outs)
         outs.append(-x)
         return outs
+    """
+    check(list_appends, before, after)
+
+
+def test_list_operators_after_an_append_loop_get_the_list():
+    before = """
+    def f(xs):
+        outs = []
+        for x in xs:
+            outs.append(x)
+        total = len(outs + outs) + len(outs * 2)
+        if outs[1:] == outs:
+            total += 1
+        return total, outs[0], len(outs)
+    """
+    after = """
+    def f(xs):
+        outs = []
+        for x in xs:
+            outs = _lx.append(outs, x)
+        outs = _lx.as_list(outs)
+        total = len(outs + outs) + len(outs * 2)
+        outs = _lx.as_list(outs)
+        if outs[1:] == outs:
+            total += 1
+        return total, outs[0], len(outs)
     """
     check(list_appends, before, after)
 
@@ -771,3 +801,45 @@ def test_assert_whose_message_binds_a_name_is_left_as_written():
         assert x.sum() > 0, (m := "bad")
         return x
     """)
+
+
+# -- identity tests and operators on Python bools -------------------------------------------
+
+def test_identity_with_bool_literals_and_names_goes_to_the_runtime():
+    before = """
+    def f(x, y):
+        done = False
+        ready = not done
+        if x > 0:
+            done = True
+        z = y
+        return done is False, True is not ready, z is y, ~done, -ready, x is None, -x, -1
+    """
+    after = """
+    def f(x, y):
+        done = False
+        ready = not done
+        if x > 0:
+            done = True
+        z = y
+        return _lx.is_(done, False, 'done is False', 'bool,'), _lx.is_not(True, ready, 'True is not ready', ',bool'), _lx.is_(z, y, 'z is y', ',param'), _lx.bool_unary('~', done), _lx.bool_unary('-', ready), x is None, -x, -1
+    """
+    check(identity_tests, before, after)
+
+
+def test_a_name_also_bound_to_an_array_is_not_a_python_bool():
+    before = """
+    def f(x):
+        flag = False
+        if x > 0:
+            flag = x > 1
+        return flag is True, ~flag
+    """
+    after = """
+    def f(x):
+        flag = False
+        if x > 0:
+            flag = x > 1
+        return _lx.is_(flag, True, 'flag is True', ','), ~flag
+    """
+    check(identity_tests, before, after)

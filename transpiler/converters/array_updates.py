@@ -122,6 +122,10 @@ class ArrayUpdateRewriter:
         if kind in _SCOPES:
             return stmt  # a nested def or class is converted on its own, when called
         changes = {}
+        if kind is cst.For:
+            it = _live_iter(stmt)
+            if it is not stmt.iter:
+                changes["iter"] = it
         for name in _CLAUSE_FIELDS:
             value = getattr(stmt, name, None)
             if value is None:
@@ -336,7 +340,11 @@ def _direct_updates(small) -> list[str]:
     targets = ([small.target] if type(small) is cst.AugAssign
                else [t.target for t in small.targets] if type(small) is cst.Assign else [])
     out = []
-    for t in targets:
+    while targets:
+        t = targets.pop()
+        if type(t) in (cst.Tuple, cst.List):  # `arr[i], arr[j] = arr[j], arr[i]`
+            targets.extend(e.value for e in t.elements)
+            continue
         found = _path(t)
         if found is not None and len(found[1]) == 1:
             out.append(found[0])
@@ -387,6 +395,8 @@ def _aliases(events: list, params: set[str] = frozenset()) -> dict[int, tuple[st
         info.append((node, loops, reads, binds, pair))
     found: dict[int, tuple[str, str]] = {}
     pairs = [(k, pair) for k, (_, _, _, _, pair) in enumerate(info) if pair is not None]
+    pairs += _holding_pairs(info)
+    pairs.sort(key=lambda kp: kp[0])
     for p, (node, loops, _, _, _) in enumerate(info):
         if not pairs:
             break
@@ -399,14 +409,40 @@ def _aliases(events: list, params: set[str] = frozenset()) -> dict[int, tuple[st
     return found
 
 
+def _holding_pairs(info) -> list:
+    """``y = x[...]`` (in NumPy a view of ``x``: ``(y, x, "view")``) and ``y = {"h": x}``,
+    ``[x, ...]``, ``(x, ...)`` (``y`` holds the object ``x``: ``(y, x, "holds")``)."""
+    out = []
+    for k, (node, *_rest) in enumerate(info):
+        if type(node) is not cst.Assign or len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
+            continue
+        name, value = node.targets[0].target.value, node.value
+        if type(value) is cst.Subscript:
+            root = value
+            while type(root) is cst.Subscript:
+                root = root.value
+            if type(root) is cst.Name and root.value != name:
+                out.append((k, (name, root.value, "view")))
+        elif type(value) in (cst.List, cst.Tuple, cst.Dict):
+            items = [e.value for e in value.elements if isinstance(e, (cst.Element, cst.DictElement))]
+            for item in items:
+                if type(item) is cst.Name and item.value != name:
+                    out.append((k, (name, item.value, "holds")))
+    return out
+
+
 def _aliased(info, pairs, p: int, name: str) -> tuple[str, ...] | None:
     for q, (a, b, *kind) in reversed(pairs):
-        if q >= p or name not in (a, b) or a == b or (kind and name != a):
+        if q >= p or name not in (a, b) or a == b or (kind == ["for"] and name != a):
             continue
         other = b if a == name else a
         if any(name in info[k][3] or other in info[k][3] for k in range(q + 1, p)):
             continue  # one of them was assigned anew in between: no longer the same object
         if _read_after(info, p, other, q):
+            if kind == ["view"] and name != a:
+                continue  # `t = xs[i]` may be a scalar, a copy: only an update of the view counts
+            if kind == ["holds"] and name != a:
+                kind = ["held"]  # the array held was updated through its own name
             return (name, other, *kind)
     return None
 
@@ -422,6 +458,31 @@ def _read_after(info, p: int, name: str, q: int) -> bool:
             break
     loops = set(info[p][1]) - set(info[q][1])
     return bool(loops) and any(name in info[k][2] and loops & set(info[k][1]) for k in range(len(info)))
+
+
+def _live_iter(loop: cst.For) -> cst.BaseExpression:
+    """The iterable of ``for x in a`` (also ``enumerate(a)``, ``zip(a, b)``) with ``a`` given as
+    ``_lx.live_rows(a)`` where the body updates items of ``a``: as over a NumPy array, each
+    iteration then sees the rows the earlier ones changed."""
+    events: list = []
+    _own_statements(loop.body.body, (), events)
+    updated = {name for small, _ in events for name in _updated_names(small)}
+    if not updated:
+        return loop.iter
+
+    def live(expr):
+        if type(expr) is cst.Name and expr.value in updated:
+            return runtime_call("live_rows", expr)
+        return expr
+
+    it = loop.iter
+    if type(it) is cst.Name:
+        return live(it)
+    if type(it) is cst.Call and type(it.func) is cst.Name and it.func.value in ("enumerate", "zip"):
+        args = [a.with_changes(value=live(a.value)) if a.keyword is None and not a.star else a for a in it.args]
+        if any(a is not b for a, b in zip(args, it.args)):
+            return it.with_changes(args=args)
+    return it
 
 
 def _local_names(node: cst.FunctionDef, events: list) -> set[str]:

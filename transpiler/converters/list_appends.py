@@ -1,11 +1,17 @@
 """``xs.append(v)`` inside a loop → ``xs = _lx.append(xs, v)``: the list becomes a value the
-loop carries, so that a traced loop can turn it into a stacked per-iteration output."""
+loop carries, so that a traced loop can turn it into a stacked per-iteration output.
+
+After such a loop the name may hold the stacked array. Before a statement that uses the list
+as only a list can be used (``xs + ys``, ``xs * 2``, ``xs == ys``, ``xs[1:]``, ``xs.extend(...)``,
+``xs += ...``) the name gets ``xs = _lx.as_list(xs)``: the same list for a Python list, the list
+of rows for a stacked array, so that the operator is the list's, not the array's."""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from laxify.transpiler.analysis.features import APPEND_CALL
+from laxify.transpiler.analysis.walk import children
 
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
 from laxify.transpiler.converters.guards import runtime_call
@@ -30,6 +36,7 @@ class ListAppendTransformer(OwnCodeConverter):
     def __init__(self, ctx: Context):
         super().__init__(ctx)
         self.loops = 0
+        self.appended: set[str] = set()
 
     def visit_While(self, node):
         self.loops += 1
@@ -50,7 +57,144 @@ class ListAppendTransformer(OwnCodeConverter):
         if found is None:
             return updated_node
         name, value = found
+        self.appended.add(name.value)
         return cst.Assign([cst.AssignTarget(cst.Name(name.value))], runtime_call("append", name, value))
+
+
+_LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index", "count", "reverse",
+                           "sort", "copy", "clear"})
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def _list_names(fn: cst.FunctionDef, appended: set[str]) -> set[str]:
+    """Of ``appended``, the names the function binds only to lists (``[]``, ``[...]``,
+    ``list(...)``, the appends above, ``+=``/``*=``): those are lists in Python wherever they
+    are used."""
+    params = fn.params
+    names = set(appended) - {p.name.value for p in (*params.posonly_params, *params.params,
+                                                     *params.kwonly_params)}
+    stack = list(children(fn.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        kind = type(node)
+        if kind is cst.Assign:
+            for target in node.targets:
+                if type(target.target) is cst.Name:
+                    if not _list_value(node.value):
+                        names.discard(target.target.value)
+                else:
+                    names -= _bound(target.target)
+        elif kind is cst.AugAssign and type(node.target) is cst.Name:
+            if type(node.operator) not in (cst.AddAssign, cst.MultiplyAssign):
+                names.discard(node.target.value)
+        elif kind in (cst.AnnAssign, cst.NamedExpr, cst.For, cst.AsName):
+            names -= _bound(getattr(node, "target", None) or getattr(node, "name", None))
+        elif kind in (cst.Global, cst.Nonlocal):
+            names -= {item.name.value for item in node.names}
+        stack.extend(children(node))
+    return names
+
+
+def _bound(target) -> set[str]:
+    found, stack = set(), [target]
+    while stack:
+        t = stack.pop()
+        if type(t) is cst.Name:
+            found.add(t.value)
+        elif type(t) in (cst.Tuple, cst.List):
+            stack.extend(e.value for e in t.elements)
+        elif type(t) is cst.StarredElement:
+            stack.append(t.value)
+    return found
+
+
+def _list_value(value: cst.BaseExpression) -> bool:
+    if type(value) in (cst.List, cst.ListComp):
+        return True
+    if type(value) is not cst.Call:
+        return False
+    func = value.func
+    if type(func) is cst.Name:
+        return func.value == "list"
+    return (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value.startswith("_lx")
+            and func.attr.value in ("append", "as_list"))
+
+
+def _list_uses(node: cst.CSTNode, names: set[str]) -> set[str]:
+    """The names of ``names`` that ``node`` (not looking into nested scopes or blocks) uses as
+    only a list can be used."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _SCOPES) or isinstance(n, cst.BaseSuite):
+            continue
+        kind = type(n)
+        if kind is cst.BinaryOperation:
+            found |= {e.value for e in (n.left, n.right) if type(e) is cst.Name and e.value in names}
+        elif kind is cst.Comparison:
+            parts = [n.left, *(c.comparator for c in n.comparisons)]
+            found |= {e.value for e in parts if type(e) is cst.Name and e.value in names}
+        elif kind is cst.Attribute and type(n.value) is cst.Name and n.value.value in names:
+            if n.attr.value in _LIST_METHODS:
+                found.add(n.value.value)
+        elif kind is cst.Subscript and type(n.value) is cst.Name and n.value.value in names:
+            if any(type(e.slice) is cst.Slice for e in n.slice):
+                found.add(n.value.value)
+        elif kind is cst.AugAssign and type(n.target) is cst.Name and n.target.value in names:
+            found.add(n.target.value)
+        stack.extend(children(n))
+    return found
+
+
+def _header_parts(stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    """What of a statement runs before its blocks: a small statement line whole, the test of
+    an ``if`` (and its ``elif``s), a ``while`` test, a ``for`` iterable, ``with`` items."""
+    kind = type(stmt)
+    if kind is cst.SimpleStatementLine:
+        return [stmt]
+    if kind is cst.If:
+        parts, node = [], stmt
+        while type(node) is cst.If:
+            parts.append(node.test)
+            node = node.orelse.body if node.orelse is not None and type(node.orelse) is cst.Else else (
+                node.orelse)
+        return parts
+    if kind is cst.While:
+        return [stmt.test]
+    if kind is cst.For:
+        return [stmt.iter]
+    if kind is cst.With:
+        return [item.item for item in stmt.items]
+    return []
+
+
+class ListUseTransformer(OwnCodeConverter):
+    """Puts ``xs = _lx.as_list(xs)`` before each statement that uses a list as only a list can."""
+
+    def __init__(self, ctx: Context, names: set[str]):
+        super().__init__(ctx)
+        self.names = names
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        body, changed = [], False
+        for stmt in updated_node.body:
+            used = set()
+            for part in _header_parts(stmt):
+                used |= _list_uses(part, self.names)
+            if used:
+                line = cst.SimpleStatementLine([
+                    cst.Assign([cst.AssignTarget(cst.Name(name))], runtime_call("as_list", cst.Name(name)))
+                    for name in sorted(used)])
+                pos = self.ctx.positions.get(stmt)
+                if pos is not None:
+                    self.ctx.positions.setdefault(line, pos)
+                body.append(line)
+                changed = True
+            body.append(stmt)
+        return updated_node.with_changes(body=body) if changed else updated_node
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).
@@ -58,4 +202,9 @@ TRIGGERS = (APPEND_CALL,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(ListAppendTransformer(ctx))
+    appends = ListAppendTransformer(ctx)
+    node = node.visit(appends)
+    names = _list_names(node, appends.appended)
+    if not names:
+        return node
+    return node.visit(ListUseTransformer(ctx, names))

@@ -1,0 +1,81 @@
+"""``a is b`` / ``a is not b`` and ``~``/``-``/``+`` on Python bools, when a traced construct may
+have turned a Python value into a traced one.
+
+Python: ``flag is False`` is true exactly when ``flag`` holds the Python ``False``. A name that
+holds only Python bools in Python (every assignment a ``True``/``False`` literal, ``not ...``
+or ``bool(...)``) is a traced boolean after a traced ``if`` or loop assigns it: identity with a
+bool literal is then equality of values, and ``~flag`` is ``-int(flag) - 1`` as for Python's
+``bool``. Where the Python identity cannot be known while tracing (two traced values that are
+different objects now but may be one object in Python, a traced boolean that may have been a
+Python bool) the answer is a located error, never a silent ``False``.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from laxify.ir.errors import NeedsPython
+from laxify.runtime.dispatch.logic import _user_location
+from laxify.runtime.dispatch.values import is_traced
+
+__all__ = ["bool_unary", "is_", "is_not"]
+
+_BOOL, _PARAM = "bool", "param"
+
+
+def is_(a, b, text: str, kinds: str):
+    """``a is b``, as Python's identity would be on the path the program takes."""
+    if not (is_traced(a) or is_traced(b)):
+        return a is b
+    return _identity(a, b, text, kinds)
+
+
+def is_not(a, b, text: str, kinds: str):
+    """``a is not b``, as Python's identity would be on the path the program takes."""
+    if not (is_traced(a) or is_traced(b)):
+        return a is not b
+    same = _identity(a, b, text, kinds)
+    return (not same) if isinstance(same, bool) else jnp.logical_not(same)
+
+
+def _identity(a, b, text: str, kinds: str):
+    if a is b:
+        return True
+    left, right = kinds.split(",")
+    if isinstance(b, bool) or isinstance(a, bool):
+        literal, value, kind = (b, a, left) if isinstance(b, bool) else (a, b, right)
+        if not is_traced(value):
+            return value is literal
+        is_bool_scalar = value.dtype == jnp.bool_ and value.shape == ()
+        if kind == _BOOL:
+            if not is_bool_scalar:
+                raise _undecided(text, "its operand holds Python bools in Python but a traced array "
+                                       "that is not one boolean here")
+            return value if literal else jnp.logical_not(value)
+        if is_bool_scalar and kind != _PARAM:
+            raise _undecided(text, "its operand is a traced boolean here, which may have been a "
+                                   "Python bool in Python (assigned on some paths only, or returned "
+                                   "by a call)")
+        return False  # an array (or a number) is never the Python True/False
+    if a is None or b is None or not (is_traced(a) and is_traced(b)):
+        return False  # a traced value is never None, nor a Python object
+    raise _undecided(text, "compares two traced values, which are different objects while laxify "
+                           "traces but may be the same object in Python on some paths")
+
+
+def _undecided(text: str, why: str) -> NeedsPython:
+    return NeedsPython(
+        f"`{text}` tests identity and {why}, so only Python can tell what `is` gives",
+        _user_location(),
+        "Compare values instead (`flag == False`, `not flag`, or `jnp.array_equal(a, b)`), or keep "
+        "a separate Python flag that says which path was taken.",
+    )
+
+
+def bool_unary(op: str, value):
+    """``~flag``, ``-flag``, ``+flag`` on a name that holds Python bools: Python's ``int``
+    results (``~True == -2``), also when the flag became a traced boolean."""
+    if not is_traced(value) or value.dtype != jnp.bool_:
+        return {"~": lambda v: ~v, "-": lambda v: -v, "+": lambda v: +v}[op](value)
+    as_int = value.astype(jnp.int32)
+    return {"~": lambda v: -v - 1, "-": lambda v: -v, "+": lambda v: v}[op](as_int)

@@ -1,0 +1,455 @@
+"""Effects on Python objects while a traced construct is traced.
+
+A branch of a traced ``if``, the body of a traced loop and a lazy operand of a traced
+``and``/``or``/conditional expression run in Python while they are traced: every branch
+(also the one the program will not take), once per loop (not once per iteration), and
+sometimes more than once (laxify and JAX probe them). A change they make in place to a
+Python object that exists outside them would happen on the wrong path or the wrong number
+of times. So, while such a function is traced, the Python objects it can reach are watched:
+
+- what it receives from the construct (its carried values) arrives as fresh lists, dicts and
+  tuples; a change to those is the function's own, and is kept where the function returns
+  the changed object (the construct carries it out, as any other value);
+- everything else it can reach (the variables it reads, what they hold, the arguments,
+  defaults and globals of the functions it calls, the list whose method it calls) is
+  compared with a snapshot when it returns; a change there, and a call of a function that
+  assigns a global or an enclosing function's variable, is a :class:`NeedsPython` at the
+  construct: the objects get their contents back, and a ``to_static`` function runs eagerly
+  (with its warning), where Python makes each change exactly as written.
+
+Nothing here runs when the compiled program runs: only while tracing, and only for the
+constructs that trace Python functions under a traced condition.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import operator
+import threading
+import types
+import weakref
+from typing import Callable
+
+import numpy as np
+
+from laxify.ir.errors import Location, NeedsPython
+from laxify.ir.naming import DEFAULT_PREFIX
+from laxify.ir.user_code import is_library_function, is_library_type
+
+__all__ = ["Identity", "alias_error", "guarded", "note_call", "watching"]
+
+_ATOMS = (int, float, complex, str, bytes, bool, type(None), type, types.ModuleType, range, slice)
+_FUNCTION_DEPTH = 2
+_LARGE = 1 << 20  # NumPy arrays of more elements are not snapshotted  # how deep into the closures of functions reachable from a watched one
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.watches: list[_Watch] = []
+
+
+_state = _State()
+
+
+def _state_of(obj):
+    """What is compared to see whether ``obj`` changed in place (``None``: never changes)."""
+    kind = type(obj)
+    if kind is list:
+        return tuple(obj)
+    if kind is dict:
+        return tuple(obj.items())
+    if kind is set:
+        return frozenset(obj)
+    if kind is bytearray:
+        return bytes(obj)
+    if kind is np.ndarray:
+        # (a large array is not copied while tracing: changes to it are not watched)
+        return obj.copy() if obj.flags.writeable and obj.size <= _LARGE else None
+    return _attributes(obj)
+
+
+def _attributes(obj):
+    try:
+        attrs = object.__getattribute__(obj, "__dict__")
+    except Exception:  # noqa: BLE001 - no instance dict (slots), or a proxy that refuses
+        return None
+    return tuple(attrs.items()) if type(attrs) is dict else None
+
+
+def _same(kind: type, before, now) -> bool:
+    if kind is np.ndarray:
+        return before.shape == now.shape and bool(np.array_equal(before, now, equal_nan=True))
+    if kind is set or kind is bytearray:
+        return before == now
+    if len(before) != len(now):
+        return False
+    if kind is list:
+        return all(map(operator.is_, before, now))
+    # dict items and attributes: the same keys, holding the same objects
+    return all((a[0] is b[0] or a[0] == b[0]) and a[1] is b[1] for a, b in zip(before, now))
+
+
+def _restore(obj, before) -> None:
+    kind = type(obj)
+    if kind is list:
+        obj[:] = before
+    elif kind is dict:
+        obj.clear()
+        obj.update(before)
+    elif kind is set:
+        obj.clear()
+        obj.update(before)
+    elif kind is bytearray:
+        obj[:] = before
+    elif kind is np.ndarray:
+        obj[...] = before
+    else:
+        attrs = object.__getattribute__(obj, "__dict__")
+        attrs.clear()
+        attrs.update(before)
+
+
+_USER_CLASSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _user_class(kind: type) -> bool:
+    """A class of the user's (no library class among its bases) whose objects have a ``__dict__``."""
+    known = _USER_CLASSES.get(kind)
+    if known is None:
+        known = _USER_CLASSES[kind] = (
+            bool(getattr(kind, "__dictoffset__", 0)) and not issubclass(kind, BaseException)
+            and not any(is_library_type(cls) for cls in kind.__mro__[:-1]))
+    return known
+
+
+class _Watch:
+    """The Python objects one traced function can reach, and their contents before it ran."""
+
+    def __init__(self, construct: str, where: Callable[[], Location | None]):
+        self.construct, self.where = construct, where
+        self.saved: dict[int, tuple] = {}   # id -> (object, its state, the user's word for it)
+        self.own: set[int] = set()          # fresh containers the construct passed in
+
+    def add(self, root, name: str, own: bool = False, depth: int = 0, shared: frozenset = frozenset()) -> None:
+        """Watch ``root`` and what it holds. ``own``: fresh containers a construct passed in
+        (``shared``: the ids of objects in them that are not fresh)."""
+        stack = [(root, name, own, depth)]
+        saved = self.saved
+        while stack:
+            obj, word, mine, level = stack.pop()
+            if isinstance(obj, _ATOMS) or id(obj) in saved:
+                continue
+            kind = type(obj)
+            if kind is tuple:
+                stack.extend((item, word, mine, level) for item in obj)
+                continue
+            if kind is types.FunctionType:
+                if level < _FUNCTION_DEPTH and not is_library_function(obj):
+                    self._function(obj, stack, level + 1)
+                continue
+            if kind is types.MethodType:
+                stack.append((obj.__self__, word, False, level))
+                stack.append((obj.__func__, word, False, level))
+                continue
+            if kind is functools.partial:
+                stack.extend((item, word, False, level) for item in (*obj.args, *obj.keywords.values()))
+                continue
+            if kind in (list, dict, set, bytearray, np.ndarray):
+                state = _state_of(obj)
+            elif _user_class(kind):
+                state = _attributes(obj)
+            else:
+                continue
+            if state is None:
+                continue
+            saved[id(obj)] = (obj, state, word)
+            if mine and id(obj) not in shared:
+                self.own.add(id(obj))
+            if kind is list:
+                stack.extend((item, word, mine, level) for item in obj)
+            elif kind is dict or kind not in (set, bytearray, np.ndarray):
+                stack.extend((value, word, mine, level) for _, value in state)
+
+    def _function(self, fn: types.FunctionType, stack: list, level: int) -> None:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            stack.append((value, f"`{name}`" if not name.startswith("_lx") else "a value it reads", False, level))
+        for value in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()):
+            stack.append((value, f"a default argument of `{fn.__name__}`", False, level))
+        for name in _global_containers(fn):
+            stack.append((fn.__globals__[name], f"the global `{name}`", False, level))
+
+    def changed(self, outputs) -> str | None:
+        """The user's word for the first watched object that changed where it may not."""
+        returned = _reachable(outputs)
+        for key, (obj, state, word) in self.saved.items():
+            if _same(type(obj), state, _state_of(obj)):
+                continue
+            if key in self.own and key in returned:
+                continue  # a carried value the construct carries out
+            return word
+        return None
+
+    def changed_in_place(self, obj) -> bool:
+        entry = self.saved.get(id(obj))
+        return entry is not None and not _same(type(obj), entry[1], _state_of(obj))
+
+    def restore(self) -> None:
+        for obj, state, _ in self.saved.values():
+            if not _same(type(obj), state, _state_of(obj)):
+                _restore(obj, state)
+
+
+def _global_containers(fn: types.FunctionType) -> list[str]:
+    found = []
+    namespace = fn.__globals__
+    for name in fn.__code__.co_names:
+        value = namespace.get(name)
+        if type(value) in (list, dict, set, bytearray, np.ndarray):
+            found.append(name)
+    return found
+
+
+def _reachable(tree) -> set[int]:
+    """The ids of the lists, dicts and user objects in ``tree`` (through tuples too)."""
+    found, stack = set(), [tree]
+    while stack:
+        obj = stack.pop()
+        kind = type(obj)
+        if isinstance(obj, _ATOMS) or id(obj) in found:
+            continue
+        if kind is tuple:
+            stack.extend(obj)
+        elif kind is list:
+            found.add(id(obj))
+            stack.extend(obj)
+        elif kind is dict:
+            found.add(id(obj))
+            stack.extend(obj.values())
+        elif _user_class(kind):
+            attrs = _attributes(obj)
+            if attrs is not None:
+                found.add(id(obj))
+                stack.extend(value for _, value in attrs)
+    return found
+
+
+def _fresh(args: tuple) -> tuple:
+    """``args`` with their pytree containers rebuilt, as JAX gives them to a traced function."""
+    from laxify.runtime.dispatch.values import fresh
+    return fresh(args)
+
+
+class Identity:
+    """Which outputs of a traced function are which of its inputs (the very list or dict it
+    received, changed in place or not), over every run of it: ``of[j] == i`` when output ``j``
+    was input ``i`` on every run, ``-1`` when it was not on some run."""
+
+    def __init__(self):
+        self.of: dict[int, int] = {}
+        self.changed: set[int] = set()  # outputs some run changed in place
+        self.where = ("this construct", lambda: None)
+
+    def note(self, args: tuple, outs, watch: _Watch) -> None:
+        if type(outs) not in (tuple, list):
+            return
+        inputs = [k for k, a in enumerate(args) if type(a) in (list, dict)]
+        for j, out in enumerate(outs):
+            if type(out) not in (list, dict):
+                continue  # (laxify's probes stand for lists while it probes a loop's body)
+            found = next((k for k in inputs if args[k] is out), -1)
+            if found >= 0 and watch.changed_in_place(out):
+                self.changed.add(j)
+            if self.of.get(j, found) != found:
+                found = -1
+            self.of[j] = found
+
+    def write_back(self, outs, inputs, offset: int = 0) -> tuple:
+        """``outs`` of the construct, with each list or dict that its function changed in place
+        (returned as the input it received) written into the object the construct was given,
+        which is returned in its place: as in Python, every name that refers to that object
+        (in the caller too) sees the change."""
+        outs = list(outs)
+        for j, i in self.of.items():
+            if i < 0 and j in self.changed:
+                # Changed in place on some path, replaced by another object on another: which
+                # object the names refer to afterwards depends on the path.
+                raise _path_identity_error(self.where)
+            k = i - offset
+            if i < 0 or j >= len(outs) or not 0 <= k < len(inputs):
+                continue
+            original, new = inputs[k], outs[j]
+            if type(original) is type(new) and type(new) in (list, dict) and original is not new:
+                _write_into(original, new)
+                outs[j] = original
+        return tuple(outs)
+
+
+def _write_into(original, new) -> None:
+    """``original`` (a list or dict) given the contents of ``new``, keeping the identity of the
+    lists and dicts it holds where ``new`` holds one of the same kind at the same place."""
+    if type(original) is list and len(original) != len(new):
+        original[:] = new
+        return
+    keys = range(len(new)) if type(original) is list else list(new)
+    if type(original) is dict:
+        for key in [k for k in original if k not in new]:
+            del original[key]
+    for key in keys:
+        old = original[key] if type(original) is list or key in original else None
+        value = new[key]
+        if type(old) is type(value) and type(value) in (list, dict) and old is not value:
+            _write_into(old, value)
+        else:
+            original[key] = value
+
+
+def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
+            identity: Identity | None = None) -> Callable:
+    """``fn`` (a branch, a loop body or condition, a lazy operand) run with its effects on
+    Python objects watched: see the module's docstring. ``construct`` says what traces it
+    ("this `if` on a traced value"); ``where()`` is the user's line to report; ``identity``
+    notes which outputs are which inputs."""
+    if getattr(fn, "__laxify_guarded__", False):
+        return fn
+
+    def run(*args):
+        watch = _Watch(construct, where)
+        before = _reachable(args)
+        args = _fresh(args)
+        names = fn.__code__.co_varnames if isinstance(fn, types.FunctionType) else ()
+        for k, arg in enumerate(args):
+            name = names[k] if k < len(names) else ""
+            word = f"`{name}`" if name and not name.startswith(DEFAULT_PREFIX) else "a value it carries"
+            watch.add(arg, word, own=True, shared=before)
+        for item in _roots(fn):
+            watch.add(*item)
+        watches = _state.watches
+        watches.append(watch)
+        try:
+            out = fn(*args)
+            word = watch.changed(out)
+        except BaseException:
+            watch.restore()
+            raise
+        finally:
+            watches.pop()
+        if word is not None:
+            watch.restore()
+            raise _changed_error(word, watch)
+        if identity is not None:
+            identity.where = (construct, where)
+            identity.note(args, out, watch)
+        return out
+
+    run.__laxify_guarded__ = True
+    return run
+
+
+def _roots(fn) -> list:
+    """What ``fn`` reads besides its arguments; for laxify's own wrappers, what the user's
+    functions they wrap read (not the wrappers' own bookkeeping)."""
+    if type(fn) is not types.FunctionType:
+        return []
+    if not is_library_function(fn):
+        stack: list = []
+        _Watch._function(None, fn, stack, 0)
+        return stack
+    found, values = [], list(fn.__defaults__ or ())
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            continue
+    for value in values:
+        for item in (value if type(value) in (tuple, list) else (value,)):
+            if type(item) is types.FunctionType:
+                found.extend(_roots(item))
+    return found
+
+
+def watching() -> bool:
+    """Whether a watched function is being traced (in this thread)."""
+    return bool(_state.watches)
+
+
+def note_call(fn, original, args, kwargs) -> None:
+    """A call made while a watched function is traced: what it may change is watched too,
+    and a function that assigns a global or an enclosing function's variable is an error
+    (the assignment would happen on every traced path)."""
+    watches = _state.watches
+    if not watches:
+        return
+    watch = watches[-1]
+    if original is not None:
+        shared = _shared_stores(original.__code__)
+        if shared:
+            raise _assigns_error(original, shared, watch)
+        watch.add(original, f"what `{original.__name__}` reads", depth=0)
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        watch.add(owner, "the object whose method it calls")
+    for k, arg in enumerate((*args, *kwargs.values())):
+        watch.add(arg, "an argument of a call")
+
+
+@functools.lru_cache(maxsize=256)
+def _shared_stores(code: types.CodeType) -> tuple[str, ...]:
+    """The globals and enclosing functions' variables ``code`` assigns."""
+    found = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+            found.append(ins.argval)
+        elif ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in code.co_freevars:
+            found.append(ins.argval)
+    return tuple(dict.fromkeys(found))
+
+
+def _changed_error(word: str, watch: _Watch) -> NeedsPython:
+    return NeedsPython(
+        f"{word} is changed in place while {watch.construct} is traced: laxify traces each branch "
+        f"(and a loop's body once, not once per iteration), so the change would not happen "
+        f"exactly where and as often as in Python",
+        watch.where(),
+        "Build a new value and assign it (`xs = xs + [v]`, `d = {**d, k: v}`), return it from a "
+        "helper and assign it where the helper is called, or keep such state in an array that "
+        "the function carries.",
+    )
+
+
+def _assigns_error(original, names: tuple[str, ...], watch: _Watch) -> NeedsPython:
+    listed = ", ".join(f"`{n}`" for n in names)
+    return NeedsPython(
+        f"`{original.__qualname__}` assigns {listed} (global or nonlocal) and is called while "
+        f"{watch.construct} is traced: every branch is traced, so the assignment would happen "
+        f"also where Python does not make it",
+        watch.where(),
+        f"Return the new value from `{original.__name__}` and assign it where it is called, or keep "
+        f"such state in an array passed in and returned.",
+    )
+
+
+def alias_error(name: str, other: str) -> NeedsPython:
+    """An object changed in place inside a traced construct, which another name refers to."""
+    watch = _state.watches[-1]
+    return NeedsPython(
+        f"`{name}` is changed in place while {watch.construct} is traced, and `{other}` refers to "
+        f"the same object: the construct carries out a changed copy of `{name}`, which `{other}` "
+        f"would not see",
+        watch.where(),
+        f"Assign `{other} = {name}` again after the construct, or use one name for the object.",
+    )
+
+
+def _path_identity_error(where) -> NeedsPython:
+    construct, location = where
+    return NeedsPython(
+        f"a list or dict is changed in place on one path of {construct} and replaced by another "
+        f"object on another, so which object its other names see depends on the path",
+        location(),
+        "Change it the same way on every path (in place, or by assigning a new list or dict).",
+    )
