@@ -72,12 +72,13 @@ def _catching(branch, site: Site):
 
 
 def _traced_cond(pred, branches, operands, site: Site):
-    branches = [_catching(b, site) for b in branches]
     if any(_appendable(v) for v in operands):
-        return _cond_appending(pred, branches, operands, site)
+        return _cond_appending(pred, [_catching(b, site) for b in branches], operands, site)
+    # Effects on Python objects are watched in the user's branch itself; an exception Python
+    # raises there is recorded for the runs that take it (outside the watch).
     identity = effects.Identity()
-    branches = [effects.guarded(b, f"this `{site.construct}` on a traced value", lambda: location(site),
-                                identity) for b in branches]
+    branches = [_catching(effects.guarded(b, f"this `{site.construct}` on a traced value", lambda: location(site),
+                                          identity), site) for b in branches]
     return identity.write_back(_joined_cond(pred, branches, operands, site), operands)
 
 
