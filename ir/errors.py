@@ -75,11 +75,14 @@ def warn_at(message: str, category: type[Warning], filename: str, line: int,
     raise while looking the line up (ImportError on 3.11; DeprecationWarning, or ValueError when
     ``__loader__`` is missing too, on 3.13); the line then comes from ``linecache`` as for any
     other warning."""
+    # `module` and `registry` are passed only when given: an explicit None for either is not
+    # the same as leaving it out (CPython then matches no filter and shows nothing).
+    where = {k: v for k, v in (("module", module), ("registry", registry)) if v is not None}
     spec = (module_globals or {}).get("__spec__")
     if getattr(spec, "loader", None) is not None:
         try:
-            warnings.warn_explicit(message, category, filename, line, module, registry, module_globals)
+            warnings.warn_explicit(message, category, filename, line, module_globals=module_globals, **where)
             return
         except (ImportError, ValueError):
             pass  # raised while priming linecache, before the warning was recorded or shown
-    warnings.warn_explicit(message, category, filename, line, module, registry)
+    warnings.warn_explicit(message, category, filename, line, **where)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import linecache
 import os
 import threading
 import types
@@ -22,12 +23,13 @@ from laxify.fallback import (
     fallback_at,
     fallback_error,
     located_concrete_error,
+    warn_value_fallback,
     restoring_shared_names,
     warn_at_user_code,
     warn_fallback,
     warn_unconverted_eager,
 )
-from laxify.ir.errors import ConversionError, FallbackWarning
+from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython
 from laxify.ir.printer import print_function
 from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
 from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
@@ -277,6 +279,35 @@ def convert(fn: Callable, *, checks: bool = False) -> Callable:
     return _convert_callable(target)
 
 
+_RESULT_LEAVES = (jax.Array, np.ndarray, np.generic, bool, int, float, complex)
+
+
+def _returning_arrays(fn: Callable, inner: Callable) -> Callable:
+    """``fn``, whose result (while it is traced) must hold arrays and numbers only: a string
+    or another Python object in it is Python that eager Python runs and one XLA program
+    cannot return (``NeedsPython``: ``to_static`` falls back, at the ``def`` line)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        for leaf in jax.tree_util.tree_leaves(out):
+            if not isinstance(leaf, _RESULT_LEAVES):
+                code = getattr(inner, "__code__", None)
+                where = None
+                if code is not None:
+                    text = linecache.getline(code.co_filename, code.co_firstlineno).rstrip("\n")
+                    where = Location(code.co_filename, code.co_firstlineno, len(text) - len(text.lstrip()), text)
+                name = getattr(inner, "__qualname__", "the function")
+                raise NeedsPython(
+                    f"{name} returns a Python {type(leaf).__name__}, and one XLA program returns only "
+                    f"arrays and numbers", where,
+                    f"Return arrays and numbers only (build the {type(leaf).__name__} from the results "
+                    f"where the function is called), or call it unconverted.")
+        return out
+
+    return run
+
+
 class StaticFunction:
     """A function converted by laxify and run under ``jax.jit``.
 
@@ -327,7 +358,9 @@ class StaticFunction:
         self._jitted: dict[tuple, Callable] = {}
         self._checked_keys: set[tuple] = set()  # programs that report run-time errors
         self._by_types: dict[Any, tuple] = {}  # argument types -> (jitted, jit cache key)
-        self._eager: set[tuple] = set()
+        # Input signatures that run eagerly, and what runs: the function as written, or (for
+        # value-dependent Python met in converted code) the converted function, un-jitted.
+        self._eager: dict[tuple, Callable] = {}
         self._static_values: set = set()
         self._retrace_warned = False
         self._no_source: ConversionError | None = None
@@ -430,8 +463,10 @@ class StaticFunction:
         return run
 
     def _traceable(self, fn: Callable, checks: bool) -> Callable:
-        """``fn`` with its asserts checked or not, and the shared names a fallback re-runs the
-        assignments of restored (see ``restoring_shared_names``)."""
+        """``fn`` with its asserts checked or not, the shared names a fallback re-runs the
+        assignments of restored (see ``restoring_shared_names``), and its results checked to
+        be what one XLA program can return."""
+        fn = _returning_arrays(fn, self._inner)
         return restoring_shared_names(with_assert_mode(fn, AssertMode(checks, self.fallback)), self._plain)
 
     def _jit_checked(self, key: tuple, args: tuple, kwargs: dict) -> Callable:
@@ -523,8 +558,9 @@ class StaticFunction:
         if self._python_only is not None:
             return self._run_as_python(args, kwargs)
         key, wrapped_args, wrapped_kwargs = self._prepare(args, kwargs)
-        if key in self._eager:
-            return self._plain(*args, **kwargs)
+        runner = self._eager.get(key)
+        if runner is not None:
+            return runner(*args, **kwargs)
         jitted = self._jit_checked(key, args, kwargs)
         args, kwargs = wrapped_args, wrapped_kwargs
         if not kwargs and len(key) == 2 and self._hot:
@@ -565,6 +601,7 @@ class StaticFunction:
         """A traced value reached Python code that needs a concrete one: fall back or explain."""
         inner = self._inner
         outer = any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
+        runner = self._plain
         if self._no_source is not None:
             # Not converted at all (no source): like a construct kept as Python, it runs eagerly.
             if outer:
@@ -574,16 +611,28 @@ class StaticFunction:
         else:
             found = fallback_at(self._converted.conversion, error)
             if found is None:
-                raise located_concrete_error(error, inner) from error
-            if self.fallback == "error" or outer:
-                raise fallback_error(found, inner, outer) from error
-            if self.fallback == "warn":
-                warn_fallback(found, inner)
-        self._eager.add(key)
+                # Value-dependent Python on the user's line (`int(x)` of a traced float, a traced
+                # index into a Python list, ...): what eager Python runs, the function runs
+                # eagerly, said once at that line; refused where it cannot run eagerly.
+                located = located_concrete_error(error, inner)
+                if self.fallback == "error" or outer:
+                    raise located from error
+                if self.fallback == "warn":
+                    warn_value_fallback(located, inner)
+                # The converted code itself, eagerly: Python decides each `if`/`while` on
+                # concrete values, and laxify's meaning of the user's code holds (`x[i] = v` on
+                # a JAX array updates it, as on a NumPy array).
+                runner = self._function()
+            else:
+                if self.fallback == "error" or outer:
+                    raise fallback_error(found, inner, outer) from error
+                if self.fallback == "warn":
+                    warn_fallback(found, inner)
+        self._eager[key] = runner
         self._by_types.clear()
         args = tuple(map(_unwrapped, args))
         kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
-        return self._plain(*args, **kwargs)
+        return runner(*args, **kwargs)
 
     def __get__(self, instance, owner=None):
         if self._binding is staticmethod:

@@ -20,7 +20,8 @@ from laxify.ir.core import Span
 from laxify.transpiler.to_ir import Fallback
 
 __all__ = ["CONCRETE_ERRORS", "KeptPythonError", "fallback_at", "fallback_error", "located_concrete_error",
-           "restoring_shared_names", "warn_at_user_code", "warn_fallback", "warn_unconverted_eager"]
+           "restoring_shared_names", "warn_at_user_code", "warn_fallback", "warn_unconverted_eager",
+           "warn_value_fallback"]
 
 
 class KeptPythonError(ConversionError):
@@ -158,6 +159,15 @@ def located_concrete_error(error: BaseException, fn, unconverted: ConversionErro
     fix = ("Keep that value static (pass it as a Python value or list it in static_argnums), or use "
            "a jax.numpy / jax.lax operation that accepts traced values (jnp.where, lax.dynamic_slice, ...).")
     return ConversionError(message, _concrete_location(error, fn), fix)
+
+
+def warn_value_fallback(located: ConversionError, fn) -> None:
+    """The one-time FallbackWarning of a function whose converted code met Python that needs a
+    concrete value (the text of ``located``, at its line): it runs eagerly from then on."""
+    where = located.location
+    filename, line = (where.filename, where.line) if where else (fn.__code__.co_filename, fn.__code__.co_firstlineno)
+    warn_at(f"{located.message} So {fn.__qualname__} cannot be one XLA program: it runs eagerly, op "
+            f"by op, which is much slower. {located.fix}", FallbackWarning, filename, line)
 
 
 # Modules whose frames are never "the user's code": laxify's own, JAX's (a to_static function

@@ -19,18 +19,22 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
+import threading
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
+from laxify.runtime import error_channel
 from laxify.runtime.calls import call
 from laxify.runtime.dispatch.values import any_traced, is_traced
 
 __all__ = ["BUILTIN_NAMES", "MATH_NAMES", "RULES", "builtin", "contains", "not_contains"]
 
 _NO_DEFAULT = object()
+_state = threading.local()  # where: the user's (file, line) of the builtin call being traced
 
 
 class _NotCovered(Exception):
@@ -137,10 +141,32 @@ def _bool(*args):
     return _truth(args[0])
 
 
+def _raise_where(bad, exception: Callable[[], BaseException]) -> None:
+    """Python raises ``exception()`` where ``bad`` holds: a run-time check at the user's line
+    of the call (the run-time error channel, as for a ``raise``)."""
+    filename, line = _state.where
+    error_channel.check_at(jnp.logical_not(bad), exception, filename, line)
+
+
+def _to_int(x, rounded):
+    """A float rounded to an integer by ``rounded`` (``jnp.trunc``, ``jnp.floor``, ...), with
+    Python's errors: ``ValueError`` for NaN, ``OverflowError`` for an infinity; a value beyond
+    JAX's default int dtype (Python's ints are unbounded) is an ``OverflowError`` too, never a
+    wrapped integer."""
+    target = jnp.result_type(int)
+    _raise_where(jnp.isnan(x), lambda: ValueError("cannot convert float NaN to integer"))
+    _raise_where(jnp.isinf(x), lambda: OverflowError("cannot convert float infinity to integer"))
+    value = rounded(x)
+    limit = float(jnp.iinfo(target).max) + 1.0
+    _raise_where(jnp.logical_and(jnp.isfinite(x), jnp.logical_or(value >= limit, value < -limit)),
+                 lambda: OverflowError(f"the integer is too large for {jnp.dtype(target).name}, laxify's "
+                                       f"Python int on traced values (jax_enable_x64 gives int64)"))
+    return jnp.where(jnp.isfinite(value), value, 0).astype(target)
+
+
 def _int(*args):
     """``int(x)``: a bool or integer as it is (in JAX's default int dtype for a bool); a float
-    truncated toward zero only where Python cannot raise: NaN, infinities and values beyond the
-    int dtype's range need the run-time error channel (not covered: the builtin runs)."""
+    truncated toward zero, with Python's errors on NaN and infinities (run-time checks)."""
     if len(args) != 1 or not _scalar(args[0]):
         raise _NotCovered
     x = jnp.reshape(jnp.asarray(args[0]), ())
@@ -148,6 +174,8 @@ def _int(*args):
         return x.astype(jnp.result_type(int))
     if jnp.issubdtype(x.dtype, jnp.integer):
         return x
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        return _to_int(x, jnp.trunc)
     raise _NotCovered
 
 
@@ -187,13 +215,15 @@ def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool
             raise _NotCovered
         x = jnp.reshape(jnp.asarray(args[0]), ())
         if integer_result:
-            # math.floor/ceil of an int or bool is that int; of a float it raises on NaN and
-            # infinities (run-time error channel: not covered here). (math.trunc has no rule: a
-            # JAX array has no __trunc__, so Python raises TypeError on one.)
+            # math.floor/ceil of an int or bool is that int; of a float, rounded with Python's
+            # errors on NaN and infinities. (math.trunc has no rule: a JAX array has no
+            # __trunc__, so Python raises TypeError on one.)
             if x.dtype == jnp.bool_:
                 return x.astype(jnp.result_type(int))
             if jnp.issubdtype(x.dtype, jnp.integer):
                 return x
+            if jnp.issubdtype(x.dtype, jnp.floating):
+                return _to_int(x, fn)
             raise _NotCovered
         if jnp.issubdtype(x.dtype, jnp.complexfloating):
             raise _NotCovered
@@ -282,10 +312,14 @@ def builtin(fn, *args, **kwargs):
         args = (items,)
     if not any_traced((args, kwargs)):
         return fn(*args, **kwargs)
+    caller = sys._getframe(1)  # the converted code: the user's file and line
+    before, _state.where = getattr(_state, "where", None), (caller.f_code.co_filename, caller.f_lineno)
     try:
         return rule(*args, **kwargs)
     except _NotCovered:
         pass
+    finally:
+        _state.where = before
     return fn(*args, **kwargs)  # outside the handler: its error is not chained to _NotCovered
 
 

@@ -47,3 +47,10 @@ def test_globals_of_a_module_with_a_loader_give_its_line():
         warnings.simplefilter("always")
         warn_at("here", FallbackWarning, module.__file__, 1, module.__name__, {}, vars(module))
     assert [(w.filename, w.lineno) for w in caught] == [(module.__file__, 1)]
+
+
+def test_module_and_registry_may_be_left_out():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_at("kept as Python", FallbackWarning, CELL, 1)
+    assert [(w.filename, w.lineno, str(w.message)) for w in caught] == [(CELL, 1, "kept as Python")]

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from laxify.ir.errors import ConversionError
+from laxify.ir.errors import ConversionError, NeedsPython
 from laxify.ir.naming import is_return_flag, is_return_value
 from laxify.runtime import effects
 from laxify.runtime import lists as lists_mod
@@ -353,11 +353,15 @@ def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
                 )
             for leaf in jax.tree_util.tree_leaves(v):
                 if not array_like(leaf):
+                    # A Python value that differs between the branches (a string, an object):
+                    # which one Python has depends on the data. Eager Python runs it.
                     raise site_error(
                         site,
-                        f"`{name}` is a {describe(leaf)} in the {_branch_name(k, n, site)} of this `if` "
-                        f"on a traced value; only arrays and numbers can differ between branches.",
+                        f"`{name}` is a Python {type(leaf).__name__} in the {_branch_name(k, n, site)} of this "
+                        f"`if` on a traced value, and only arrays and numbers can differ between the "
+                        f"branches of one XLA program",
                         f"Compute `{name}` outside the `if`, or make it an array.",
+                        NeedsPython,
                     )
         return outs
 
@@ -415,19 +419,23 @@ def _mismatch(site, name, sides, a, b, construct, what) -> ConversionError:
         rows.append(f"    structure: {ta}  vs  {tb}")
     width = max(len(s) for s in sides)
     header = f"  {sides[0]:<{width}}  vs  {sides[1]}"
+    # Values of a different structure or shape on the paths of a traced `if`: which one Python
+    # has depends on the data, so eager Python runs it (NeedsPython: to_static falls back).
     if returned:
         return site_error(
             site,
-            f"The function returns values of a different {what} on paths decided by {construct}; "
-            f"one XLA program returns one {what}:\n{header}\n" + "\n".join(rows),
+            f"the function returns values of a different {what} on paths decided by {construct}, "
+            f"and one XLA program returns one {what}:\n{header}\n" + "\n".join(rows),
             f"Revise the `return` statements so that every path returns the same {what} "
             f"(for example the same tuple length or dict keys).",
+            NeedsPython,
         )
     return site_error(
         site,
         f"`{name}` has a different {what} on the two sides of {construct}:\n{header}\n" + "\n".join(rows),
         f"Revise the code so that `{name}` keeps one {what} on every path "
         f"(pad or reshape it, or give it its final {what} before the control flow).",
+        NeedsPython,
     )
 
 

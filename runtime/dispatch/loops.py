@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from laxify.ir.errors import ConversionError
+from laxify.ir.errors import ConversionError, NeedsPython
 from laxify.ir.naming import is_break_flag, is_return_flag
 from laxify.runtime import effects
 from laxify.runtime import lists as lists_mod
@@ -98,6 +98,11 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
                 else:
                     same = out is before or (type(out) is type(before) and out == before)
                 changed[k] = not same
+                if not same and not isinstance(out, Undefined) and not all(
+                        array_like(leaf) for leaf in jax.tree_util.tree_leaves(out)):
+                    name = site.names[k] if k < len(site.names) else "a value"
+                    leaf = next(leaf for leaf in jax.tree_util.tree_leaves(out) if not array_like(leaf))
+                    raise _python_carry(name, leaf, site, construct)
                 kept.append(None if same or isinstance(out, Undefined) else out)
             return tuple(kept)
 
@@ -210,12 +215,20 @@ def _check_carries(init, names, site: Site, construct: str):
             )
         for leaf in jax.tree_util.tree_leaves(v):
             if not array_like(leaf):
-                raise site_error(
-                    site,
-                    f"`{name}` is a {describe(leaf)} carried through this `{construct}` loop on a "
-                    f"traced value; only arrays and numbers can change from one iteration to the next.",
-                    f"Keep `{name}` unchanged inside the loop, or make it an array.",
-                )
+                raise _python_carry(name, leaf, site, construct)
+
+
+def _python_carry(name: str, leaf, site: Site, construct: str) -> NeedsPython:
+    """A Python value (a string, a deque, an object) that changes from one iteration of a
+    traced loop to the next: what it holds after the loop depends on the data, which eager
+    Python runs (``to_static`` falls back)."""
+    return site_error(
+        site,
+        f"`{name}` is a Python {type(leaf).__name__} changed in this `{construct}` loop on a traced value, and "
+        f"one XLA program carries only arrays and numbers from one iteration to the next",
+        f"Keep `{name}` unchanged inside the loop, or make it an array.",
+        NeedsPython,
+    )
 
 
 class CarryChange(ConversionError):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import builtins
 import math
+import os
+import traceback
 from math import floor
 
 import jax
@@ -172,14 +174,52 @@ def test_math_functions():
     check(floor_of_an_int, (jnp.int32(3),), (jnp.int32(-7),))
 
 
-def test_int_of_a_traced_float_is_a_located_error_not_a_wrong_integer():
-    # Python's int(x) raises on NaN and infinities and is unbounded: without a run-time check
-    # it is not converted, and the call is refused at the user's line.
-    def f(x):
-        return int(x) + 1
-    with pytest.raises(laxify.ConversionError) as info:
-        laxify.to_static(f)(f32(2.5))
-    assert "return int(x) + 1" in str(info.value)
+def int_floor_ceil_of_floats(x):
+    return int(x) + math.floor(x) * 10 + math.ceil(x) * 100
+
+
+def int_of_a_float_in_a_branch(x):
+    if x > 0:
+        return int(x * 2)
+    return -1
+
+
+def test_int_floor_ceil_of_traced_floats_truncate_and_round_as_python():
+    for v in (2.5, -2.5, 7.0, -0.5, 0.0, 1e6 + 0.75):
+        check(int_floor_ceil_of_floats, (f32(v),))
+    jaxpr = str(jax.make_jaxpr(laxify.convert(int_floor_ceil_of_floats))(f32(1.0)))
+    assert "floor" in jaxpr and "ceil" in jaxpr
+
+
+@pytest.mark.parametrize("value, error, text", [
+    (np.nan, ValueError, "cannot convert float NaN to integer"),
+    (np.inf, OverflowError, "cannot convert float infinity to integer"),
+    (-np.inf, OverflowError, "cannot convert float infinity to integer"),
+])
+def test_int_of_nan_or_infinity_raises_pythons_error_at_the_users_line(value, error, text):
+    with pytest.raises(error, match=text):
+        int_floor_ceil_of_floats(np.float32(value))  # eager Python
+    with pytest.raises(error, match=text) as info:
+        laxify.to_static(int_floor_ceil_of_floats)(f32(value))
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert frames[-1].filename == __file__
+    assert frames[-1].line == "return int(x) + math.floor(x) * 10 + math.ceil(x) * 100"
+    package = os.path.dirname(os.path.dirname(laxify.__file__))
+    assert not [f for f in frames if f.filename.startswith(os.path.join(package, "runtime"))]
+
+
+def test_int_beyond_int32_is_an_overflow_error_not_a_wrapped_integer():
+    with pytest.raises(OverflowError, match="int32"):
+        laxify.to_static(int_floor_ceil_of_floats)(f32(3e9))
+
+
+def test_int_raises_only_on_the_path_python_takes():
+    f = laxify.to_static(int_of_a_float_in_a_branch)
+    assert int(f(f32(-1.0))) == -1
+    assert int(f(f32(-np.inf))) == -1  # the branch with int() is not taken: no error
+    assert int(f(f32(2.25))) == 4
+    with pytest.raises(OverflowError):
+        f(f32(np.inf))
 
 
 # -- sorted / in -------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+"""Value-dependent Python on traced values (a string built from one, `int` of a traced float, a
+traced index into a Python list): what eager Python runs, `to_static` runs, eagerly, with one
+FallbackWarning at the user's line; `fallback="error"` refuses it there. The eager run is the
+converted code's, so laxify's meaning of the user's code holds (`x[i] = v` on a JAX array)."""
+
+from __future__ import annotations
+
+import warnings
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import laxify
+
+
+def binary_digits(n):
+    out = ""
+    while n > 0:
+        out = str(n % 2) + out  # a string built from a traced value
+        n = n // 2
+    return out
+
+
+def pick_from_python_list(i, x):
+    weights = [0.5, 2.0, -1.0]
+    return x * weights[i]  # a traced index into a Python list
+
+
+def updates_then_python(x, k):
+    y = jnp.zeros(4)
+    for i in range(4):
+        if x[i] > 0:
+            y[i] = x[i] * 2
+        else:
+            y[i] = -1.0
+    scale = [1.0, 2.0, 3.0][int(k) % 3]  # a traced index into a Python list
+    return y * scale
+
+
+def _calls(fn, *args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args)
+    return result, [w for w in caught if issubclass(w.category, laxify.FallbackWarning)]
+
+
+def test_a_string_built_from_a_traced_value_runs_eagerly_with_one_warning():
+    f = laxify.to_static(binary_digits)
+    result, caught = _calls(f, jnp.int32(5))
+    assert result == binary_digits(jnp.int32(5)) == "101"
+    # At the loop that carries the string, naming it.
+    assert len(caught) == 1 and caught[0].lineno == binary_digits.__code__.co_firstlineno + 2
+    message = str(caught[0].message)
+    assert "`out` is a Python str" in message and "eagerly" in message and "_lx" not in message
+    assert "Tracer" not in message
+    # The same input signature runs eagerly again, without a second warning.
+    result, caught = _calls(f, jnp.int32(6))
+    assert (result, caught) == ("110", [])
+
+
+def test_a_traced_index_into_a_python_list():
+    f = laxify.to_static(pick_from_python_list)
+    for i in range(3):
+        result, _ = _calls(f, jnp.int32(i), jnp.float32(3.0))
+        assert float(result) == float(pick_from_python_list(i, np.float32(3.0)))
+
+
+def test_the_eager_run_keeps_array_item_updates():
+    # The oracle: the same function on a NumPy array (what `y[i] = v` means to its author).
+    def oracle(x, k):
+        y = np.zeros(4, np.float32)
+        for i in range(4):
+            y[i] = x[i] * 2 if x[i] > 0 else -1.0
+        return y * [1.0, 2.0, 3.0][int(k) % 3]
+    f = laxify.to_static(updates_then_python)
+    warned = []
+    for x, k in [([1.0, -2.0, 3.0, 0.0], 2.7), ([-1.0, 5.0, 0.5, 2.0], -1.5)]:
+        result, caught = _calls(f, jnp.asarray(x), jnp.float32(k))
+        np.testing.assert_allclose(result, oracle(np.asarray(x, np.float32), k))
+        warned += caught
+    assert [w.lineno for w in warned] == [updates_then_python.__code__.co_firstlineno + 7]  # the index
+
+
+def test_the_eager_run_raises_what_python_raises():
+    f = laxify.to_static(updates_then_python)
+    with pytest.warns(laxify.FallbackWarning), pytest.raises(ValueError, match="NaN"):
+        f(jnp.ones(4), jnp.float32(np.nan))
+
+
+def test_fallback_error_refuses_at_the_users_line():
+    with pytest.raises(laxify.ConversionError) as info:
+        laxify.to_static(binary_digits, fallback="error")(jnp.int32(5))
+    message = str(info.value)
+    assert "while n > 0:" in message and "`out`" in message and "_lx" not in message
+
+
+def test_silent_fallback_says_nothing_and_agrees():
+    result, caught = _calls(laxify.to_static(binary_digits, fallback="silent"), jnp.int32(9))
+    assert (result, caught) == ("1001", [])
