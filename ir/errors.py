@@ -49,7 +49,7 @@ class NeedsPython(ConversionError):
     Python because ..."."""
 
     def __init__(self, reason: str, location: Location | None, fix: str):
-        self.reason = reason
+        self.reason = reason = reason.rstrip(".")
         super().__init__(reason[0].upper() + reason[1:] + ".", location, fix)
 
 

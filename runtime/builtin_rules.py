@@ -18,6 +18,7 @@ candidates; ``sorted`` gives a Python list of scalar arrays, as Python gives a l
 from __future__ import annotations
 
 import builtins
+import linecache
 import math
 import sys
 import threading
@@ -27,6 +28,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from laxify.ir.errors import Location, NeedsPython
 from laxify.runtime import error_channel
 from laxify.runtime.calls import call
 from laxify.runtime.dispatch.values import any_traced, is_traced
@@ -240,6 +242,22 @@ def _math_binary(fn: Callable):
     return rule
 
 
+def _text_of(name: str):
+    def rule(*args, **kwargs):
+        """``str(x)``/``repr(x)``/``format(x, spec)`` of a traced value: its digits are known
+        only when the program runs, and while tracing Python would write the tracer's name
+        into the string. Eager Python runs it (``NeedsPython``: ``to_static`` falls back)."""
+        filename, line = _state.where
+        text = linecache.getline(filename, line)
+        raise NeedsPython(
+            f"`{name}()` of a traced value makes a Python string of its digits, which exist only "
+            f"when the program runs", Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")),
+            f"Keep the value as an array and make the string where the function is called "
+            f"(`{name}(f(x))`), or print it with `print`/`jax.debug.print`, which laxify formats "
+            f"at run time.")
+    return rule
+
+
 # One table: the builtin or ``math`` function → its rule. Only functions that Python never
 # makes raise on the inputs a rule covers are listed (the rest need the run-time error channel).
 RULES: dict[Any, Callable] = {
@@ -251,6 +269,9 @@ RULES: dict[Any, Callable] = {
     builtins.int: _int,
     builtins.float: _float,
     builtins.sorted: _sorted,
+    builtins.str: _text_of("str"),
+    builtins.repr: _text_of("repr"),
+    builtins.format: _text_of("format"),
     math.floor: _math_unary(jnp.floor, integer_result=True),
     math.ceil: _math_unary(jnp.ceil, integer_result=True),
     math.fabs: _math_unary(jnp.abs),

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from laxify.ir.errors import ConversionError
+from laxify.ir.errors import ConversionError, NeedsPython
 from laxify.runtime.lowering import Site
 from laxify.runtime import options
 from laxify.runtime.messages import site_error
@@ -402,9 +402,10 @@ def appended_once(out, name: str, site: Site):
     if len(out.values) != 1:
         raise site_error(
             site,
-            f"The list `{name}` gets {len(out.values)} appends in one iteration of this traced "
-            f"loop; a traced loop stacks exactly one value per iteration.",
+            f"the list `{name}` gets {len(out.values)} appends in one iteration of this traced "
+            f"loop, and a traced loop stacks exactly one value per iteration",
             f"Append exactly once per iteration (append a tuple to collect several values).",
+            NeedsPython,
         )
     return out.values[0]
 
@@ -459,8 +460,9 @@ def buffer_result(stacked):
 def traced_length_error(name: str, site: Site) -> ConversionError:
     return site_error(
         site,
-        f"The list `{name}` is appended to in this loop, whose number of iterations is traced: "
-        f"one XLA program cannot hold a list of traced length.",
+        f"the list `{name}` is appended to in this loop, whose number of iterations is traced, "
+        f"and one XLA program cannot hold a list of traced length",
         f"Give the loop a bound with `with laxify.loop_options(max_iters=N):` (the list becomes an "
         f"(N, ...) array, zero after the last iteration), or make the trip count static.",
+        NeedsPython,
     )

@@ -498,10 +498,11 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
     if python_index is not None:
         raise site_error(
             site,
-            f"This loop's bounds are traced, but its index must be a Python int because "
-            f"{python_index}.",
+            f"this loop's bounds are traced, but its index must be a Python int because "
+            f"{python_index}",
             "Make the bounds static (pass them as Python ints or mark them with static_argnums), "
             "or use `lax.dynamic_slice` instead of slicing with the index.",
+            NeedsPython,
         )
     return _traced_range(start, stop, step, body_fn, init, site)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import linecache
 import sys
 
-from laxify.ir.errors import ConversionError, Location
+from laxify.ir.errors import ConversionError, Location, NeedsPython
 from laxify.runtime.dispatch.values import Undefined, is_traced
 
 __all__ = ["check_defined", "final_return", "returned"]
@@ -21,9 +21,9 @@ def final_return(flag, value, def_line: int):
     if value is None or isinstance(value, Undefined):
         return None  # every path that returns returns None, as falling off the end does
     filename = sys._getframe(1).f_code.co_filename
-    raise ConversionError(
-        "Some paths through this function return a value and others, decided by a traced "
-        "value, fall off its end (returning None); one XLA program cannot return both.",
+    raise NeedsPython(  # eager Python runs it: to_static falls back
+        "some paths through this function return a value and others, decided by a traced "
+        "value, fall off its end (returning None), and one XLA program cannot return both",
         Location(filename, def_line, 0, linecache.getline(filename, def_line).rstrip("\n")),
         "Add a `return` at the end of the function (or in every branch) so that every path "
         "returns a value of the same structure.",

@@ -98,3 +98,15 @@ def test_fallback_error_refuses_at_the_users_line():
 def test_silent_fallback_says_nothing_and_agrees():
     result, caught = _calls(laxify.to_static(binary_digits, fallback="silent"), jnp.int32(9))
     assert (result, caught) == ("1001", [])
+
+
+def digit_sum(n):
+    return sum(int(c) for c in str(n))  # the digits of a traced value
+
+
+def test_str_of_a_traced_value_is_never_the_tracers_name():
+    result, caught = _calls(laxify.to_static(digit_sum), jnp.int32(38276))
+    assert int(result) == digit_sum(jnp.int32(38276)) == 26
+    assert len(caught) == 1 and "`str()` of a traced value" in str(caught[0].message)
+    with pytest.raises(laxify.ConversionError, match="str"):
+        laxify.to_static(digit_sum, fallback="error")(jnp.int32(1))
