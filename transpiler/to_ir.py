@@ -433,7 +433,9 @@ class _Builder:
         access = stmt_access(stmt)
         targets = [n for item in stmt.items if item.asname is not None
                    for n in target_names(item.asname.name)]
-        outputs = [n for n in access.writes if n in live_out and self.carried_cell(n, None)]
+        # Inline: a name a closure captures is assigned where it is, so it has its value after
+        # the statement (no carry, so no restriction on cells).
+        outputs = [n for n in access.writes if n in live_out]
         inputs = [n for n in {**access.reads, **access.writes} if n in self.scope.env]
         region = Region(args=[self.value(n) for n in inputs + targets])
         with self.region(region, inputs + targets):
@@ -459,7 +461,7 @@ class _Builder:
         the blocks after the body see their names with unknown types."""
         live_out = live.live_out[id(stmt)]
         access = stmt_access(stmt)
-        outputs = [n for n in access.writes if n in live_out and self.carried_cell(n, None)]
+        outputs = [n for n in access.writes if n in live_out]  # inline: cells too (see with_)
         later = set()  # what the blocks after the body read: they may start from any point of it
         for part in (*stmt.handlers, stmt.orelse, stmt.finalbody):
             if part is not None:

@@ -163,3 +163,27 @@ def test_under_jit_of_convert_the_program_has_the_blocks_control_flow():
     jaxpr = jax.make_jaxpr(laxify.convert(try_around_traced_if))(POS)
     assert control_flow_prims(jaxpr) == {"cond", "while"}
     assert control_flow_prims(jaxpr_of(try_in_traced_branch, POS)) == {"cond"}
+
+
+def try_assigns_a_name_a_closure_captures(x, scale):
+    # As statistics.fmean: `n` is assigned in the `try` and captured by a generator of the
+    # `except`; a traced branch reads it later.
+    try:
+        n = len(x)
+    except TypeError:
+        n = 0
+
+        def count(items):
+            nonlocal n
+            for n, v in enumerate(items, start=1):
+                yield v
+        x = jnp.asarray(list(count(x)))
+    total = x.sum() * scale
+    if total > 0:
+        total = total / n
+    return total - n
+
+
+def test_a_name_assigned_in_a_try_and_captured_by_a_closure_has_its_value_after():
+    for x in (POS, NEG):
+        check(try_assigns_a_name_a_closure_captures, (x, 2.0), expect_prims={"cond"})
