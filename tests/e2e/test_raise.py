@@ -416,3 +416,21 @@ def test_unconditional_raise_with_a_traced_value_has_the_runs_value():
     # Under plain jax.jit nothing reports run-time values: Python's raise while tracing.
     with pytest.raises(ValueError, match="^x is "):
         jax.jit(laxify.convert(always_raises_with_a_value))(jnp.float32(2.5))
+
+
+def raise_in_a_scan_inside_a_traced_range(x, k):
+    s = 0.0
+    for i in range(k):
+        for e in x:
+            raise ValueError(f"fuzz: {len(x)}")
+    s = 1.0
+    raise KeyError("fuzz end")
+
+
+def test_fuzz_regression_every_path_raises():
+    # Every path raises: the function's value is never made (it was an error while tracing).
+    for route in _routes(raise_in_a_scan_inside_a_traced_range).values():
+        with pytest.raises(ValueError, match="^fuzz: 3$"):
+            route(jnp.ones(3), jnp.int32(2))
+        with pytest.raises(KeyError, match="fuzz end"):
+            route(jnp.ones(3), jnp.int32(0))
