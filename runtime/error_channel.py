@@ -35,7 +35,7 @@ from laxify.ir.errors import ConversionError, FallbackWarning, Location
 from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
-__all__ = ["Deferred", "NeedsChecks", "functionalizing", "PYTHON_ERRORS", "check_at", "is_users_error", "record_exception", "without_checks", "exception_", "in_traced_region", "raise_", "raised", "recorded",
+__all__ = ["Deferred", "HandlerNeedsData", "NeedsChecks", "functionalizing", "PYTHON_ERRORS", "check_at", "is_users_error", "record_exception", "without_checks", "exception_", "in_traced_region", "raise_", "raised", "recorded",
            "report", "traced_region"]
 
 _state = threading.local()
@@ -145,6 +145,27 @@ def recorded() -> int:
     return getattr(_state, "recorded", 0)
 
 
+class HandlerNeedsData(ConversionError):
+    """A ``raise`` under a traced condition inside a ``try`` whose ``except`` may catch it:
+    whether a handler runs depends on the data, which one XLA program cannot decide. The
+    function is not one program: ``to_static`` runs it eagerly (with a ``FallbackWarning`` at
+    the ``raise``); elsewhere it is this located error."""
+
+    REASON = ("it raises under a condition on a traced value inside a `try` whose `except` clauses "
+              "may catch the exception: which handler runs would depend on the data")
+    FIX = ("Compute the handler's value with the condition instead of raising (for example "
+           "`r = jnp.where(b == 0, 0.0, a / b)`), or move the `raise` out of the `try`.")
+
+    def __init__(self, filename: str, line: int):
+        text = linecache.getline(filename, line)
+        super().__init__(
+            f"This `raise` stands under a condition on a traced value inside a `try` whose `except` "
+            f"clauses may catch it: which of them runs would depend on the data, and one XLA "
+            f"program cannot choose a handler at run time.",
+            Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), self.FIX)
+        self.filename, self.line = filename, line
+
+
 class NeedsChecks(Exception):
     """Raised out of a trace that recorded a run-time check for a program that is not
     functionalized: the caller traces it again with ``checkify``."""
@@ -211,15 +232,7 @@ def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None,
     value = exception()
     if in_try and in_traced_region():
         frame = sys._getframe(1)
-        filename, line = frame.f_code.co_filename, frame.f_lineno
-        text = linecache.getline(filename, line)
-        raise ConversionError(
-            "This `raise` stands under a condition on a traced value inside a `try` whose `except` "
-            "clauses may catch it: which of them runs would depend on the data, and one XLA program "
-            "cannot choose a handler at run time.",
-            Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")),
-            "Compute the handler's value with the condition instead of raising (for example "
-            "`r = jnp.where(b == 0, 0.0, a / b)`), or move the `raise` out of the `try`.")
+        raise HandlerNeedsData(frame.f_code.co_filename, frame.f_lineno)
     reason = cause() if cause is not None else None
     leaves, rebuild = _split((value, reason))
     if not in_traced_region() and not (leaves and getattr(_state, "functionalizing", 0)):

@@ -339,11 +339,20 @@ def try_around_a_traced_raise(a, b):
     return r
 
 
-def test_traced_raise_that_an_except_may_catch_is_a_located_error():
-    # Never the handler's value for every input (which tracing the raise would give).
-    for route in _routes(try_around_a_traced_raise).values():
-        with pytest.raises(laxify.ConversionError, match="inside a `try` whose `except` clauses may catch it"):
-            route(jnp.float32(6.0), jnp.float32(3.0))
+def test_traced_raise_that_an_except_may_catch_runs_eagerly():
+    # Never the handler's value for every input (which tracing the raise would give): the
+    # handler depends on the data, so to_static runs the function eagerly, with a warning.
+    f = laxify.to_static(try_around_a_traced_raise)
+    for b in (3.0, 0.0):
+        args = (jnp.float32(6.0), jnp.float32(b))
+        with pytest.warns(laxify.FallbackWarning, match="inside a `try` whose `except` clauses may catch"):
+            np.testing.assert_allclose(f(*args), try_around_a_traced_raise(*args))
+        f.clear_cache()
+    # Where eager execution is impossible it is a located error.
+    with pytest.raises(laxify.ConversionError, match="inside a `try` whose `except` clauses may catch it"):
+        jax.jit(laxify.convert(try_around_a_traced_raise))(jnp.float32(6.0), jnp.float32(3.0))
+    with pytest.raises(laxify.ConversionError, match="cannot be one XLA program"):
+        laxify.to_static(try_around_a_traced_raise, fallback="error")(jnp.float32(6.0), jnp.float32(3.0))
 
 
 def try_around_a_static_raise(a, n):
