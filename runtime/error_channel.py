@@ -216,12 +216,12 @@ def _made(value) -> BaseException:
     return value.make() if isinstance(value, Deferred) else _instance(value)
 
 
-def raised() -> UndefinedReturn | None:
+def raised() -> UndefinedReturn:
     """What a function returns from a ``raise`` recorded for run time: never observed (the
-    program's result is discarded when the check fails). Outside traced control flow (a
-    raise that always fails) ``None``; inside, zeros where a traced branch or loop must carry
-    it, as the return value before any ``return``."""
-    return UndefinedReturn() if in_traced_region() else None
+    program's result is discarded when the check fails); zeros where a traced branch or loop
+    must carry it, as the return value before any ``return`` (the function's last statement
+    returns ``None`` for it: see the raise and return converters)."""
+    return UndefinedReturn()
 
 
 def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None, in_try: bool = False) -> None:

@@ -443,3 +443,20 @@ def test_fuzz_regression_every_path_raises():
             route(jnp.ones(3), jnp.int32(2))
         with pytest.raises(KeyError, match="fuzz end"):
             route(jnp.ones(3), jnp.int32(0))
+
+
+def raise_in_a_scanned_body(x, a):
+    for e in x:
+        raise ValueError(f"fuzz: {a}")
+    return 0.0
+
+
+def returns_or_raises(x, a):
+    if a > 0:
+        return x
+    raise ValueError(f"fuzz: {a}")
+
+
+def test_fuzz_regression_raise_with_a_value_in_a_scan_body_and_after_a_return():
+    check_like_python(raise_in_a_scanned_body, (jnp.ones(0), jnp.float32(2.5)), (jnp.ones(3), jnp.float32(2.5)))
+    check_like_python(returns_or_raises, (jnp.ones(2), jnp.float32(1.0)), (jnp.ones(2), jnp.float32(-1.0)))
