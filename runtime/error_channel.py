@@ -10,8 +10,10 @@ Python's own.
 
 ``debug_check`` is a no-op unless the program is functionalized by ``checkify``: ``to_static``
 does that itself for a program that holds such a check (and only then: a function without
-one pays nothing), and :func:`checked` does it for ``jax.jit(laxify.convert(f))``, ``vmap``,
-``grad`` and ``scan`` around converted code.
+one pays nothing), and ``laxify.checked`` does it for ``jax.jit(laxify.convert(f))``, ``vmap``,
+``grad`` and ``scan`` around converted code. Python's own errors met while such a path is
+traced (``record_exception``) and a name a traced loop that ran zero times left unassigned
+(``check_at``) go through the same channel.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ from jax.experimental import checkify
 
 import laxify.ir  # noqa: F401 (its folder, for _OWN_ROOTS)
 from laxify.ir.errors import ConversionError, FallbackWarning, Location
-
 from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
-__all__ = ["Deferred", "HandlerNeedsData", "NeedsChecks", "functionalizing", "PYTHON_ERRORS", "check_at", "is_users_error", "record_exception", "without_checks", "exception_", "in_traced_region", "raise_", "raised", "recorded",
-           "report", "traced_region"]
+__all__ = [
+    "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "check_at", "exception_", "functionalizing",
+    "in_traced_region", "is_users_error", "raise_", "raised", "record_exception", "recorded", "report",
+    "traced_region", "without_checks",
+]
 
 _state = threading.local()
 
