@@ -38,7 +38,7 @@ from laxify.runtime.dispatch.values import UndefinedReturn
 
 __all__ = [
     "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "check_at", "exception_", "functionalizing",
-    "in_traced_region", "is_users_error", "raise_", "raised", "record_exception", "recorded", "report",
+    "in_traced_region", "is_functionalizing", "is_users_error", "raise_", "raised", "record_exception", "recorded", "report",
     "traced_region", "without_checks",
 ]
 
@@ -110,6 +110,12 @@ class functionalizing:
         return False
 
 
+def is_functionalizing() -> bool:
+    """Whether the trace under way will have its run-time checks reported (see
+    :class:`functionalizing`)."""
+    return getattr(_state, "functionalizing", 0) > 0
+
+
 class without_checks:
     """``with without_checks():`` around a trace whose program cannot hold checks (``export``:
     checkify's error effect has no serialized form): a ``raise`` under a traced condition
@@ -129,8 +135,8 @@ _warned: set[tuple[str, int]] = set()
 
 
 def _emit(pred, message: str, leaves, filename: str, line: int) -> None:
-    """``debug_check(pred, message, *leaves)``, unless checks are left out (see
-    :class:`without_checks`)."""
+    """``debug_check(pred, message, *leaves)`` where the trace is functionalized (see
+    :class:`functionalizing`), unless checks are left out (see :class:`without_checks`)."""
     if getattr(_state, "unchecked", 0):
         if (filename, line) not in _warned:
             _warned.add((filename, line))
@@ -138,6 +144,10 @@ def _emit(pred, message: str, leaves, filename: str, line: int) -> None:
                 "This exception, raised under a traced condition, is not checked by the exported "
                 "program (a serialized program cannot hold laxify's run-time checks): on an input "
                 "that raises here, the loaded function returns a value.", FallbackWarning, filename, line)
+        return
+    if not is_functionalizing():
+        # Nothing will report it (plain `jax.jit(laxify.convert(f))`): no check, whose effect
+        # alone would make every call of the program take JAX's slow dispatch path.
         return
     checkify.debug_check(pred, message, *leaves)
     _note_recorded()

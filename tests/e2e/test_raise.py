@@ -225,9 +225,19 @@ def test_raise_under_a_static_condition_stays_python():
     assert "check" not in primitive_counts(jaxpr_of(shape_check, jnp.ones(3)))
 
 
-def test_a_program_with_a_traced_raise_holds_the_check():
-    counts = primitive_counts(jaxpr_of(fib, jnp.int32(3)))
-    assert counts["check"] == 1 and counts["cond"] >= 1
+def test_a_plain_program_holds_no_check():
+    # Under plain jax.jit nothing would report it, and a check's effect alone would send every
+    # call through JAX's slow dispatch path: the plain program has none.
+    closed = jax.make_jaxpr(laxify.convert(fib))(jnp.int32(3))
+    assert not closed.effects and "check" not in primitive_counts(closed)
+    assert primitive_counts(closed)["cond"] >= 1
+
+
+def test_checked_after_a_plain_call_of_the_same_jit():
+    plain = jax.jit(laxify.convert(fib))
+    plain(jnp.int32(-1))  # unchecked: a value, never read (documented)
+    with pytest.raises(ValueError, match="^n is negative$"):
+        laxify.checked(plain)(jnp.int32(-1))
 
 
 def test_vmap_any_invalid_element_is_the_error():
