@@ -737,7 +737,8 @@ class StaticFunction:
         call traces and compiles again (and a signature that ran eagerly is tried again)."""
         with self._lock:
             for jitted in self._jitted.values():
-                for program in {jitted, *(getattr(jitted, name, jitted) for name in ("plain", "flagged", "checked"))}:
+                for program in {jitted, *(getattr(jitted, name, jitted)
+                                          for name in ("plain", "plain_checked", "flagged", "checked"))}:
                     clear = getattr(program, "clear_cache", None)
                     if clear is not None:
                         clear()

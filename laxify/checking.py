@@ -26,6 +26,11 @@ def checked(fn: Callable[..., Any], **jit_options: Any) -> Callable[..., Any]:
     note on it names the first element that raised. ``jit_options`` go to ``jax.jit``
     (``static_argnums``, ``donate_argnums``, ...). Use it outermost, outside every jax
     transformation: inside one the error is a value that only ``checkify`` can carry."""
+    # A `jax.jit` function called before keeps the programs it traced then, without checks
+    # (a trace holds them only where they will be reported): trace it again here.
+    clear = getattr(fn, "clear_cache", None)
+    if callable(clear):
+        clear()
     program = CheckedJit(fn, **jit_options)
 
     @functools.wraps(fn)

@@ -17,6 +17,7 @@ import jax
 from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython, warn_at
 from laxify.transpiler.pipeline import Conversion
 from laxify.ir.core import Span
+from laxify.runtime.error_channel import HandlerNeedsData
 from laxify.transpiler.to_ir import Fallback
 
 __all__ = ["CONCRETE_ERRORS", "KeptPythonError", "fallback_at", "fallback_error", "located_concrete_error",
@@ -44,6 +45,7 @@ CONCRETE_ERRORS = (
     jax.errors.TracerArrayConversionError,
     KeptPythonError,
     NeedsPython,
+    HandlerNeedsData,
 )
 
 # Code laxify runs as plain Python wherever it is called: a call returns a generator or an
@@ -76,6 +78,10 @@ def fallback_at(conversion: Conversion, error: BaseException) -> Fallback | None
         return error.fallback
     if isinstance(error, NeedsPython):
         return _needs_python(error)
+    if isinstance(error, HandlerNeedsData):
+        text = linecache.getline(error.filename, error.line)
+        return Fallback(Span(error.line, len(text) - len(text.lstrip())), "raise", error.REASON, error.line,
+                        error.filename, error.FIX)
     lines = _user_lines(error, conversion.source.filename)
     for fb in conversion.fallbacks:
         if any(fb.span.line <= ln <= fb.end_line for ln in lines):

@@ -18,7 +18,7 @@ import numpy as np
 from jax.experimental import checkify
 
 from laxify.runtime.dispatch.printing import replaying
-from laxify.runtime.error_channel import functionalizing, report
+from laxify.runtime.error_channel import functionalizing, is_functionalizing, report
 
 __all__ = ["AssertMode", "CheckedJit", "current", "functionalized", "raise_failed", "with_assert_mode"]
 
@@ -119,13 +119,16 @@ class CheckedJit:
 
     def __init__(self, fn, **jit_options):
         self.plain = jax.jit(fn, **jit_options)
+        # The same program with its checks, for an outer trace that reports them: a function of
+        # its own, so that JAX's cache of traces keeps the two apart.
+        self.plain_checked = jax.jit(functools.wraps(fn)(lambda *a, **k: fn(*a, **k)), **jit_options)
         self.flagged = jax.jit(flagged(fn), **jit_options)
         self.checked = jax.jit(functionalized(fn), **jit_options)
 
     def __call__(self, *args, **kwargs):
         leaves = jax.tree_util.tree_leaves((args, kwargs))
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
-            return self.plain(*args, **kwargs)
+            return (self.plain_checked if is_functionalizing() else self.plain)(*args, **kwargs)
         return self.concrete(*args, **kwargs)
 
     def concrete(self, *args, **kwargs):

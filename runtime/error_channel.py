@@ -10,8 +10,10 @@ Python's own.
 
 ``debug_check`` is a no-op unless the program is functionalized by ``checkify``: ``to_static``
 does that itself for a program that holds such a check (and only then: a function without
-one pays nothing), and :func:`checked` does it for ``jax.jit(laxify.convert(f))``, ``vmap``,
-``grad`` and ``scan`` around converted code.
+one pays nothing), and ``laxify.checked`` does it for ``jax.jit(laxify.convert(f))``, ``vmap``,
+``grad`` and ``scan`` around converted code. Python's own errors met while such a path is
+traced (``record_exception``) and a name a traced loop that ran zero times left unassigned
+(``check_at``) go through the same channel.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ from jax.experimental import checkify
 
 import laxify.ir  # noqa: F401 (its folder, for _OWN_ROOTS)
 from laxify.ir.errors import ConversionError, FallbackWarning, Location
-
 from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
-__all__ = ["Deferred", "NeedsChecks", "functionalizing", "PYTHON_ERRORS", "check_at", "is_users_error", "record_exception", "without_checks", "exception_", "in_traced_region", "raise_", "raised", "recorded",
-           "report", "traced_region"]
+__all__ = [
+    "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "check_at", "exception_", "functionalizing",
+    "in_traced_region", "is_functionalizing", "is_users_error", "raise_", "raised", "record_exception", "recorded", "report",
+    "traced_region", "without_checks",
+]
 
 _state = threading.local()
 
@@ -106,6 +110,12 @@ class functionalizing:
         return False
 
 
+def is_functionalizing() -> bool:
+    """Whether the trace under way will have its run-time checks reported (see
+    :class:`functionalizing`)."""
+    return getattr(_state, "functionalizing", 0) > 0
+
+
 class without_checks:
     """``with without_checks():`` around a trace whose program cannot hold checks (``export``:
     checkify's error effect has no serialized form): a ``raise`` under a traced condition
@@ -125,8 +135,8 @@ _warned: set[tuple[str, int]] = set()
 
 
 def _emit(pred, message: str, leaves, filename: str, line: int) -> None:
-    """``debug_check(pred, message, *leaves)``, unless checks are left out (see
-    :class:`without_checks`)."""
+    """``debug_check(pred, message, *leaves)`` where the trace is functionalized (see
+    :class:`functionalizing`), unless checks are left out (see :class:`without_checks`)."""
     if getattr(_state, "unchecked", 0):
         if (filename, line) not in _warned:
             _warned.add((filename, line))
@@ -134,6 +144,10 @@ def _emit(pred, message: str, leaves, filename: str, line: int) -> None:
                 "This exception, raised under a traced condition, is not checked by the exported "
                 "program (a serialized program cannot hold laxify's run-time checks): on an input "
                 "that raises here, the loaded function returns a value.", FallbackWarning, filename, line)
+        return
+    if not is_functionalizing():
+        # Nothing will report it (plain `jax.jit(laxify.convert(f))`): no check, whose effect
+        # alone would make every call of the program take JAX's slow dispatch path.
         return
     checkify.debug_check(pred, message, *leaves)
     _note_recorded()
@@ -143,6 +157,27 @@ def recorded() -> int:
     """How many run-time checks have been recorded in this thread (a trace that recorded one
     needs its program functionalized)."""
     return getattr(_state, "recorded", 0)
+
+
+class HandlerNeedsData(ConversionError):
+    """A ``raise`` under a traced condition inside a ``try`` whose ``except`` may catch it:
+    whether a handler runs depends on the data, which one XLA program cannot decide. The
+    function is not one program: ``to_static`` runs it eagerly (with a ``FallbackWarning`` at
+    the ``raise``); elsewhere it is this located error."""
+
+    REASON = ("it raises under a condition on a traced value inside a `try` whose `except` clauses "
+              "may catch the exception: which handler runs would depend on the data")
+    FIX = ("Compute the handler's value with the condition instead of raising (for example "
+           "`r = jnp.where(b == 0, 0.0, a / b)`), or move the `raise` out of the `try`.")
+
+    def __init__(self, filename: str, line: int):
+        text = linecache.getline(filename, line)
+        super().__init__(
+            f"This `raise` stands under a condition on a traced value inside a `try` whose `except` "
+            f"clauses may catch it: which of them runs would depend on the data, and one XLA "
+            f"program cannot choose a handler at run time.",
+            Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), self.FIX)
+        self.filename, self.line = filename, line
 
 
 class NeedsChecks(Exception):
@@ -195,12 +230,12 @@ def _made(value) -> BaseException:
     return value.make() if isinstance(value, Deferred) else _instance(value)
 
 
-def raised() -> UndefinedReturn | None:
+def raised() -> UndefinedReturn:
     """What a function returns from a ``raise`` recorded for run time: never observed (the
-    program's result is discarded when the check fails). Outside traced control flow (a
-    raise that always fails) ``None``; inside, zeros where a traced branch or loop must carry
-    it, as the return value before any ``return``."""
-    return UndefinedReturn() if in_traced_region() else None
+    program's result is discarded when the check fails); zeros where a traced branch or loop
+    must carry it, as the return value before any ``return`` (the function's last statement
+    returns ``None`` for it: see the raise and return converters)."""
+    return UndefinedReturn()
 
 
 def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None, in_try: bool = False) -> None:
@@ -211,15 +246,7 @@ def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None,
     value = exception()
     if in_try and in_traced_region():
         frame = sys._getframe(1)
-        filename, line = frame.f_code.co_filename, frame.f_lineno
-        text = linecache.getline(filename, line)
-        raise ConversionError(
-            "This `raise` stands under a condition on a traced value inside a `try` whose `except` "
-            "clauses may catch it: which of them runs would depend on the data, and one XLA program "
-            "cannot choose a handler at run time.",
-            Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")),
-            "Compute the handler's value with the condition instead of raising (for example "
-            "`r = jnp.where(b == 0, 0.0, a / b)`), or move the `raise` out of the `try`.")
+        raise HandlerNeedsData(frame.f_code.co_filename, frame.f_lineno)
     reason = cause() if cause is not None else None
     leaves, rebuild = _split((value, reason))
     if not in_traced_region() and not (leaves and getattr(_state, "functionalizing", 0)):

@@ -225,9 +225,19 @@ def test_raise_under_a_static_condition_stays_python():
     assert "check" not in primitive_counts(jaxpr_of(shape_check, jnp.ones(3)))
 
 
-def test_a_program_with_a_traced_raise_holds_the_check():
-    counts = primitive_counts(jaxpr_of(fib, jnp.int32(3)))
-    assert counts["check"] == 1 and counts["cond"] >= 1
+def test_a_plain_program_holds_no_check():
+    # Under plain jax.jit nothing would report it, and a check's effect alone would send every
+    # call through JAX's slow dispatch path: the plain program has none.
+    closed = jax.make_jaxpr(laxify.convert(fib))(jnp.int32(3))
+    assert not closed.effects and "check" not in primitive_counts(closed)
+    assert primitive_counts(closed)["cond"] >= 1
+
+
+def test_checked_after_a_plain_call_of_the_same_jit():
+    plain = jax.jit(laxify.convert(fib))
+    plain(jnp.int32(-1))  # unchecked: a value, never read (documented)
+    with pytest.raises(ValueError, match="^n is negative$"):
+        laxify.checked(plain)(jnp.int32(-1))
 
 
 def test_vmap_any_invalid_element_is_the_error():
@@ -339,11 +349,20 @@ def try_around_a_traced_raise(a, b):
     return r
 
 
-def test_traced_raise_that_an_except_may_catch_is_a_located_error():
-    # Never the handler's value for every input (which tracing the raise would give).
-    for route in _routes(try_around_a_traced_raise).values():
-        with pytest.raises(laxify.ConversionError, match="inside a `try` whose `except` clauses may catch it"):
-            route(jnp.float32(6.0), jnp.float32(3.0))
+def test_traced_raise_that_an_except_may_catch_runs_eagerly():
+    # Never the handler's value for every input (which tracing the raise would give): the
+    # handler depends on the data, so to_static runs the function eagerly, with a warning.
+    f = laxify.to_static(try_around_a_traced_raise)
+    for b in (3.0, 0.0):
+        args = (jnp.float32(6.0), jnp.float32(b))
+        with pytest.warns(laxify.FallbackWarning, match="inside a `try` whose `except` clauses may catch"):
+            np.testing.assert_allclose(f(*args), try_around_a_traced_raise(*args))
+        f.clear_cache()
+    # Where eager execution is impossible it is a located error.
+    with pytest.raises(laxify.ConversionError, match="inside a `try` whose `except` clauses may catch it"):
+        jax.jit(laxify.convert(try_around_a_traced_raise))(jnp.float32(6.0), jnp.float32(3.0))
+    with pytest.raises(laxify.ConversionError, match="cannot be one XLA program"):
+        laxify.to_static(try_around_a_traced_raise, fallback="error")(jnp.float32(6.0), jnp.float32(3.0))
 
 
 def try_around_a_static_raise(a, n):
@@ -416,3 +435,38 @@ def test_unconditional_raise_with_a_traced_value_has_the_runs_value():
     # Under plain jax.jit nothing reports run-time values: Python's raise while tracing.
     with pytest.raises(ValueError, match="^x is "):
         jax.jit(laxify.convert(always_raises_with_a_value))(jnp.float32(2.5))
+
+
+def raise_in_a_scan_inside_a_traced_range(x, k):
+    s = 0.0
+    for i in range(k):
+        for e in x:
+            raise ValueError(f"fuzz: {len(x)}")
+    s = 1.0
+    raise KeyError("fuzz end")
+
+
+def test_fuzz_regression_every_path_raises():
+    # Every path raises: the function's value is never made (it was an error while tracing).
+    for route in _routes(raise_in_a_scan_inside_a_traced_range).values():
+        with pytest.raises(ValueError, match="^fuzz: 3$"):
+            route(jnp.ones(3), jnp.int32(2))
+        with pytest.raises(KeyError, match="fuzz end"):
+            route(jnp.ones(3), jnp.int32(0))
+
+
+def raise_in_a_scanned_body(x, a):
+    for e in x:
+        raise ValueError(f"fuzz: {a}")
+    return 0.0
+
+
+def returns_or_raises(x, a):
+    if a > 0:
+        return x
+    raise ValueError(f"fuzz: {a}")
+
+
+def test_fuzz_regression_raise_with_a_value_in_a_scan_body_and_after_a_return():
+    check_like_python(raise_in_a_scanned_body, (jnp.ones(0), jnp.float32(2.5)), (jnp.ones(3), jnp.float32(2.5)))
+    check_like_python(returns_or_raises, (jnp.ones(2), jnp.float32(1.0)), (jnp.ones(2), jnp.float32(-1.0)))

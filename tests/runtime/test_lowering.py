@@ -627,8 +627,12 @@ def test_exception_in_a_python_branch_points_at_the_users_line():
 
 
 def test_exception_while_tracing_a_branch_points_at_the_users_line():
+    # Python raises it only on the path that reaches it: so does the program, at run time
+    # (docs/semantics.md, "Exceptions"), at the user's line.
+    f = laxify.to_static(fails_while_tracing_a_branch)
+    np.testing.assert_array_equal(f(jnp.ones(2)), np.ones(2))
     with pytest.raises(IndexError) as info:
-        laxify.to_static(fails_while_tracing_a_branch)(jnp.ones(2))
+        f(-jnp.ones(2))
     assert _user_frames(info.value)[-1] == (_line_of("<index>"), "y = x[10, 10]  # <index>")
 
 

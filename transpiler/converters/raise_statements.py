@@ -12,6 +12,7 @@ from laxify.transpiler.analysis.walk import descendants
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
 from laxify.transpiler.converters.guards import lazy_lambda, runtime_call
 from laxify.transpiler.converters.print_calls import formatting
+from laxify.transpiler.converters.return_statements import _nested_return
 
 __all__ = ["transform"]
 
@@ -81,4 +82,23 @@ TRIGGERS = (cst.Raise,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(RaiseTransformer(ctx))
+    node = node.visit(RaiseTransformer(ctx))
+    body = list(node.body.body)
+    if body and not _nested_return(body):
+        # No flag will carry the return value: a `raise` that ends the function returns None
+        # itself (a recorded one that always fails: its value is never read).
+        last = body[-1]
+        if isinstance(last, cst.SimpleStatementLine) and any(_is_raised(s) for s in last.body):
+            small = [s.with_changes(value=cst.Name("None")) if _is_raised(s) else s for s in last.body]
+            new = last.with_changes(body=small)
+            if last in ctx.positions:
+                ctx.positions[new] = ctx.positions[last]
+            node = node.with_changes(body=node.body.with_changes(body=[*body[:-1], new]))
+    return node
+
+
+def _is_raised(small) -> bool:
+    """The ``return _lx.raised()`` this converter writes."""
+    value = getattr(small, "value", None)
+    return (isinstance(small, cst.Return) and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "raised")

@@ -1,0 +1,84 @@
+"""The raise converter alone, golden tests (source before, source after)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from laxify.transpiler.converters import raise_statements
+from laxify.transpiler.converters.base import Context
+
+
+def convert(before: str) -> str:
+    module = cst.parse_module(textwrap.dedent(before).lstrip("\n"))
+    fn = raise_statements.transform(module.body[0], Context({}))
+    return module.with_changes(body=[fn]).code
+
+
+def check(before: str, after: str) -> None:
+    code = convert(before)
+    assert code == textwrap.dedent(after).lstrip("\n")
+    compile(code, "<converted>", "exec")
+
+
+def test_raise_in_a_branch_is_recorded_and_returns():
+    check("""
+    def f(n):
+        if n < 0:
+            raise ValueError(f"Number {n} must be positive")
+        return n
+    """, """
+    def f(n):
+        if n < 0:
+            _lx.raise_(lambda: _lx.exception_(ValueError, _lx.printing.format_("Number {0} must be positive", n))); return _lx.raised()
+        return n
+    """)
+
+
+def test_raise_from_a_class_and_a_cause():
+    check("""
+    def f(x):
+        while x > 0:
+            if x > 9: raise KeyError from err
+            x = x - 1
+        return x
+    """, """
+    def f(x):
+        while x > 0:
+            if x > 9: _lx.raise_(lambda: KeyError, lambda: err); return _lx.raised()
+            x = x - 1
+        return x
+    """)
+
+
+def test_raise_that_ends_the_function_returns_none():
+    check("""
+    def f(x):
+        y = x + 1
+        raise NegativeError(y, "bad", code=3)
+    """, """
+    def f(x):
+        y = x + 1
+        _lx.raise_(lambda: _lx.exception_(NegativeError, y, "bad", code=3)); return None
+    """)
+
+
+def test_raise_in_a_try_body_says_so_and_a_bare_raise_stays():
+    check("""
+    def f(x):
+        try:
+            if x > 0:
+                raise ValueError("no")
+        except ValueError:
+            raise
+        return x
+    """, """
+    def f(x):
+        try:
+            if x > 0:
+                _lx.raise_(lambda: _lx.exception_(ValueError, "no"), in_try=True); return _lx.raised()
+        except ValueError:
+            raise
+        return x
+    """)
