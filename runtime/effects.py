@@ -37,7 +37,7 @@ from laxify.ir.errors import Location, NeedsPython
 from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.ir.user_code import is_library_function, is_library_type
 
-__all__ = ["Identity", "alias_error", "guarded", "note_call", "watching"]
+__all__ = ["Identity", "alias_error", "guarded", "note_aliased_change", "note_call", "watching"]
 
 _ATOMS = (int, float, complex, str, bytes, bool, type(None), type, types.ModuleType, range, slice)
 _FUNCTION_DEPTH = 2
@@ -130,6 +130,7 @@ class _Watch:
         self.construct, self.where = construct, where
         self.saved: dict[int, tuple] = {}   # id -> (object, its state, the user's word for it)
         self.own: set[int] = set()          # fresh containers the construct passed in
+        self.aliased: dict[int, tuple[str, str]] = {}  # own ones changed that another name refers to
 
     def add(self, root, name: str, own: bool = False, depth: int = 0, shared: frozenset = frozenset()) -> None:
         """Watch ``root`` and what it holds. ``own``: fresh containers a construct passed in
@@ -185,12 +186,15 @@ class _Watch:
 
     def changed(self, outputs) -> str | None:
         """The user's word for the first watched object that changed where it may not."""
-        returned = _reachable(outputs)
         for key, (obj, state, word) in self.saved.items():
             if _same(type(obj), state, _state_of(obj)):
                 continue
-            if key in self.own and key in returned:
-                continue  # a carried value the construct carries out
+            if key in self.own:
+                # A copy the construct gave it: carried out (and written back) when returned;
+                # otherwise nothing reads the name after the construct, and an alias or a
+                # caller that would see the change is reported where the item is assigned
+                # (`_lx.setitem`'s alias check).
+                continue
             return word
         return None
 
@@ -333,6 +337,11 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
         try:
             out = fn(*args)
             word = watch.changed(out)
+            if word is None and watch.aliased:
+                returned = _reachable(out)
+                for key, (name, other) in watch.aliased.items():
+                    if key not in returned:
+                        raise alias_error(name, other)
         except BaseException:
             watch.restore()
             raise
@@ -433,9 +442,27 @@ def _assigns_error(original, names: tuple[str, ...], watch: _Watch) -> NeedsPyth
     )
 
 
-def alias_error(name: str, other: str) -> NeedsPython:
-    """An object changed in place inside a traced construct, which another name refers to."""
+def note_aliased_change(obj, name: str, other: str) -> None:
+    """``obj``, the value of ``name``, was changed in place, and ``other`` refers to it too (the
+    conversion saw ``other = name``, or ``other`` is ``name``: a parameter the caller holds)."""
     watch = _state.watches[-1]
+    if id(obj) in watch.own:
+        watch.aliased.setdefault(id(obj), (name, other))
+    # (an object the function did not receive from the construct is compared on return)
+
+
+def alias_error(name: str, other: str) -> NeedsPython:
+    """An object changed in place inside a traced construct, which another name (or the
+    caller, when ``other`` is ``name``: a parameter) refers to."""
+    watch = _state.watches[-1]
+    if other == name:
+        return NeedsPython(
+            f"the parameter `{name}` is changed in place while {watch.construct} is traced and "
+            f"nothing reads it after: the construct works on a copy, so the caller would not see "
+            f"the change",
+            watch.where(),
+            f"Return `{name}` and use the returned value where the function is called.",
+        )
     return NeedsPython(
         f"`{name}` is changed in place while {watch.construct} is traced, and `{other}` refers to "
         f"the same object: the construct carries out a changed copy of `{name}`, which `{other}` "
