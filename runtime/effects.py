@@ -147,7 +147,7 @@ class _Watch:
                 continue
             if kind is types.FunctionType:
                 if level < _FUNCTION_DEPTH and not is_library_function(obj):
-                    self._function(obj, stack, level + 1)
+                    _function_roots(obj, stack, level + 1)
                 continue
             if kind is types.MethodType:
                 stack.append((obj.__self__, word, False, level))
@@ -172,18 +172,6 @@ class _Watch:
             elif kind is dict or kind not in (set, bytearray, np.ndarray):
                 stack.extend((value, word, mine, level) for _, value in state)
 
-    def _function(self, fn: types.FunctionType, stack: list, level: int) -> None:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                continue
-            stack.append((value, f"`{name}`" if not name.startswith("_lx") else "a value it reads", False, level))
-        for value in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()):
-            stack.append((value, f"a default argument of `{fn.__name__}`", False, level))
-        for name in _global_containers(fn):
-            stack.append((fn.__globals__[name], f"the global `{name}`", False, level))
-
     def changed(self, outputs) -> str | None:
         """The user's word for the first watched object that changed where it may not."""
         for key, (obj, state, word) in self.saved.items():
@@ -206,6 +194,22 @@ class _Watch:
         for obj, state, _ in self.saved.values():
             if not _same(type(obj), state, _state_of(obj)):
                 _restore(obj, state)
+
+
+def _function_roots(fn: types.FunctionType, stack: list, level: int) -> None:
+    """What ``fn`` reads besides its arguments, onto ``stack`` as ``add`` takes it: its closure
+    variables, defaults and the globals it names that are containers."""
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        stack.append((value, f"`{name}`" if not name.startswith(DEFAULT_PREFIX) else "a value it reads",
+                      False, level))
+    for value in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()):
+        stack.append((value, f"a default argument of `{fn.__name__}`", False, level))
+    for name in _global_containers(fn):
+        stack.append((fn.__globals__[name], f"the global `{name}`", False, level))
 
 
 def _global_containers(fn: types.FunctionType) -> list[str]:
@@ -366,7 +370,7 @@ def _roots(fn) -> list:
         return []
     if not is_library_function(fn):
         stack: list = []
-        _Watch._function(None, fn, stack, 0)
+        _function_roots(fn, stack, 0)
         return stack
     found, values = [], list(fn.__defaults__ or ())
     for cell in fn.__closure__ or ():
@@ -406,9 +410,19 @@ def note_call(fn, original, args, kwargs) -> None:
         watch.add(arg, "an argument of a call")
 
 
-@functools.lru_cache(maxsize=256)
+_STORES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code -> its shared stores
+
+
 def _shared_stores(code: types.CodeType) -> tuple[str, ...]:
-    """The globals and enclosing functions' variables ``code`` assigns."""
+    """The globals and enclosing functions' variables ``code`` assigns (held weakly: a code
+    object, and the conversion kept with it, is freed with its function)."""
+    known = _STORES.get(code)
+    if known is None:
+        known = _STORES[code] = _find_shared_stores(code)
+    return known
+
+
+def _find_shared_stores(code: types.CodeType) -> tuple[str, ...]:
     found = []
     for ins in dis.get_instructions(code):
         if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
