@@ -652,3 +652,35 @@ def test_list_growing_on_one_traced_path_is_a_located_error():
         with pytest.raises(laxify.ConversionError) as info:
             call(jnp.array(2.0))
         assert_clean_error(info.value, extend_under_traced_if, "a", "if x > 0:")
+
+
+class Counter:
+    def __init__(self):
+        self.hits = 0
+
+    def hit(self, v):
+        self.hits += 1
+        return v * 2
+
+
+def method_changing_its_object_under_traced_if(x, counter):
+    if x > 0:
+        x = counter.hit(x)
+    return x
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_method_changing_its_object_under_traced_if_falls_back(x):
+    counter = Counter()
+    expected = method_changing_its_object_under_traced_if(jnp.array(x), counter)
+    eager_hits, counter.hits = counter.hits, 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = laxify.to_static(method_changing_its_object_under_traced_if)(jnp.array(x), counter)
+    assert_trees_close(expected, got, what="to_static")
+    assert counter.hits == eager_hits  # the trace changed nothing; the eager run counted once
+    assert any(issubclass(w.category, laxify.FallbackWarning) and w.lineno == line_of(
+        method_changing_its_object_under_traced_if, "if x > 0:") for w in caught)
+    with pytest.raises(laxify.ConversionError) as info:
+        jax.jit(laxify.convert(method_changing_its_object_under_traced_if), static_argnums=1)(jnp.array(x), counter)
+    assert_clean_error(info.value, method_changing_its_object_under_traced_if, None, "if x > 0:")
