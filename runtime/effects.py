@@ -187,8 +187,12 @@ class _Watch:
         return None
 
     def changed_in_place(self, obj) -> bool:
-        entry = self.saved.get(id(obj))
-        return entry is not None and not _same(type(obj), entry[1], _state_of(obj))
+        """Whether ``obj`` or a watched container it holds was changed in place."""
+        for key in _reachable(obj):
+            entry = self.saved.get(key)
+            if entry is not None and not _same(type(entry[0]), entry[1], _state_of(entry[0])):
+                return True
+        return False
 
     def restore(self) -> None:
         for obj, state, _ in self.saved.values():
@@ -292,7 +296,8 @@ class Identity:
                 continue
             original, new = inputs[k], outs[j]
             if type(original) is type(new) and type(new) in (list, dict) and original is not new:
-                _write_into(original, new)
+                if j in self.changed:  # (unchanged: the same contents, which it still holds)
+                    _write_into(original, new)
                 outs[j] = original
         return tuple(outs)
 

@@ -684,3 +684,29 @@ def test_method_changing_its_object_under_traced_if_falls_back(x):
     with pytest.raises(laxify.ConversionError) as info:
         jax.jit(laxify.convert(method_changing_its_object_under_traced_if), static_argnums=1)(jnp.array(x), counter)
     assert_clean_error(info.value, method_changing_its_object_under_traced_if, None, "if x > 0:")
+
+
+def alias_kept_through_a_loop_that_does_not_change_it(x):
+    a = [0.0]
+    b = a
+    for i in range(3):
+        if x > i:
+            a = a
+    a[0] = x
+    return b[0]
+
+
+def same_list_under_two_carried_names(x):
+    a = [0.0, 1.0]
+    b = a
+    for i in range(3):
+        if x > i:
+            a[0] = a[0] + x
+        b = b
+    return a[0], b[0]
+
+
+def test_a_carried_list_stays_the_same_object():
+    converts(alias_kept_through_a_loop_that_does_not_change_it, (jnp.array(2.0),), (jnp.array(-1.0),),
+             prims=("scan",))
+    converts(same_list_under_two_carried_names, (jnp.array(2.0),), (jnp.array(-1.0),), prims=("scan", "cond"))
