@@ -37,7 +37,7 @@ from laxify.ir.errors import Location, NeedsPython
 from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.ir.user_code import is_library_function, is_library_type
 
-__all__ = ["Identity", "alias_error", "guarded", "note_call", "watching"]
+__all__ = ["Identity", "alias_error", "guarded", "note_aliased_change", "note_call", "watching"]
 
 _ATOMS = (int, float, complex, str, bytes, bool, type(None), type, types.ModuleType, range, slice)
 _FUNCTION_DEPTH = 2
@@ -130,6 +130,7 @@ class _Watch:
         self.construct, self.where = construct, where
         self.saved: dict[int, tuple] = {}   # id -> (object, its state, the user's word for it)
         self.own: set[int] = set()          # fresh containers the construct passed in
+        self.aliased: dict[int, tuple[str, str]] = {}  # own ones changed that another name refers to
 
     def add(self, root, name: str, own: bool = False, depth: int = 0, shared: frozenset = frozenset()) -> None:
         """Watch ``root`` and what it holds. ``own``: fresh containers a construct passed in
@@ -146,7 +147,7 @@ class _Watch:
                 continue
             if kind is types.FunctionType:
                 if level < _FUNCTION_DEPTH and not is_library_function(obj):
-                    self._function(obj, stack, level + 1)
+                    _function_roots(obj, stack, level + 1)
                 continue
             if kind is types.MethodType:
                 stack.append((obj.__self__, word, False, level))
@@ -171,37 +172,48 @@ class _Watch:
             elif kind is dict or kind not in (set, bytearray, np.ndarray):
                 stack.extend((value, word, mine, level) for _, value in state)
 
-    def _function(self, fn: types.FunctionType, stack: list, level: int) -> None:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                continue
-            stack.append((value, f"`{name}`" if not name.startswith("_lx") else "a value it reads", False, level))
-        for value in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()):
-            stack.append((value, f"a default argument of `{fn.__name__}`", False, level))
-        for name in _global_containers(fn):
-            stack.append((fn.__globals__[name], f"the global `{name}`", False, level))
-
     def changed(self, outputs) -> str | None:
         """The user's word for the first watched object that changed where it may not."""
-        returned = _reachable(outputs)
         for key, (obj, state, word) in self.saved.items():
             if _same(type(obj), state, _state_of(obj)):
                 continue
-            if key in self.own and key in returned:
-                continue  # a carried value the construct carries out
+            if key in self.own:
+                # A copy the construct gave it: carried out (and written back) when returned;
+                # otherwise nothing reads the name after the construct, and an alias or a
+                # caller that would see the change is reported where the item is assigned
+                # (`_lx.setitem`'s alias check).
+                continue
             return word
         return None
 
     def changed_in_place(self, obj) -> bool:
-        entry = self.saved.get(id(obj))
-        return entry is not None and not _same(type(obj), entry[1], _state_of(obj))
+        """Whether ``obj`` or a watched container it holds was changed in place."""
+        for key in _reachable(obj):
+            entry = self.saved.get(key)
+            if entry is not None and not _same(type(entry[0]), entry[1], _state_of(entry[0])):
+                return True
+        return False
 
     def restore(self) -> None:
         for obj, state, _ in self.saved.values():
             if not _same(type(obj), state, _state_of(obj)):
                 _restore(obj, state)
+
+
+def _function_roots(fn: types.FunctionType, stack: list, level: int) -> None:
+    """What ``fn`` reads besides its arguments, onto ``stack`` as ``add`` takes it: its closure
+    variables, defaults and the globals it names that are containers."""
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        stack.append((value, f"`{name}`" if not name.startswith(DEFAULT_PREFIX) else "a value it reads",
+                      False, level))
+    for value in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()):
+        stack.append((value, f"a default argument of `{fn.__name__}`", False, level))
+    for name in _global_containers(fn):
+        stack.append((fn.__globals__[name], f"the global `{name}`", False, level))
 
 
 def _global_containers(fn: types.FunctionType) -> list[str]:
@@ -284,7 +296,8 @@ class Identity:
                 continue
             original, new = inputs[k], outs[j]
             if type(original) is type(new) and type(new) in (list, dict) and original is not new:
-                _write_into(original, new)
+                if j in self.changed:  # (unchanged: the same contents, which it still holds)
+                    _write_into(original, new)
                 outs[j] = original
         return tuple(outs)
 
@@ -333,6 +346,11 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
         try:
             out = fn(*args)
             word = watch.changed(out)
+            if word is None and watch.aliased:
+                returned = _reachable(out)
+                for key, (name, other) in watch.aliased.items():
+                    if key not in returned:
+                        raise alias_error(name, other)
         except BaseException:
             watch.restore()
             raise
@@ -357,7 +375,7 @@ def _roots(fn) -> list:
         return []
     if not is_library_function(fn):
         stack: list = []
-        _Watch._function(None, fn, stack, 0)
+        _function_roots(fn, stack, 0)
         return stack
     found, values = [], list(fn.__defaults__ or ())
     for cell in fn.__closure__ or ():
@@ -397,9 +415,19 @@ def note_call(fn, original, args, kwargs) -> None:
         watch.add(arg, "an argument of a call")
 
 
-@functools.lru_cache(maxsize=256)
+_STORES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code -> its shared stores
+
+
 def _shared_stores(code: types.CodeType) -> tuple[str, ...]:
-    """The globals and enclosing functions' variables ``code`` assigns."""
+    """The globals and enclosing functions' variables ``code`` assigns (held weakly: a code
+    object, and the conversion kept with it, is freed with its function)."""
+    known = _STORES.get(code)
+    if known is None:
+        known = _STORES[code] = _find_shared_stores(code)
+    return known
+
+
+def _find_shared_stores(code: types.CodeType) -> tuple[str, ...]:
     found = []
     for ins in dis.get_instructions(code):
         if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
@@ -433,9 +461,27 @@ def _assigns_error(original, names: tuple[str, ...], watch: _Watch) -> NeedsPyth
     )
 
 
-def alias_error(name: str, other: str) -> NeedsPython:
-    """An object changed in place inside a traced construct, which another name refers to."""
+def note_aliased_change(obj, name: str, other: str) -> None:
+    """``obj``, the value of ``name``, was changed in place, and ``other`` refers to it too (the
+    conversion saw ``other = name``, or ``other`` is ``name``: a parameter the caller holds)."""
     watch = _state.watches[-1]
+    if id(obj) in watch.own:
+        watch.aliased.setdefault(id(obj), (name, other))
+    # (an object the function did not receive from the construct is compared on return)
+
+
+def alias_error(name: str, other: str) -> NeedsPython:
+    """An object changed in place inside a traced construct, which another name (or the
+    caller, when ``other`` is ``name``: a parameter) refers to."""
+    watch = _state.watches[-1]
+    if other == name:
+        return NeedsPython(
+            f"the parameter `{name}` is changed in place while {watch.construct} is traced and "
+            f"nothing reads it after: the construct works on a copy, so the caller would not see "
+            f"the change",
+            watch.where(),
+            f"Return `{name}` and use the returned value where the function is called.",
+        )
     return NeedsPython(
         f"`{name}` is changed in place while {watch.construct} is traced, and `{other}` refers to "
         f"the same object: the construct carries out a changed copy of `{name}`, which `{other}` "

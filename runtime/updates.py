@@ -128,10 +128,13 @@ def _update(obj, index, op, value, alias):
     new = _store(chain[-1], steps[-1], op, value)
     if alias is not None and new is not chain[-1] and alias[2:] in _SHARING:
         raise _alias_error(*alias)  # a JAX array another name holds (or views) became a new one
-    if alias is not None and len(alias) == 2 and new is chain[-1] and effects.watching():
-        # A Python object changed in place inside a traced branch or loop body: the construct
-        # carries out a copy, which the other name does not hold.
-        raise effects.alias_error(alias[0], alias[1])
+    if (alias is not None and new is chain[-1] and effects.watching()
+            and not (alias[2:] == ("holds",) and len(steps) < 2)):
+        # A Python object changed in place inside a traced branch or loop body works on a copy:
+        # unless the construct carries it out (and writes it back), another name (or the
+        # caller, for a parameter) would not see the change. (`lst[0] = v` where
+        # `lst = [a, ...]` replaces an item: `a` itself is not changed.)
+        effects.note_aliased_change(obj, alias[0], alias[1])
     for k in range(len(steps) - 2, -1, -1):
         if new is chain[k + 1]:
             return obj  # changed in place: the containers above hold it already

@@ -388,13 +388,15 @@ def dict_alias_in_traced_loop(x):
     return e["s"]
 
 
-@pytest.mark.parametrize("fn, snippet", [
-    (list_alias_under_traced_if, "if x > 0:"),
-    (dict_alias_in_traced_loop, "if x > i:"),
-])
 @pytest.mark.parametrize("x", [3.0, -1.0])
-def test_aliases_of_python_containers_fall_back(fn, snippet, x):
-    falls_back(fn, jnp.array(x), snippet=snippet)
+def test_alias_of_a_list_changed_and_not_carried_out_falls_back(x):
+    falls_back(list_alias_under_traced_if, jnp.array(x), snippet="if x > 0:")
+
+
+def test_alias_of_a_dict_carried_through_a_traced_loop_sees_the_change():
+    """`d` is carried out of the `if` and the loop: written back into the dict `e` refers to."""
+    converts(dict_alias_in_traced_loop, (jnp.array(3.0),), (jnp.array(1.5),), (jnp.array(-1.0),),
+             prims=("scan", "cond"))
 
 
 def dict_holds_array(arr, v):
@@ -650,3 +652,61 @@ def test_list_growing_on_one_traced_path_is_a_located_error():
         with pytest.raises(laxify.ConversionError) as info:
             call(jnp.array(2.0))
         assert_clean_error(info.value, extend_under_traced_if, "a", "if x > 0:")
+
+
+class Counter:
+    def __init__(self):
+        self.hits = 0
+
+    def hit(self, v):
+        self.hits += 1
+        return v * 2
+
+
+def method_changing_its_object_under_traced_if(x, counter):
+    if x > 0:
+        x = counter.hit(x)
+    return x
+
+
+@pytest.mark.parametrize("x", [1.0, -1.0])
+def test_method_changing_its_object_under_traced_if_falls_back(x):
+    counter = Counter()
+    expected = method_changing_its_object_under_traced_if(jnp.array(x), counter)
+    eager_hits, counter.hits = counter.hits, 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = laxify.to_static(method_changing_its_object_under_traced_if)(jnp.array(x), counter)
+    assert_trees_close(expected, got, what="to_static")
+    assert counter.hits == eager_hits  # the trace changed nothing; the eager run counted once
+    assert any(issubclass(w.category, laxify.FallbackWarning) and w.lineno == line_of(
+        method_changing_its_object_under_traced_if, "if x > 0:") for w in caught)
+    with pytest.raises(laxify.ConversionError) as info:
+        jax.jit(laxify.convert(method_changing_its_object_under_traced_if), static_argnums=1)(jnp.array(x), counter)
+    assert_clean_error(info.value, method_changing_its_object_under_traced_if, None, "if x > 0:")
+
+
+def alias_kept_through_a_loop_that_does_not_change_it(x):
+    a = [0.0]
+    b = a
+    for i in range(3):
+        if x > i:
+            a = a
+    a[0] = x
+    return b[0]
+
+
+def same_list_under_two_carried_names(x):
+    a = [0.0, 1.0]
+    b = a
+    for i in range(3):
+        if x > i:
+            a[0] = a[0] + x
+        b = b
+    return a[0], b[0]
+
+
+def test_a_carried_list_stays_the_same_object():
+    converts(alias_kept_through_a_loop_that_does_not_change_it, (jnp.array(2.0),), (jnp.array(-1.0),),
+             prims=("scan",))
+    converts(same_list_under_two_carried_names, (jnp.array(2.0),), (jnp.array(-1.0),), prims=("scan", "cond"))
