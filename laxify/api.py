@@ -596,6 +596,10 @@ class StaticFunction:
         try:
             return jitted(*args, **kwargs)
         except NeedsChecks:
+            pass  # traced again below, with its run-time checks (outside this handler)
+        except CONCRETE_ERRORS as e:
+            return self._concrete_error(e, key, args, kwargs)
+        try:
             return self._jit_for(key)(*args, **kwargs)
         except CONCRETE_ERRORS as e:
             return self._concrete_error(e, key, args, kwargs)

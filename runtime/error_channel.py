@@ -453,6 +453,8 @@ def raise_at(exc: BaseException, filename: str, line: int, name: str) -> None:
         code_text = "\n" * (line - 1) + f"raise {holder}\n"
     code = compile(code_text, filename, "exec")
     code = code.replace(co_name=name, **({"co_qualname": name} if sys.version_info >= (3, 11) else {}))
+    # What laxify was handling when the run's check failed is not the user's context.
+    exc.__suppress_context__ = True
     try:
         exec(code, {holder: exc})
     finally:
