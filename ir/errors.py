@@ -50,7 +50,8 @@ class NeedsPython(ConversionError):
 
     def __init__(self, reason: str, location: Location | None, fix: str):
         self.reason = reason = reason.rstrip(".")
-        super().__init__(reason[0].upper() + reason[1:] + ".", location, fix)
+        # A reason that ends with a table (both sides of a mismatch) gets no final period.
+        super().__init__(reason[0].upper() + reason[1:] + ("" if "\n" in reason else "."), location, fix)
 
 
 class UnsupportedSyntax(Exception):

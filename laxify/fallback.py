@@ -120,8 +120,10 @@ def python_only_line(error: BaseException) -> Fallback | None:
 def _message(fb: Fallback, fn) -> str:
     kept = (f"laxify kept this `{fb.construct}` as plain Python" if fb.construct
             else "laxify runs this line as plain Python")
-    return (f"{kept} because {fb.reason}, and it depends on a traced value, so {fn.__qualname__} "
-            f"cannot be one XLA program.")
+    # A reason with a table (both sides of a mismatch) ends the sentence with it.
+    reason, _, table = fb.reason.partition("\n")
+    return (f"{kept} because {reason.rstrip(':')}, and it depends on a traced value, so {fn.__qualname__} "
+            f"cannot be one XLA program" + (f":\n{table}" if table else "."))
 
 
 def _filename(fb: Fallback, fn) -> str:

@@ -45,16 +45,20 @@ def assert_located(message: str, fn, snippet: str, at: str | None = None) -> Non
 
 
 def conversion_error(fn, *args, **options) -> str:
-    """The text of the ConversionError that ``to_static(fn)(*args)`` raises (also checked for
-    ``jax.jit(laxify.convert(fn))`` where no options are given: the same message)."""
+    """The text of the located ConversionError of ``to_static(fn, fallback="error")(*args)``
+    (where eager Python would run the function, the default ``to_static`` runs it eagerly with
+    a FallbackWarning saying the same); also checked for ``jax.jit(laxify.convert(fn))`` where
+    no options are given: the same reason, first line."""
+    user_options = dict(options)
+    options.setdefault("fallback", "error")
     with pytest.raises(laxify.ConversionError) as info:
         laxify.to_static(fn, **options)(*args)
     message = str(info.value)
-    if not options:
+    if not user_options:
         statics = tuple(i for i, a in enumerate(args) if not isinstance(a, (jax.Array, np.ndarray)))
         with pytest.raises(laxify.ConversionError) as again:
             jax.jit(laxify.convert(fn), static_argnums=statics)(*args)
-        assert str(again.value).splitlines()[0] == message.splitlines()[0]
+        assert str(again.value).splitlines()[0].rstrip(".:").lower() in message.lower()
     return message
 
 
@@ -302,7 +306,7 @@ def test_branch_shape_mismatch():
 
 def test_branch_python_string_value():
     msg = conversion_error(err_branch_python_string, X)
-    assert "`label` is a Python str 'positive' in the true branch" in msg
+    assert "`label` is a Python str in the true branch" in msg
     assert_located(msg, err_branch_python_string, "if x.sum() > 0:")
     assert "make it an array" in msg
 
@@ -344,7 +348,7 @@ def err_list_in_traced_while(x):
 
 def test_list_appended_in_traced_length_loop():
     msg = conversion_error(err_list_in_traced_while, X)
-    assert "The list `outs` is appended to in this loop" in msg
+    assert "the list `outs` is appended to in this loop" in msg
     assert "number of iterations is traced" in msg
     assert_located(msg, err_list_in_traced_while, "while x.sum() < 100:")
     assert "with laxify.loop_options(max_iters=N):" in msg.splitlines()[-1]
@@ -353,7 +357,7 @@ def test_list_appended_in_traced_length_loop():
 # -- traced values where Python needs concrete ones -----------------------------------------------
 
 def err_int_of_traced(x):
-    n = int(x.sum())
+    n = int(x.sum().item())  # int() of a traced float converts; .item() needs a concrete value
     return x * n
 
 
@@ -376,14 +380,21 @@ def err_item_in_traced_branch(x):
 
 
 @pytest.mark.parametrize("fn, args, snippet, error", [
-    (err_int_of_traced, (X,), "n = int(x.sum())", "ConcretizationTypeError"),
+    (err_int_of_traced, (X,), "n = int(x.sum().item())", "ConcretizationTypeError"),
     (err_range_of_item, (jnp.arange(3),), "for i in range(x.sum().item()):", "ConcretizationTypeError"),
     (err_numpy_on_traced, (X,), "return np.sin(y)", "TracerArrayConversionError"),
     (err_item_in_traced_branch, (X,), "x = x * x[0].item()", "ConcretizationTypeError"),
 ], ids=lambda v: v.__name__ if callable(v) else None)
 def test_traced_value_where_python_needs_concrete(fn, args, snippet, error):
-    with pytest.raises(laxify.ConversionError) as info:
+    # Eager Python runs it: the default to_static runs it eagerly, with a FallbackWarning at
+    # that line; fallback="error" refuses it there with the same text.
+    with pytest.warns(laxify.FallbackWarning) as caught:
         laxify.to_static(fn)(*args)
+    assert "A traced value is used where Python needs a concrete one" in str(caught[0].message)
+    assert caught[0].lineno == fn.__code__.co_firstlineno + [
+        k for k, line in enumerate(inspect.getsource(fn).splitlines()) if snippet in line][0]
+    with pytest.raises(laxify.ConversionError) as info:
+        laxify.to_static(fn, fallback="error")(*args)
     msg = str(info.value)
     assert msg.startswith("A traced value is used where Python needs a concrete one")
     assert error in msg

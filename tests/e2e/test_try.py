@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import laxify
@@ -135,8 +136,13 @@ def test_a_broad_handler_does_not_swallow_what_only_tracing_raises():
     """JAX's "traced value where Python needs a concrete one" and laxify's own signals are not
     the user's exceptions: `except Exception` must not turn them into a wrong value (here it
     would give x + 0.0); they reach laxify, which says where and why."""
+    # Eager Python runs it: to_static runs it eagerly (the handler does not run), with a warning
+    # at the line; fallback="error" refuses it there.
+    with pytest.warns(laxify.FallbackWarning):
+        out = laxify.to_static(broad_handler_around_a_concrete_read)(POS)
+    np.testing.assert_allclose(out, broad_handler_around_a_concrete_read(POS))
     with pytest.raises(laxify.ConversionError) as info:
-        laxify.to_static(broad_handler_around_a_concrete_read)(POS)
+        laxify.to_static(broad_handler_around_a_concrete_read, fallback="error")(POS)
     assert "total = x.sum().item()" in str(info.value)
     with pytest.raises((laxify.ConversionError, jax.errors.ConcretizationTypeError)):
         jax.jit(laxify.convert(broad_handler_around_a_concrete_read))(POS)

@@ -161,7 +161,7 @@ def test_cond_python_object_output_on_a_traced_predicate_is_an_error():
     def f(x):
         return dispatch.cond(x > 0, (lambda: ("a",), lambda: ("b",)), (), site("if", "label"))
 
-    with pytest.raises(laxify.ConversionError, match="`label` is a Python str 'a' in the true branch"):
+    with pytest.raises(laxify.ConversionError, match="`label` is a Python str in the true branch"):
         jax.jit(f)(1.0)
 
 
