@@ -697,7 +697,9 @@ class Builder:
         tag = self.fresh("r")
         if self.flag():
             e = self.expr(self.pick([FLOAT, INT]), sc)
-            message = f'f"fuzz {tag}: {{{e.src}}}"'
+            # Python before 3.12 cannot reuse the f-string's quote inside its fields (`d["p"]`).
+            quote = "'" if '"' in e.src else '"'
+            message = f'f{quote}fuzz {tag}: {{{e.src}}}{quote}'
         else:
             message = f'"fuzz {tag}"'
         return [f"{self.pad(ind)}raise {kind}({message})"], sc, True
