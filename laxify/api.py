@@ -8,6 +8,7 @@ import linecache
 import os
 import threading
 import types
+import weakref
 import warnings
 from typing import Any, Callable, Iterable, Literal, Sequence, overload
 
@@ -282,50 +283,25 @@ def convert(fn: Callable, *, checks: bool = False) -> Callable:
 _RESULT_LEAVES = (jax.Array, np.ndarray, np.generic, bool, int, float, complex)
 
 
-def _contents(container) -> tuple:
-    """What a list or dict argument holds, by identity: its structure and its leaves' ids."""
-    leaves, tree = jax.tree_util.tree_flatten(container)
-    return tree, tuple(map(id, leaves))
-
-
-def _changed_argument(inner: Callable, position: int, kind: str) -> NeedsPython:
-    """A list or dict argument changed in place: ``jax.jit`` hands the function a copy, so the
-    caller's object would not change, where Python changes it. Eager Python runs it."""
-    code = getattr(inner, "__code__", None)
-    names = code.co_varnames[:code.co_argcount] if code is not None else ()
-    name = f"`{names[position]}`" if position < len(names) else f"argument {position}"
-    where = None
-    if code is not None:
-        text = linecache.getline(code.co_filename, code.co_firstlineno).rstrip("\n")
-        where = Location(code.co_filename, code.co_firstlineno, len(text) - len(text.lstrip()), text)
-    return NeedsPython(
-        f"the {kind} argument {name} is changed in place, and the caller's {kind} would not see the "
-        f"change made inside one XLA program (it works on a copy, as under jax.jit)", where,
-        f"Return the new {kind} and assign it where the function is called (`{names[position] if position < len(names) else 'x'} "
-        f"= f(...)`), so that the function does not change its argument.")
-
-
 def _returning_arrays(fn: Callable, inner: Callable) -> Callable:
     """``fn``, whose result (while it is traced) must hold arrays and numbers only: a string
     or another Python object in it is Python that eager Python runs and one XLA program
-    cannot return (``NeedsPython``: ``to_static`` falls back, at the ``def`` line). A list or
-    dict argument it changes in place falls back too: the caller's object must change."""
+    cannot return (``NeedsPython``: ``to_static`` falls back, at the ``def`` line). Only the
+    function's name and place are kept (JAX's cache holds ``fn``: the user's function and its
+    code must not outlive it through this wrapper)."""
+    code = getattr(inner, "__code__", None)
+    filename, first_line = (code.co_filename, code.co_firstlineno) if code is not None else (None, 0)
+    name = getattr(inner, "__qualname__", "the function")
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        containers = [(k, a, _contents(a)) for k, a in enumerate(args) if type(a) in (list, dict)]
         out = fn(*args, **kwargs)
-        for k, arg, before in containers:
-            if _contents(arg) != before:
-                raise _changed_argument(inner, k, type(arg).__name__)
         for leaf in jax.tree_util.tree_leaves(out):
             if not isinstance(leaf, _RESULT_LEAVES):
-                code = getattr(inner, "__code__", None)
                 where = None
-                if code is not None:
-                    text = linecache.getline(code.co_filename, code.co_firstlineno).rstrip("\n")
-                    where = Location(code.co_filename, code.co_firstlineno, len(text) - len(text.lstrip()), text)
-                name = getattr(inner, "__qualname__", "the function")
+                if filename is not None:
+                    text = linecache.getline(filename, first_line).rstrip("\n")
+                    where = Location(filename, first_line, len(text) - len(text.lstrip()), text)
                 raise NeedsPython(
                     f"{name} returns a Python {type(leaf).__name__}, and one XLA program returns only "
                     f"arrays and numbers", where,
@@ -475,16 +451,22 @@ class StaticFunction:
         checkify (``CheckedJit``), and the caller runs that one. A function without such a
         check keeps the plain program and pays nothing."""
 
+        # Held weakly: JAX's cache of traces holds `run`, which must not keep this object (and
+        # the user's function and code) alive after the user has dropped them.
+        owner = weakref.ref(self)
+
         @functools.wraps(fn)
         def run(*args, **kwargs):
             before = recorded()
             with functionalizing():
                 out = fn(*args, **kwargs)
             if recorded() != before:
-                with self._lock:
-                    self._checked_keys.add(key)
-                    self._jitted.pop(key, None)
-                    self._by_types.clear()
+                this = owner()
+                if this is not None:
+                    with this._lock:
+                        this._checked_keys.add(key)
+                        this._jitted.pop(key, None)
+                        this._by_types.clear()
                 raise NeedsChecks()
             return out
 

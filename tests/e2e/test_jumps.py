@@ -563,7 +563,7 @@ def falls_off_after_traced_loop(x):
 
 def _assert_falls_off_error(fn, error: laxify.ConversionError) -> None:
     message = str(error)
-    assert "Some paths through this function return a value" in message
+    assert "some paths through this function return a value" in message.lower()
     assert "fall off its end" in message
     line = fn.__code__.co_firstlineno
     assert f'File "{__file__}", line {line}' in message, message
@@ -576,11 +576,17 @@ def _assert_falls_off_error(fn, error: laxify.ConversionError) -> None:
     (falls_off_after_traced_loop, f32(1.0, 2.0), f32(20.0, 0.0)),
 ], ids=["in_traced_if", "after_traced_loop"])
 def test_traced_path_falling_off_the_end_is_a_located_error(fn, returns, falls_off):
-    # Eagerly, Python returns an array on one path and None on the other.
+    # Eagerly, Python returns an array on one path and None on the other: to_static runs it
+    # eagerly, with a FallbackWarning at the def; fallback="error" and jit(convert) refuse it.
     assert fn(returns) is not None and fn(falls_off) is None
     x = returns
+    for arg in (returns, falls_off):
+        with pytest.warns(laxify.FallbackWarning, match="fall off its end") as caught:
+            result = laxify.to_static(fn)(arg)
+        assert caught[0].lineno == fn.__code__.co_firstlineno
+        assert (result is None) == (fn(arg) is None)
     with pytest.raises(laxify.ConversionError) as info:
-        laxify.to_static(fn)(x)
+        laxify.to_static(fn, fallback="error")(x)
     _assert_falls_off_error(fn, info.value)
     with pytest.raises(laxify.ConversionError) as info:
         jax.jit(laxify.convert(fn))(x)

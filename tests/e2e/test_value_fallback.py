@@ -127,29 +127,6 @@ def test_a_python_string_changed_in_a_traced_loop():
     assert "`out` is a Python str changed in this `while` loop" in message and "Tracer" not in message
 
 
-def rotate_in_place(mat):
-    mat.reverse()
-    for i in range(len(mat)):
-        for j in range(i):
-            mat[i][j], mat[j][i] = mat[j][i], mat[i][j]
-    return mat
-
-
-def add_to_state(state, x):
-    state["h"] = state["h"] + x
-    return state["h"] * 2
-
-
-def test_a_list_or_dict_argument_changed_in_place_is_changed_for_the_caller():
-    mat = [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
-    result, caught = _calls(laxify.to_static(rotate_in_place), mat)
-    assert result is mat and mat == [[7, 4, 1], [8, 5, 2], [9, 6, 3]]
-    assert len(caught) == 1 and "`mat` is changed in place" in str(caught[0].message)
-    state = {"h": jnp.float32(1.0)}
-    result, caught = _calls(laxify.to_static(add_to_state), state, jnp.float32(2.0))
-    assert float(result) == 6.0 and float(state["h"]) == 3.0 and len(caught) == 1
-
-
 def test_a_list_argument_only_read_stays_one_program():
     def total(xs, x):
         return xs[0] * x + xs[1]
