@@ -28,6 +28,7 @@ CONTAINS = "in / not in"
 RULED_BUILTINS = frozenset({"max", "min", "any", "all", "bool", "int", "float", "sorted", "str", "repr", "format"})
 RULED_MATH = frozenset({"floor", "ceil", "fabs", "isnan", "isinf", "isfinite", "atan", "tanh",
                         "atan2", "copysign"})
+_RULED_NAMES = RULED_BUILTINS | RULED_MATH
 _ITERABLE_BUILTINS = frozenset({"enumerate", "zip", "reversed"})
 
 _BUILTINS = frozenset(dir(builtins))
@@ -116,7 +117,7 @@ def features(node: cst.CSTNode) -> set:
             func = n.func
             if isinstance(func, cst.Attribute) and func.attr.value == "append":
                 found.add(APPEND_CALL)
-            if (isinstance(func, cst.Name) and func.value in RULED_BUILTINS | RULED_MATH) or (
+            if (isinstance(func, cst.Name) and func.value in _RULED_NAMES) or (
                     isinstance(func, cst.Attribute) and func.attr.value in RULED_MATH):
                 found.add(BUILTIN_CALL)
             if isinstance(func, cst.Name) and func.value == "print":

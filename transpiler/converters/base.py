@@ -38,6 +38,13 @@ class Context:
     # Set by the raise converter: some `raise` became a `return` (whose value nothing reads).
     raises: bool = False
 
+    def global_value(self, name: str) -> tuple[bool, object]:
+        """(whether ``name`` is a global of the module that the function does not bind itself,
+        its value)."""
+        if name in self.local_names or name not in self.namespace:
+            return False, None
+        return True, self.namespace[name]
+
     def fresh(self, stem: str) -> str:
         self.counter += 1
         return f"_lx_{stem}_{self.counter}"

@@ -37,24 +37,18 @@ def _runtime(name: str) -> cst.Attribute:
 
 
 class BuiltinCallTransformer(OwnCodeConverter):
-    def _global(self, name: str):
-        """(whether ``name`` is a module global the function does not bind, its value)."""
-        if name in self.ctx.local_names or name not in self.ctx.namespace:
-            return False, None
-        return True, self.ctx.namespace[name]
-
     def ruled(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` names a builtin or math function with a rule."""
         if isinstance(func, cst.Name):
             name = func.value
             if name in self.ctx.local_names:
                 return False
-            is_global, value = self._global(name)
+            is_global, value = self.ctx.global_value(name)
             if is_global:  # `from math import floor`, or a global that shadows a builtin
                 return id(value) in _MATH_FUNCTIONS or (name in BUILTIN_NAMES and value is getattr(builtins, name))
             return name in BUILTIN_NAMES
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in MATH_NAMES:
-            is_global, value = self._global(func.value.value)
+            is_global, value = self.ctx.global_value(func.value.value)
             return is_global and value is math
         return False
 

@@ -59,23 +59,17 @@ class CallTransformer(OwnCodeConverter):
         super().__init__(ctx)
         self.first_param = first_param  # `self` of a method that uses `super()`, else None
 
-    def _global(self, name: str) -> tuple[bool, object]:
-        """(whether ``name`` is a global of the module and not bound in the function, its value)."""
-        if name in self.ctx.local_names or name not in self.ctx.namespace:
-            return False, None
-        return True, self.ctx.namespace[name]
-
     def routed(self, func: cst.BaseExpression) -> bool:
         if isinstance(func, cst.Name):
             name = func.value
-            is_global, value = self._global(name)
+            is_global, value = self.ctx.global_value(name)
             if is_global:  # (a global that shadows a builtin included)
                 return not _runs_as_written(value)
             return user_callee(func)
         if isinstance(func, cst.Attribute):
             root = attribute_root(func)
             if isinstance(root, cst.Name):
-                is_global, value = self._global(root.value)
+                is_global, value = self.ctx.global_value(root.value)
                 if is_global and isinstance(value, (type, types.ModuleType)):
                     return not _library_root(value)  # the user's own module or class: routed
         return user_callee(func)
