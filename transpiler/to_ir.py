@@ -312,11 +312,11 @@ class _Builder:
 
     def simple(self, stmt, span: Span) -> None:
         line_node = stmt if isinstance(stmt, cst.SimpleStatementLine) else cst.SimpleStatementLine([stmt])
-        rule, deps = stmt_static_rule(line_node)
+        access = stmt_access(stmt)
+        rule, deps = stmt_static_rule(line_node, writes=bool(access.writes))
         if any(d in self.freevars for d in deps):
             rule, deps = "never", ()
         attrs: dict = {"code": self.code(stmt).rstrip("\n"), "kind": "stmt", "static": rule}
-        access = stmt_access(stmt)
         self.unset_locals(access.reads, span)
         self.set_deps(attrs, rule, deps, [self.scope.env[n] for n in access.reads if n in self.scope.env])
         small = line_node.body[0] if len(line_node.body) == 1 else None

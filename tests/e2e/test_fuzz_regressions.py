@@ -80,7 +80,27 @@ def closure_over_the_target_of_a_traced_range_loop(x, k):
     return acc
 
 
+def list_method_call_in_a_branch_keeps_the_lists_traced_items(x, k):
+    # `lst.pop()` is a statement that changes `lst`: what `lst` holds after it is known
+    # while tracing only when its items are (it was taken for a Python value, so the
+    # traced comparison of `lst[0]` stayed a Python `if`).
+    lst = [x[0], 0.5]
+    n3 = 0
+    while x[0] > 0 and n3 < 0:
+        return lst[-1]
+    lst.pop()
+    n4 = 0
+    while n4 < k:
+        if -4.0 < (-2.5 - lst[0]) <= -1.0:
+            return x[-1]
+        n4 += 1
+    return x[0]
+
+
 CASES = [
+    case(list_method_call_in_a_branch_keeps_the_lists_traced_items,
+         (X, jnp.int32(2)), (jnp.array([-2.0, 1.0, 0.5], jnp.float32), jnp.int32(2)),
+         (jnp.array([2.0, 1.0, 0.5], jnp.float32), jnp.int32(0)), prims={"cond", "while"}),
     case(closure_over_the_target_of_a_traced_range_loop, (X, jnp.int32(3)), (X, jnp.int32(0)),
          prims={"while"}),
     case(closure_over_loop_target_under_traced_if, (X, jnp.float32(1.0)), (X, jnp.float32(-1.0)),

@@ -429,6 +429,9 @@ def test_static_rule(code, rule):
     ("x.a = 1\n", ("never", ())),
     ("pass\n", ("always", ())),
     ("import math\n", ("never", ())),
+    # A statement that changes what it calls a method of: as static as the call.
+    ("lst.pop()\n", ("never", ())),
+    ("(n := k + 1)\n", ("never", ())),
 ])
 def test_statement_static_rule(code, rule):
     line = cst.parse_module(code).body[0]

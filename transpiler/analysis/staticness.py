@@ -89,8 +89,9 @@ _ANALYSED = (cst.BaseExpression, cst.SubscriptElement, cst.BaseSlice, cst.BaseEl
              cst.ComparisonTarget)
 
 
-def stmt_static_rule(stmt: cst.SimpleStatementLine) -> StaticInfo:
-    """The rule for the names a simple statement line writes."""
+def stmt_static_rule(stmt: cst.SimpleStatementLine, writes: bool = True) -> StaticInfo:
+    """The rule for the names a simple statement line writes (``writes``: whether it writes any;
+    an expression statement that writes nothing adds nothing to the rule)."""
     parts: list[StaticInfo] = []
     for small in stmt.body:
         if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
@@ -102,6 +103,10 @@ def stmt_static_rule(stmt: cst.SimpleStatementLine) -> StaticInfo:
             if not isinstance(small.target, cst.Name):
                 return "never", ()
             parts.append(_combine([static_rule(small.target), static_rule(small.value)]))
+        elif isinstance(small, cst.Expr) and writes:
+            # It writes what it changes in place (`lst.pop()`) or binds (`(y := ...)`): those
+            # are known while tracing exactly when the expression is.
+            parts.append(static_rule(small.value))
         elif isinstance(small, (cst.Expr, cst.Pass, cst.Assert)):
             continue
         else:
