@@ -44,7 +44,10 @@ class _NotCovered(Exception):
 
 
 def _scalar(x) -> bool:
-    return getattr(x, "shape", ()) == () or math.prod(x.shape) == 1
+    """A number or an array of one element (a tuple or other object is not one)."""
+    if not hasattr(x, "shape"):
+        return isinstance(x, (bool, int, float))
+    return x.shape == () or math.prod(x.shape) == 1
 
 
 def _elements(iterable) -> list:
@@ -242,20 +245,39 @@ def _math_binary(fn: Callable):
     return rule
 
 
+def _needs_python(reason: str, fix: str) -> NeedsPython:
+    """Eager Python runs this call (``to_static`` falls back), said at the user's line."""
+    filename, line = _state.where
+    text = linecache.getline(filename, line)
+    return NeedsPython(reason, Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), fix)
+
+
 def _text_of(name: str):
     def rule(*args, **kwargs):
         """``str(x)``/``repr(x)``/``format(x, spec)`` of a traced value: its digits are known
         only when the program runs, and while tracing Python would write the tracer's name
         into the string. Eager Python runs it (``NeedsPython``: ``to_static`` falls back)."""
-        filename, line = _state.where
-        text = linecache.getline(filename, line)
-        raise NeedsPython(
+        raise _needs_python(
             f"`{name}()` of a traced value makes a Python string of its digits, which exist only "
-            f"when the program runs", Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")),
+            f"when the program runs",
             f"Keep the value as an array and make the string where the function is called "
             f"(`{name}(f(x))`), or print it with `print`/`jax.debug.print`, which laxify formats "
             f"at run time.")
     return rule
+
+
+def _pow(*args, **kwargs):
+    """``pow(a, b)`` is ``a ** b`` (the builtin runs). ``pow(a, b, m)`` of traced integers:
+    Python's ints are unbounded, and the products of a modular power overflow JAX's int32
+    (from ``m > 46341`` on): no program gives Python's value for every input, so eager Python
+    runs it (``NeedsPython``: ``to_static`` falls back)."""
+    if len(args) + len(kwargs) < 3:
+        raise _NotCovered
+    raise _needs_python(
+        "`pow(a, b, m)` of traced integers computes with Python's unbounded ints, where the "
+        "products of a modular power overflow JAX's int32",
+        "Write the modular power as a loop over the bits of the exponent with `% m` after each "
+        "product (exact while m*m fits in the dtype), or keep the arguments static (Python ints).")
 
 
 # One table: the builtin or ``math`` function → its rule. Only functions that Python never
@@ -272,6 +294,7 @@ RULES: dict[Any, Callable] = {
     builtins.str: _text_of("str"),
     builtins.repr: _text_of("repr"),
     builtins.format: _text_of("format"),
+    builtins.pow: _pow,
     math.floor: _math_unary(jnp.floor, integer_result=True),
     math.ceil: _math_unary(jnp.ceil, integer_result=True),
     math.fabs: _math_unary(jnp.abs),

@@ -25,7 +25,7 @@ CONTAINS = "in / not in"
 
 # The builtins and math functions that have a rule for traced values (runtime/builtin_rules.py's
 # RULES; tests/e2e/test_builtins.py keeps the two in step).
-RULED_BUILTINS = frozenset({"max", "min", "any", "all", "bool", "int", "float", "sorted", "str", "repr", "format"})
+RULED_BUILTINS = frozenset({"max", "min", "any", "all", "bool", "int", "float", "sorted", "str", "repr", "format", "pow"})
 RULED_MATH = frozenset({"floor", "ceil", "fabs", "isnan", "isinf", "isfinite", "atan", "tanh",
                         "atan2", "copysign"})
 _RULED_NAMES = RULED_BUILTINS | RULED_MATH
