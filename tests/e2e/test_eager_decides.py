@@ -129,3 +129,28 @@ def test_the_jit_route_gives_the_located_text_of_to_static():
         assert info.value.location.filename == HERE
         assert info.value.location.line == _line(pick, "return [1.0")
     _fallback(uses_pick, (jnp.int32(2),), "return [1.0", where=pick)
+
+
+def test_messages_name_functions_without_their_address():
+    from laxify.runtime.messages import describe
+
+    def helper(v):
+        return v
+
+    assert describe(helper) == "Python function `test_messages_name_functions_without_their_address.<locals>.helper`"
+    assert "0x" not in describe(lambda v: v) and "0x" not in describe(print)
+    assert describe("ab") == "Python str 'ab'"
+
+
+def function_or_array(x):
+    if x.sum() > 0:
+        y = jnp.sin
+    else:
+        y = x
+    return y
+
+
+def test_a_function_on_one_traced_path_is_named_in_the_message():
+    with pytest.raises(laxify.ConversionError) as info:
+        laxify.to_static(function_or_array, fallback="error")(jnp.ones(2))
+    assert " at 0x" not in str(info.value)
