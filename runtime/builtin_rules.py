@@ -236,6 +236,25 @@ def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool
     return rule
 
 
+def _math_domain(fn: Callable, outside: Callable):
+    """``math.sqrt``/``log``/``log2``/``log10``/``sin``/``cos``/``tan`` of one number: the
+    ``jax.numpy`` function in JAX's default float dtype; where Python raises ``ValueError:
+    math domain error`` (``outside(x)``: a negative number's square root, the logarithm of
+    zero or of a negative number, the sine of an infinity), a run-time check raises it at the
+    call's line. NaN gives NaN, as in Python."""
+    def rule(*args):
+        if len(args) != 1 or not _scalar(args[0]):
+            raise _NotCovered  # math.log(x, base), or an array: Python's own error
+        x = jnp.reshape(jnp.asarray(args[0]), ())
+        if jnp.issubdtype(x.dtype, jnp.complexfloating):
+            raise _NotCovered
+        x = x.astype(jnp.result_type(float))
+        if outside is not None:
+            _raise_where(outside(x), lambda: ValueError("math domain error"))
+        return fn(x)
+    return rule
+
+
 def _math_binary(fn: Callable):
     def rule(*args):
         if len(args) != 2 or not all(_scalar(a) for a in args):
@@ -303,6 +322,13 @@ RULES: dict[Any, Callable] = {
     math.isfinite: _math_unary(jnp.isfinite),
     math.atan: _math_unary(jnp.arctan),
     math.tanh: _math_unary(jnp.tanh),
+    math.sqrt: _math_domain(jnp.sqrt, lambda x: x < 0),
+    math.log: _math_domain(jnp.log, lambda x: x <= 0),
+    math.log2: _math_domain(jnp.log2, lambda x: x <= 0),
+    math.log10: _math_domain(jnp.log10, lambda x: x <= 0),
+    math.sin: _math_domain(jnp.sin, jnp.isinf),
+    math.cos: _math_domain(jnp.cos, jnp.isinf),
+    math.tan: _math_domain(jnp.tan, jnp.isinf),
     math.atan2: _math_binary(jnp.arctan2),
     math.copysign: _math_binary(jnp.copysign),
 }

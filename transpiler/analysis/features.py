@@ -27,7 +27,7 @@ CONTAINS = "in / not in"
 # RULES; tests/e2e/test_builtins.py keeps the two in step).
 RULED_BUILTINS = frozenset({"max", "min", "any", "all", "bool", "int", "float", "sorted", "str", "repr", "format", "pow"})
 RULED_MATH = frozenset({"floor", "ceil", "fabs", "isnan", "isinf", "isfinite", "atan", "tanh",
-                        "atan2", "copysign"})
+                        "atan2", "copysign", "sqrt", "log", "log2", "log10", "sin", "cos", "tan"})
 _RULED_NAMES = RULED_BUILTINS | RULED_MATH
 _ITERABLE_BUILTINS = frozenset({"enumerate", "zip", "reversed"})
 
