@@ -153,6 +153,7 @@ def _reason(text: str) -> str:
     first = re.sub(r"\b(so|because) [A-Za-z_][\w.]* (cannot|returns)", r"\1 _ \2", first)
     first = re.sub(r"Tracing [\w.]+ stopped", "Tracing _ stopped", first)
     first = re.sub(r"cannot convert [\w.]+:", "cannot convert _:", first)
+    first = re.sub(r"\b\d+ levels deep", "N levels deep", first)
     return first[:150]
 
 
