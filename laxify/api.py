@@ -551,6 +551,7 @@ class StaticFunction:
                 type(args[0]) if n == 1 else (type(args[0]), type(args[1])) if n == 2 else tuple(map(type, args)))
             if hot is not None:
                 jitted, key = hot
+                failed = None
                 try:
                     return jitted(*args)
                 except NeedsChecks:
@@ -558,10 +559,12 @@ class StaticFunction:
                 except CONCRETE_ERRORS as e:
                     return self._concrete_error(e, key, self._with_self(args), kwargs)
                 except Exception as e:  # the user's error: shown with the user's frames only
-                    if raised_while_tracing(e):
-                        return self._eager_after_trace_error(e, key, self._with_self(args), kwargs)
-                    hide_own_frames(e)
-                    raise
+                    if not raised_while_tracing(e):
+                        hide_own_frames(e)
+                        raise
+                    failed = e
+                if failed is not None:  # (outside the handler: eager's error is not chained to it)
+                    return self._eager_after_trace_error(failed, key, self._with_self(args), kwargs)
         try:
             return self._call(self._with_self(args), kwargs)
         except Exception as e:  # here, so that this frame goes too
@@ -580,6 +583,7 @@ class StaticFunction:
         args, kwargs = wrapped_args, wrapped_kwargs
         if not kwargs and len(key) == 2 and self._hot:
             self._remember_types(jitted, key, args)
+        failed = None
         try:
             return jitted(*args, **kwargs)
         except NeedsChecks:
@@ -589,15 +593,18 @@ class StaticFunction:
         except Exception as e:
             if not raised_while_tracing(e):
                 raise
-            return self._eager_after_trace_error(e, key, args, kwargs)
-        try:
-            return self._jit_for(key)(*args, **kwargs)
-        except CONCRETE_ERRORS as e:
-            return self._concrete_error(e, key, args, kwargs)
-        except Exception as e:
-            if not raised_while_tracing(e):
-                raise
-            return self._eager_after_trace_error(e, key, args, kwargs)
+            failed = e
+        if failed is None:
+            try:
+                return self._jit_for(key)(*args, **kwargs)
+            except CONCRETE_ERRORS as e:
+                return self._concrete_error(e, key, args, kwargs)
+            except Exception as e:
+                if not raised_while_tracing(e):
+                    raise
+                failed = e
+        # Outside the handlers: an error of the eager run is not chained to the trace's.
+        return self._eager_after_trace_error(failed, key, args, kwargs)
 
     def _remember_types(self, jitted: Callable, key: tuple, args: tuple) -> None:
         """Let later calls with arguments of these types take the hot path."""

@@ -83,8 +83,9 @@ def test_a_traced_slice_bound_falls_back_with_eager_value():
 def test_an_error_eager_python_raises_too_is_its_own_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", laxify.FallbackWarning)
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError) as info:
             laxify.to_static(shape_error)(jnp.ones(3))
+    assert info.value.__context__ is None and info.value.__cause__ is None
 
 
 def test_pow_with_a_modulus_of_traced_ints_falls_back():
