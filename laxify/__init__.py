@@ -11,10 +11,12 @@ from laxify.api import StaticFunction, convert, do_not_convert, load, to_static
 from laxify.checking import checked
 from laxify.conversion import set_cache_dir
 from laxify.ir.errors import ConversionError, FallbackWarning
+from laxify.ir.user_code import convert_packages, keep_packages
 from laxify.runtime.options import loop_options
 
 __all__ = [
-    "ConversionError", "FallbackWarning", "StaticFunction", "checked", "convert", "do_not_convert", "load", "loop_options",
+    "ConversionError", "FallbackWarning", "StaticFunction", "checked", "convert", "convert_packages", "do_not_convert",
+    "keep_packages", "load", "loop_options",
     "set_cache_dir", "to_static",
 ]
 __version__ = "0.1.0"

@@ -24,6 +24,9 @@ from laxify.fallback import (
     fallback_at,
     fallback_error,
     located_concrete_error,
+    located_trace_error,
+    names_a_traced_value,
+    raised_while_tracing,
     warn_value_fallback,
     restoring_shared_names,
     warn_at_user_code,
@@ -548,6 +551,7 @@ class StaticFunction:
                 type(args[0]) if n == 1 else (type(args[0]), type(args[1])) if n == 2 else tuple(map(type, args)))
             if hot is not None:
                 jitted, key = hot
+                failed = None
                 try:
                     return jitted(*args)
                 except NeedsChecks:
@@ -555,8 +559,12 @@ class StaticFunction:
                 except CONCRETE_ERRORS as e:
                     return self._concrete_error(e, key, self._with_self(args), kwargs)
                 except Exception as e:  # the user's error: shown with the user's frames only
-                    hide_own_frames(e)
-                    raise
+                    if not raised_while_tracing(e):
+                        hide_own_frames(e)
+                        raise
+                    failed = e
+                if failed is not None:  # (outside the handler: eager's error is not chained to it)
+                    return self._eager_after_trace_error(failed, key, self._with_self(args), kwargs)
         try:
             return self._call(self._with_self(args), kwargs)
         except Exception as e:  # here, so that this frame goes too
@@ -575,16 +583,28 @@ class StaticFunction:
         args, kwargs = wrapped_args, wrapped_kwargs
         if not kwargs and len(key) == 2 and self._hot:
             self._remember_types(jitted, key, args)
+        failed = None
         try:
             return jitted(*args, **kwargs)
         except NeedsChecks:
             pass  # traced again below, with its run-time checks (outside this handler)
         except CONCRETE_ERRORS as e:
             return self._concrete_error(e, key, args, kwargs)
-        try:
-            return self._jit_for(key)(*args, **kwargs)
-        except CONCRETE_ERRORS as e:
-            return self._concrete_error(e, key, args, kwargs)
+        except Exception as e:
+            if not raised_while_tracing(e):
+                raise
+            failed = e
+        if failed is None:
+            try:
+                return self._jit_for(key)(*args, **kwargs)
+            except CONCRETE_ERRORS as e:
+                return self._concrete_error(e, key, args, kwargs)
+            except Exception as e:
+                if not raised_while_tracing(e):
+                    raise
+                failed = e
+        # Outside the handlers: an error of the eager run is not chained to the trace's.
+        return self._eager_after_trace_error(failed, key, args, kwargs)
 
     def _remember_types(self, jitted: Callable, key: tuple, args: tuple) -> None:
         """Let later calls with arguments of these types take the hot path."""
@@ -647,6 +667,34 @@ class StaticFunction:
         args = tuple(map(_unwrapped, args))
         kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
         return runner(*args, **kwargs)
+
+    def _eager_after_trace_error(self, error: Exception, key, args, kwargs):
+        """An error other than laxify's own stopped the trace (JAX refused a traced value where
+        Python needs a concrete one: a traced slice bound, iteration over a traced scalar; or
+        the user's Python raised on values only a trace has): eager Python decides, as it
+        would for the function as written. Its value, with one FallbackWarning at the line
+        where the trace stopped, or its own error (then no warning, and no eager cache entry).
+        ``fallback="error"`` and an outer transformation: the located ``ConversionError`` when
+        JAX's error is about a traced value, else the error as raised."""
+        inner = self._inner
+        outer = any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
+        if self.fallback == "error" or outer:
+            if names_a_traced_value(error):
+                raise located_trace_error(error, inner) from error
+            raise error
+        runner = self._plain if self._no_source is not None else self._function()
+        args = tuple(map(_unwrapped, args))
+        kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
+        try:
+            result = runner(*args, **kwargs)
+        except Exception as eager_error:  # Python raises too: its error, as Python gives it
+            hide_own_frames(eager_error)
+            raise eager_error from None
+        if self.fallback == "warn":
+            warn_value_fallback(located_trace_error(error, inner), inner)
+        self._eager[key] = runner
+        self._by_types.clear()
+        return result
 
     def __get__(self, instance, owner=None):
         if self._binding is staticmethod:

@@ -21,7 +21,7 @@ import weakref
 from dataclasses import dataclass
 
 from laxify.ir import Function
-from laxify.ir.errors import ConversionError, Location
+from laxify.ir.errors import ConversionError, Location, NeedsPython
 from laxify.ir.passes.infer_types import MergeTypeError
 from laxify.ir.passes import default_passes, run_passes
 from laxify.runtime.calls import set_converter
@@ -76,6 +76,7 @@ class Converted:
         ``to_static`` handles constructs kept as Python itself (``locate_fallbacks=False``)."""
         converted = make_function(self.code, self.lowered, fn)
         if locate_fallbacks and (self.has_fallbacks or self.calls_user_code):
+            # (Only there: a function without them stays its own code object, `__code__` included.)
             converted = _locating_fallbacks(converted, self.conversion, fn)
         opts = getattr(fn, "__laxify_loop_options__", None)
         if opts is not None:
@@ -110,9 +111,11 @@ def _remember(code: types.CodeType, converted: Converted) -> None:
 
 def _locating_fallbacks(converted, conversion: Conversion, original):
     """Under ``jax.jit(laxify.convert(f))`` a construct kept as Python that meets a traced
-    value cannot fall back to eager execution: say so at its line. (A ``to_static`` caller
-    catches the error and runs eagerly.)"""
-    from laxify.fallback import CONCRETE_ERRORS, KeptPythonError, fallback_at
+    value cannot fall back to eager execution: say so at its line; JAX's own error for a
+    traced value where Python needs a concrete one (``TracerBoolConversionError``, ...) is
+    the located text ``to_static`` gives (a ``NeedsPython``). (A ``to_static`` caller
+    catches either and runs eagerly.)"""
+    from laxify.fallback import CONCRETE_ERRORS, KeptPythonError, fallback_at, located_concrete_error
 
     @functools.wraps(converted)
     def run(*args, **kwargs):
@@ -120,9 +123,15 @@ def _locating_fallbacks(converted, conversion: Conversion, original):
             return converted(*args, **kwargs)
         except CONCRETE_ERRORS as e:
             found = fallback_at(conversion, e)
-            if found is None:
+            if found is not None:
+                raise KeptPythonError(found, original, outer=True) from e
+            if isinstance(e, ConversionError):
                 raise
-            raise KeptPythonError(found, original, outer=True) from e
+            located = located_concrete_error(e, original)
+            if located.location is None:
+                raise
+            reason = located.message[0].lower() + located.message[1:]
+            raise NeedsPython(reason, located.location, located.fix) from e
 
     return run
 

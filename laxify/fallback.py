@@ -17,11 +17,12 @@ import jax
 from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython, warn_at
 from laxify.transpiler.pipeline import Conversion
 from laxify.ir.core import Span
+from laxify.ir.user_code import names_a_traced_value
 from laxify.runtime.error_channel import HandlerNeedsData
 from laxify.transpiler.to_ir import Fallback
 
 __all__ = ["CONCRETE_ERRORS", "KeptPythonError", "fallback_at", "fallback_error", "located_concrete_error",
-           "restoring_shared_names", "warn_at_user_code", "warn_fallback", "warn_unconverted_eager",
+           "located_trace_error", "names_a_traced_value", "raised_while_tracing", "restoring_shared_names", "warn_at_user_code", "warn_fallback", "warn_unconverted_eager",
            "warn_value_fallback"]
 
 
@@ -218,11 +219,70 @@ _SHARED_STORE_NAMES = ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_D
 _SHARED_STORES = frozenset(dis.opmap[name] for name in _SHARED_STORE_NAMES)
 
 
+_TRACE_ERROR = "__laxify_raised_while_tracing__"
+
+
+def marking_trace_errors(traced):
+    """``traced`` such that an exception it raises (while ``jax.jit`` traces it) says so: such
+    an error may be Python that only concrete values run (``to_static`` then runs the function
+    eagerly, see :func:`raised_while_tracing`), unlike an error raised when the compiled program
+    has run (a run-time check)."""
+
+    @functools.wraps(traced)
+    def run(*args, **kwargs):
+        try:
+            return traced(*args, **kwargs)
+        except Exception as error:
+            try:
+                setattr(error, _TRACE_ERROR, True)
+            except (AttributeError, TypeError):  # an exception class with __slots__
+                pass
+            raise
+
+    return run
+
+
+def raised_while_tracing(error: BaseException) -> bool:
+    """Whether ``error`` stopped the trace of a ``to_static`` function at the user's code (or in
+    JAX, called from it) and is none of the errors laxify says itself (a located
+    ``ConversionError``; the concrete-value errors, handled as ``CONCRETE_ERRORS``)."""
+    return (getattr(error, _TRACE_ERROR, False) and not isinstance(error, ConversionError)
+            and not isinstance(error, CONCRETE_ERRORS) and not _raised_by_laxify(error))
+
+
+def _raised_by_laxify(error: BaseException) -> bool:
+    """Whether ``error`` is a fault of laxify's own, shown as it is, never turned into a
+    fallback: a ``NameError`` or ``AttributeError`` whose innermost frame is laxify's runtime.
+    (Other errors there come from JAX called by the runtime on the user's values: JAX's
+    filtering of tracebacks leaves the runtime's frame innermost.)"""
+    if not isinstance(error, (NameError, AttributeError)):
+        return False
+    tb = error.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return (tb.tb_frame.f_globals.get("__name__") or "").partition(".")[0] == "laxify"
+
+
+def located_trace_error(error: BaseException, fn) -> ConversionError:
+    """The located text of an error that stopped the trace where eager Python runs on (or, under
+    an outer transformation, may run on) concrete values."""
+    return ConversionError(
+        f"Tracing {fn.__qualname__} stopped at this line with {type(error).__name__}: "
+        f"{_first_line(error)}; eager Python decides this line with concrete values.",
+        _concrete_location(error, fn),
+        "Keep the values this line depends on static (Python values, static_argnums), or use a "
+        "jax.numpy / jax.lax operation that accepts traced values (jnp.where, lax.dynamic_slice, ...).")
+
+
 def restoring_shared_names(traced, original):
     """``traced`` (what ``jax.jit`` traces for ``original``), such that when the trace stops at
     Python that needs a concrete value, the globals and nonlocals ``original`` assigns get
     back the values they had before it: the eager run that follows then assigns them once,
-    as Python does (``G += 1`` before the construct would otherwise count twice)."""
+    as Python does (``G += 1`` before the construct would otherwise count twice). An error
+    raised while tracing is marked (:func:`marking_trace_errors`)."""
+    traced = marking_trace_errors(traced)
     code = getattr(original, "__code__", None)
     if not isinstance(code, types.CodeType) or _SHARED_STORES.isdisjoint(code.co_code[::2]):
         return traced  # (the opcodes alone: no disassembly for the common function)
@@ -241,7 +301,7 @@ def restoring_shared_names(traced, original):
         saved_cells = [_cell_value(cell) for cell in shared]
         try:
             return traced(*args, **kwargs)
-        except CONCRETE_ERRORS:
+        except Exception:  # an eager run may follow
             for name, value in zip(globals_, saved):
                 if value is _MISSING:
                     namespace.pop(name, None)

@@ -44,7 +44,10 @@ class _NotCovered(Exception):
 
 
 def _scalar(x) -> bool:
-    return getattr(x, "shape", ()) == () or math.prod(x.shape) == 1
+    """A number or an array of one element (a tuple or other object is not one)."""
+    if not hasattr(x, "shape"):
+        return isinstance(x, (bool, int, float))
+    return x.shape == () or math.prod(x.shape) == 1
 
 
 def _elements(iterable) -> list:
@@ -233,6 +236,25 @@ def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool
     return rule
 
 
+def _math_domain(fn: Callable, outside: Callable):
+    """``math.sqrt``/``log``/``log2``/``log10``/``sin``/``cos``/``tan`` of one number: the
+    ``jax.numpy`` function in JAX's default float dtype; where Python raises ``ValueError:
+    math domain error`` (``outside(x)``: a negative number's square root, the logarithm of
+    zero or of a negative number, the sine of an infinity), a run-time check raises it at the
+    call's line. NaN gives NaN, as in Python."""
+    def rule(*args):
+        if len(args) != 1 or not _scalar(args[0]):
+            raise _NotCovered  # math.log(x, base), or an array: Python's own error
+        x = jnp.reshape(jnp.asarray(args[0]), ())
+        if jnp.issubdtype(x.dtype, jnp.complexfloating):
+            raise _NotCovered
+        x = x.astype(jnp.result_type(float))
+        if outside is not None:
+            _raise_where(outside(x), lambda: ValueError("math domain error"))
+        return fn(x)
+    return rule
+
+
 def _math_binary(fn: Callable):
     def rule(*args):
         if len(args) != 2 or not all(_scalar(a) for a in args):
@@ -242,20 +264,39 @@ def _math_binary(fn: Callable):
     return rule
 
 
+def _needs_python(reason: str, fix: str) -> NeedsPython:
+    """Eager Python runs this call (``to_static`` falls back), said at the user's line."""
+    filename, line = _state.where
+    text = linecache.getline(filename, line)
+    return NeedsPython(reason, Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), fix)
+
+
 def _text_of(name: str):
     def rule(*args, **kwargs):
         """``str(x)``/``repr(x)``/``format(x, spec)`` of a traced value: its digits are known
         only when the program runs, and while tracing Python would write the tracer's name
         into the string. Eager Python runs it (``NeedsPython``: ``to_static`` falls back)."""
-        filename, line = _state.where
-        text = linecache.getline(filename, line)
-        raise NeedsPython(
+        raise _needs_python(
             f"`{name}()` of a traced value makes a Python string of its digits, which exist only "
-            f"when the program runs", Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")),
+            f"when the program runs",
             f"Keep the value as an array and make the string where the function is called "
             f"(`{name}(f(x))`), or print it with `print`/`jax.debug.print`, which laxify formats "
             f"at run time.")
     return rule
+
+
+def _pow(*args, **kwargs):
+    """``pow(a, b)`` is ``a ** b`` (the builtin runs). ``pow(a, b, m)`` of traced integers:
+    Python's ints are unbounded, and the products of a modular power overflow JAX's int32
+    (from ``m > 46341`` on): no program gives Python's value for every input, so eager Python
+    runs it (``NeedsPython``: ``to_static`` falls back)."""
+    if len(args) + len(kwargs) < 3:
+        raise _NotCovered
+    raise _needs_python(
+        "`pow(a, b, m)` of traced integers computes with Python's unbounded ints, where the "
+        "products of a modular power overflow JAX's int32",
+        "Write the modular power as a loop over the bits of the exponent with `% m` after each "
+        "product (exact while m*m fits in the dtype), or keep the arguments static (Python ints).")
 
 
 # One table: the builtin or ``math`` function → its rule. Only functions that Python never
@@ -272,6 +313,7 @@ RULES: dict[Any, Callable] = {
     builtins.str: _text_of("str"),
     builtins.repr: _text_of("repr"),
     builtins.format: _text_of("format"),
+    builtins.pow: _pow,
     math.floor: _math_unary(jnp.floor, integer_result=True),
     math.ceil: _math_unary(jnp.ceil, integer_result=True),
     math.fabs: _math_unary(jnp.abs),
@@ -280,6 +322,13 @@ RULES: dict[Any, Callable] = {
     math.isfinite: _math_unary(jnp.isfinite),
     math.atan: _math_unary(jnp.arctan),
     math.tanh: _math_unary(jnp.tanh),
+    math.sqrt: _math_domain(jnp.sqrt, lambda x: x < 0),
+    math.log: _math_domain(jnp.log, lambda x: x <= 0),
+    math.log2: _math_domain(jnp.log2, lambda x: x <= 0),
+    math.log10: _math_domain(jnp.log10, lambda x: x <= 0),
+    math.sin: _math_domain(jnp.sin, jnp.isinf),
+    math.cos: _math_domain(jnp.cos, jnp.isinf),
+    math.tan: _math_domain(jnp.tan, jnp.isinf),
     math.atan2: _math_binary(jnp.arctan2),
     math.copysign: _math_binary(jnp.copysign),
 }

@@ -27,8 +27,8 @@ import types
 import weakref
 from typing import Callable
 
-from laxify.ir.errors import ConversionError, Location
-from laxify.ir.user_code import is_library_function
+from laxify.ir.errors import ConversionError, Location, NeedsPython
+from laxify.ir.user_code import converts_calls_of, is_library_function
 from laxify.runtime import effects
 
 __all__ = ["call", "register_converted", "resolve", "set_converter"]
@@ -75,7 +75,7 @@ def register_converted(code: types.CodeType) -> None:
 def _converted_function(fn: types.FunctionType) -> Callable | None:
     code = fn.__code__
     if (_converter is None or code in _COMPILED or code in _UNCONVERTIBLE
-            or getattr(fn, "__laxify_do_not_convert__", False) or is_library_function(fn)):
+            or getattr(fn, "__laxify_do_not_convert__", False) or not converts_calls_of(fn)):
         return None
     try:
         return _converter(fn)
@@ -168,19 +168,20 @@ def call(fn, *args, **kwargs):
             depth[key] = level - 1
 
 
-def _endless_recursion(code: types.CodeType, levels: int, caller) -> ConversionError:
-    """The error for a recursion that did not end while tracing, at its outermost call site."""
+def _endless_recursion(code: types.CodeType, levels: int, caller) -> NeedsPython:
+    """A recursion that did not end while tracing, at its outermost call site: its depth
+    depends on a traced value, which eager Python runs (``to_static`` falls back)."""
     lambda_ = code.co_name == "<lambda>"
     name = "this lambda" if lambda_ else f"`{code.co_name}`"
     filename, line = caller.f_code.co_filename, caller.f_lineno
     text = linecache.getline(filename, line).rstrip("\n")
     col = text.find(code.co_name) if code.co_name in text else len(text) - len(text.lstrip())
-    return ConversionError(
-        f"{'This lambda' if lambda_ else name} calls itself {levels} levels deep while laxify traces "
-        f"it, and reached Python's recursion limit ({sys.getrecursionlimit()}). A recursive call is "
+    return NeedsPython(
+        f"{name} calls itself {levels} levels deep while laxify traces "
+        f"it, and reached Python's recursion limit ({sys.getrecursionlimit()}): a recursive call is "
         f"unrolled while tracing, so the recursion must end at a depth known then; when the test that "
         f"ends it depends on a traced value, both branches of that `if` are traced, and the one that "
-        f"recurses calls {name} again, without end.",
+        f"recurses calls {name} again, without end",
         Location(filename, line, col, text),
         "Make the depth a Python value (an int argument, static under jax.jit through "
         "static_argnums/static_argnames), or rewrite the recursion as a `while` loop, which laxify "

@@ -196,6 +196,20 @@ class Accumulator:
             return iter([*root.prefix, *self._tail()])
         raise self._needs_python(f"iterating over `{self.name}`")
 
+    def count(self, value):
+        """``xs.count(v)``: how many items equal ``v`` changes per iteration, as ``len``."""
+        root = self._root()
+        if root.probe is not None:
+            return [*root.prefix, *self._tail()].count(value)
+        raise self._needs_python(f"`{self.name}.count(...)`")
+
+    def index(self, value, *args):
+        """``xs.index(v)``: the items searched change per iteration, as for ``len``."""
+        root = self._root()
+        if root.probe is not None:
+            return [*root.prefix, *self._tail()].index(value, *args)
+        raise self._needs_python(f"`{self.name}.index(...)`")
+
     def _needs_python(self, what: str) -> NeedsPythonLoop:
         return site_error(
             self.site,

@@ -29,7 +29,11 @@ def describe(x) -> str:
     kind = type(x)
     if kind.__repr__ is object.__repr__:  # `<Box object at 0x...>` says no more than its type
         return f"Python `{kind.__name__}` object"
-    return f"Python {kind.__name__} {x!r}"[:80]
+    text = repr(x)
+    if " at 0x" in text:  # a function's or object's address: its name says more
+        name = getattr(x, "__qualname__", None) or getattr(x, "__name__", None)
+        return f"Python {kind.__name__} `{name}`" if isinstance(name, str) else f"Python `{kind.__name__}` object"
+    return f"Python {kind.__name__} {text}"[:80]
 
 
 def tree_lines(name: str, tree) -> dict[str, str]:

@@ -15,6 +15,7 @@ from laxify.ir.errors import ConversionError, NeedsPython
 from laxify.ir.naming import is_return_flag, is_return_value
 from laxify.runtime import effects
 from laxify.runtime import lists as lists_mod
+from laxify.ir.user_code import raised_by_array_library
 from laxify.runtime import error_channel
 from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import Fillable, Undefined, array_like, fresh, is_traced
@@ -63,7 +64,7 @@ def _catching(branch, site: Site):
         try:
             return branch(*ops)
         except Exception as e:
-            if not error_channel.is_users_error(e):
+            if not error_channel.is_users_error(e) or raised_by_array_library(e):  # JAX's: a fallback
                 raise
             error_channel.record_exception(e)
             return tuple(True if is_return_flag(name) else Fillable(name) for name in site.names)
@@ -264,12 +265,28 @@ def _unobserved(outs: tuple, site: Site) -> tuple:
     return tuple(Fillable(v.name, v.site) if type(v) is Undefined else v for v in outs)
 
 
+def _no_python_leaves(value, name: str, k: int, n: int, site: Site, display: bool = True) -> None:
+    """A Python value that differs between the branches (a string, an object): which one
+    Python has depends on the data. Eager Python runs it (``NeedsPython``)."""
+    for leaf in jax.tree_util.tree_leaves(value):
+        if not array_like(leaf):
+            name = _display_name(name) if display else name
+            raise site_error(
+                site,
+                f"`{name}` is a Python {type(leaf).__name__} in the {_branch_name(k, n, site)} of this "
+                f"`if` on a traced value, and only arrays and numbers can differ between the "
+                f"branches of one XLA program",
+                f"Compute `{name}` outside the `if`, or make it an array.",
+                NeedsPython,
+            )
+
+
 def _probe_outputs(branches, operands, site: Site) -> _Plan:
     """Trace each branch abstractly to decide, per output, zeros to fill or a static value."""
     avals: dict[int, object] = {}
     python: dict[int, list] = {}
-    for branch in branches:
-        def probe(branch=branch):
+    for k, branch in enumerate(branches):
+        def probe(branch=branch, k=k):
             outs = _unobserved(tuple(branch(*fresh(operands))), site)
             kept = []
             for i, v in enumerate(outs):
@@ -277,6 +294,7 @@ def _probe_outputs(branches, operands, site: Site) -> _Plan:
                     python.setdefault(i, []).append(v)
                     kept.append(None)
                 else:
+                    _no_python_leaves(v, site.names[i] if i < len(site.names) else "value", k, len(branches), site)
                     kept.append(v)
             return tuple(kept)
 
@@ -351,18 +369,7 @@ def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
                     f"Assign `{name}` before the `if` or in every branch, so that it has a value "
                     f"whichever branch runs.",
                 )
-            for leaf in jax.tree_util.tree_leaves(v):
-                if not array_like(leaf):
-                    # A Python value that differs between the branches (a string, an object):
-                    # which one Python has depends on the data. Eager Python runs it.
-                    raise site_error(
-                        site,
-                        f"`{name}` is a Python {type(leaf).__name__} in the {_branch_name(k, n, site)} of this "
-                        f"`if` on a traced value, and only arrays and numbers can differ between the "
-                        f"branches of one XLA program",
-                        f"Compute `{name}` outside the `if`, or make it an array.",
-                        NeedsPython,
-                    )
+            _no_python_leaves(v, name, k, n, site, display=False)
         return outs
 
     return run

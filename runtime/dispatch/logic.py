@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError, Location
+from laxify.ir.user_code import raised_by_array_library
 from laxify.runtime import effects, error_channel
 from laxify.runtime.builtin_rules import contains, not_contains
 from laxify.runtime.error_channel import traced_region
@@ -295,7 +296,7 @@ def _shape_or_error(fn):
     try:
         return jax.eval_shape(fn), fn
     except Exception as e:
-        if not error_channel.is_users_error(e):
+        if not error_channel.is_users_error(e) or raised_by_array_library(e):  # JAX's: a fallback
             raise
         error = e
 

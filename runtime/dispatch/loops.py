@@ -231,8 +231,9 @@ def _python_carry(name: str, leaf, site: Site, construct: str) -> NeedsPython:
     )
 
 
-class CarryChange(ConversionError):
-    """One iteration changes a carried value's shape, structure or dtype."""
+class CarryChange(NeedsPython):
+    """One iteration changes a carried value's shape, structure or dtype: Python's variables
+    take any value, so eager Python runs it (``to_static`` falls back, at the loop's line)."""
 
 
 def _diagnose_carries(names, init, after, site: Site, construct: str) -> None:

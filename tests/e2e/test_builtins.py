@@ -174,6 +174,32 @@ def test_math_functions():
     check(floor_of_an_int, (jnp.int32(3),), (jnp.int32(-7),))
 
 
+def math_with_a_domain(x):
+    return math.sqrt(x) + math.log(x) * 2 + math.log2(x) + math.log10(x) + math.sin(x) + math.cos(x) + math.tan(x)
+
+
+def sqrt_of_a_branch(x):
+    if x >= 0:
+        return math.sqrt(x)
+    return -math.sqrt(-x)
+
+
+def test_math_with_a_domain_as_python_and_its_error_at_the_users_line():
+    for v in (0.5, 2.0, 100.0, 1e6):
+        check(math_with_a_domain, (f32(v),))
+    check(sqrt_of_a_branch, (f32(4.0),), (f32(-9.0),), (f32(0.0),), expect_prims={"cond"})
+    check(math_with_a_domain, (jnp.int32(7),))  # ints: as floats, as Python
+    for v in (0.0, -1.0, -np.inf):
+        with pytest.raises(ValueError, match="math domain error"):
+            math_with_a_domain(np.float32(v))  # eager Python
+        for fn in (laxify.to_static(math_with_a_domain), ):
+            with pytest.raises(ValueError, match="math domain error") as info:
+                fn(f32(v))
+            assert traceback.extract_tb(info.value.__traceback__)[-1].filename == __file__
+    got = laxify.to_static(math_with_a_domain)(f32(np.nan))  # NaN: NaN, no error, as Python
+    assert np.isnan(got) and math.isnan(math_with_a_domain(np.float32(np.nan)))
+
+
 def int_floor_ceil_of_floats(x):
     return int(x) + math.floor(x) * 10 + math.ceil(x) * 100
 

@@ -19,6 +19,7 @@ import weakref
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import laxify
@@ -219,16 +220,24 @@ def test_recursion_with_a_static_depth_unrolls():
     assert sum(eqn.primitive.name == "cond" for eqn in jaxpr.jaxpr.eqns) == 3
 
 
-def test_recursion_with_a_traced_depth_is_a_located_error():
-    for run in (lambda: laxify.to_static(traced_depth)(POS, jnp.int32(3)),
+def test_recursion_with_a_traced_depth_falls_back():
+    # Eager Python ends the recursion on concrete values: to_static runs it eagerly, with one
+    # FallbackWarning at the outermost recursive call; where nothing can run eagerly (an outer
+    # jax.jit, fallback="error") the same text is a located ConversionError.
+    with pytest.warns(laxify.FallbackWarning, match="calls itself") as caught:
+        got = laxify.to_static(traced_depth)(POS, jnp.int32(3))
+    np.testing.assert_allclose(got, traced_depth(POS, jnp.int32(3)))
+    line = traced_depth.__code__.co_firstlineno + 3
+    assert [(w.filename, w.lineno) for w in caught if issubclass(w.category, laxify.FallbackWarning)] == [
+        (__file__, line)]
+    for run in (lambda: laxify.to_static(traced_depth, fallback="error")(POS, jnp.int32(3)),
                 lambda: jax.jit(laxify.convert(traced_depth))(POS, jnp.int32(3))):
         with pytest.raises(laxify.ConversionError) as info:
             run()
         message = str(info.value)
-        assert message.startswith("`traced_depth` calls itself ")
+        assert "`traced_depth` calls itself " in message
         assert "reached Python's recursion limit" in message
-        line = traced_depth.__code__.co_firstlineno + 3
-        assert f'File "{__file__}", line {line}\n    return traced_depth(x * 2, n - 1)\n           ^' in message
+        assert f'File "{__file__}", line {line}\n    return traced_depth(x * 2, n - 1)\n' in message
         assert "Make the depth a Python value" in message
         assert "_lx" not in message
 

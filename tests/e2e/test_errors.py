@@ -231,6 +231,22 @@ def test_carry_dtype_that_cannot_be_widened():
     assert "acc = jnp.asarray(acc, jnp.float32)" in msg
 
 
+@pytest.mark.parametrize("fn, args, line", [
+    (err_carry_shape_grows_in_while, (X,), "while x.sum() < 100:"),
+    (err_carry_int_array_becomes_float, (X, jnp.int32(2)), "while i < n:"),
+    (err_carry_dict_gains_key_in_while, (X, jnp.int32(2)), "while i < n:"),
+])
+def test_carry_change_falls_back_with_eager_value(fn, args, line):
+    # Python's variables take any value: eager Python runs the loop, so to_static does, with
+    # one FallbackWarning at the loop's line (fallback="error" is the located text above).
+    expected = fn(*args)
+    with pytest.warns(laxify.FallbackWarning, match="one iteration") as caught:
+        got = laxify.to_static(fn)(*args)
+    jax.tree_util.tree_map(np.testing.assert_allclose, got, expected)
+    w = [w for w in caught if issubclass(w.category, laxify.FallbackWarning)][0]
+    assert w.filename == __file__ and line in open(__file__).read().splitlines()[w.lineno - 1]
+
+
 def test_carry_dtype_change_in_traced_range():
     msg = conversion_error(err_carry_int_array_divided_in_traced_range,
                            jnp.arange(3, dtype=jnp.int32), jnp.int32(2))
@@ -240,7 +256,7 @@ def test_carry_dtype_change_in_traced_range():
 
 def test_carry_error_is_a_conversion_error_subclass():
     with pytest.raises(laxify.ConversionError) as info:
-        laxify.to_static(err_carry_shape_grows_in_while)(X)
+        laxify.to_static(err_carry_shape_grows_in_while, fallback="error")(X)
     assert info.value.location is not None and info.value.location.filename == __file__
     assert info.value.fix and "Revise" in info.value.fix
 

@@ -350,7 +350,7 @@ def err_shape_change_in_with(x):
 
 def test_located_errors_inside_with():
     with pytest.raises(laxify.ConversionError) as info:
-        laxify.to_static(err_shape_change_in_with)(POS)
+        laxify.to_static(err_shape_change_in_with, fallback="error")(POS)
     assert_at(str(info.value), err_shape_change_in_with, "while x.sum() < 100:")
 
 
@@ -716,7 +716,7 @@ def static_loop_carry_grows(x):
 
 @pytest.mark.parametrize("way", ["to_static", "jit(convert)"])
 def test_carry_that_changes_shape_is_a_located_two_sided_error(way):
-    call = (lambda: laxify.to_static(err_carry_grows)(POS)) if way == "to_static" else (
+    call = (lambda: laxify.to_static(err_carry_grows, fallback="error")(POS)) if way == "to_static" else (
         lambda: jax.jit(laxify.convert(err_carry_grows))(POS))
     with pytest.raises(laxify.ConversionError) as info:
         call()

@@ -5,7 +5,7 @@ Two sources, both imported, never copied:
   every ``>>> name(args)`` line of its docstrings whose callee is a function of that module and
   whose arguments are literals;
 - the standard library's pure-Python numeric modules (``colorsys``, ``bisect``,
-  ``statistics``), with examples written here from their documentation.
+  ``statistics``, ``heapq``), with examples written here from their documentation.
 
 Numeric arguments are passed as JAX values, as a JAX user would call such a function: a Python
 int becomes an int32 scalar, a float a float32 scalar, a list of numbers a 1-D array; other
@@ -18,6 +18,7 @@ import ast
 import bisect
 import colorsys
 import copy
+import heapq
 import importlib
 import inspect
 import pkgutil
@@ -135,6 +136,9 @@ def _stdlib_cases() -> list[Case]:
     for x in (0, 3, 4, 13, 20):
         out += [Case(bisect.bisect_left, (data, x), "stdlib bisect"),
                 Case(bisect.bisect_right, (data, x), "stdlib bisect")]
+    # heapq's pure-Python selections (the module's documented equivalents: sorted(...)[:n]).
+    for values, n in (([5, 1, 8, 3, 9, 2], 1), ([5, 1, 8, 3, 9, 2], 3), ([2.5, -1.0, 7.25, 0.5], 2)):
+        out += [Case(heapq.nsmallest, (n, values), "stdlib heapq"), Case(heapq.nlargest, (n, values), "stdlib heapq")]
     for values in ([1.0, 2.0, 3.0, 4.0], [2.5, 3.25, 5.5, 11.25, 11.75]):
         out += [Case(fn, (values,), "stdlib statistics")
                 for fn in (statistics.fmean, statistics.median, statistics.median_low, statistics.median_high)]

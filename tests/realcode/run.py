@@ -11,12 +11,18 @@ Classes, for the cases that eager JAX runs to a value (the oracle):
   eager Python, with no error: must be zero.
 Cases eager JAX rejects are counted apart (``eager raises``).
 
-Usage: ``python tests/realcode/run.py [--limit N] [--only SUBSTRING] [--show CLASS]``.
+The table is followed by the reasons of the fallbacks (the first line of each case's
+FallbackWarning, names left out, most frequent first) and by the classes of the same cases
+through ``jax.jit(laxify.convert(f))``, where nothing can run eagerly: a case that falls back
+under ``to_static`` must be a located ``ConversionError`` there, never JAX's raw error.
+
+Usage: ``python tests/realcode/run.py [--limit N] [--only SUBSTRING] [--show CLASS] [--no-jit]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import signal
 import sys
 import time
@@ -27,11 +33,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 import laxify  # noqa: E402
 from corpus import Case, cases, jax_arguments  # noqa: E402
 
+JIT_CLASSES = ("converted, agrees", "located error", "raw JAX error", "other error", "WRONG")
+RAW_JAX = ("TracerBoolConversionError", "TracerIntegerConversionError", "ConcretizationTypeError",
+           "TracerArrayConversionError", "UnexpectedTracerError")
 CLASSES = ("converted, agrees", "fell back, agrees", "located error", "raises where eager runs",
            "unclear error", "WRONG")
 TIMEOUT_S = 60
@@ -119,7 +129,9 @@ def run_case(case: Case) -> tuple[str, str]:
             except Exception as e:  # noqa: BLE001
                 kind = "raises where eager runs" if _from_user_code(e, case) else "unclear error"
                 return kind, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        fell_back = any(issubclass(w.category, laxify.FallbackWarning) for w in caught)
+        fell_back = [str(w.message) for w in caught if issubclass(w.category, laxify.FallbackWarning)]
+        if fell_back:
+            FALLBACK_REASONS[case.name] = fell_back[0]
         if not agree(expected, actual):
             return "WRONG", f"eager {expected!r} vs {actual!r}"
         if not agree(eager_args, static_args):  # a list argument changed in place, or not
@@ -129,6 +141,59 @@ def run_case(case: Case) -> tuple[str, str]:
         return "unclear error", f"timed out after {TIMEOUT_S} s"
     finally:
         signal.alarm(0)
+
+
+FALLBACK_REASONS: dict[str, str] = {}  # case name -> the text of its first FallbackWarning
+
+
+def _reason(text: str) -> str:
+    """A fallback's reason without the names in it (so that alike reasons count together)."""
+    first = text.splitlines()[0]
+    first = re.sub(r"`[^`]*`", "`_`", first)
+    first = re.sub(r"\b(so|because) [A-Za-z_][\w.]* (cannot|returns)", r"\1 _ \2", first)
+    first = re.sub(r"Tracing [\w.]+ stopped", "Tracing _ stopped", first)
+    first = re.sub(r"cannot convert [\w.]+:", "cannot convert _:", first)
+    first = re.sub(r"\b\d+ levels deep", "N levels deep", first)
+    return first[:150]
+
+
+def reasons(results) -> str:
+    counts = Counter(_reason(FALLBACK_REASONS[case.name]) for case, kind, _ in results
+                     if kind == "fell back, agrees" and case.name in FALLBACK_REASONS)
+    lines = ["| fallbacks by reason | cases |", "|---|---:|"]
+    lines += [f"| {text} | {n} |" for text, n in counts.most_common()]
+    return "\n".join(lines)
+
+
+def jit_case(case: Case) -> tuple[str, str]:
+    """The class of ``jax.jit(laxify.convert(fn))(*args)`` (nothing can run eagerly there)."""
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(TIMEOUT_S)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = case.fn(*jax_arguments(case.args))
+            try:
+                actual = jax.jit(laxify.convert(case.fn))(*jax_arguments(case.args))
+            except _Timeout:
+                raise
+            except laxify.ConversionError as e:
+                return "located error", str(e).splitlines()[0]
+            except Exception as e:  # noqa: BLE001
+                kind = "raw JAX error" if type(e).__name__ in RAW_JAX else "other error"
+                return kind, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        return ("converted, agrees" if agree(expected, actual) else "WRONG"), ""
+    except _Timeout:
+        return "other error", f"timed out after {TIMEOUT_S} s"
+    finally:
+        signal.alarm(0)
+
+
+def jit_summary(jit_results) -> str:
+    counts = Counter(kind for _, kind, _ in jit_results)
+    lines = ["| through jax.jit(laxify.convert(f)) | cases |", "|---|---:|"]
+    lines += [f"| {c} | {counts[c]} |" for c in JIT_CLASSES]
+    return "\n".join(lines)
 
 
 def summary(results: list[tuple[Case, str, str]]) -> str:
@@ -157,6 +222,7 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="run the first N cases only")
     parser.add_argument("--only", default=None, help="cases whose name contains this text")
     parser.add_argument("--show", default=None, help="print the cases of this class (e.g. WRONG)")
+    parser.add_argument("--no-jit", action="store_true", help="leave out the jax.jit(laxify.convert(f)) route")
     options = parser.parse_args(argv)
     selected = [c for c in cases() if options.only is None or options.only in c.name]
     if options.limit is not None:
@@ -169,8 +235,20 @@ def main(argv=None) -> int:
         if options.show and options.show.lower() in kind.lower():
             print(f"{kind}: {case.name} [{case.source}] {detail}")
     print(summary(results))
+    print()
+    print(reasons(results))
+    jit_results = []
+    if not options.no_jit:
+        for case, kind, _ in results:
+            if kind in CLASSES:
+                jit_kind, detail = jit_case(case)
+                jit_results.append((case, jit_kind, detail))
+                if options.show and options.show.lower() in f"jit {jit_kind}".lower():
+                    print(f"jit {jit_kind}: {case.name} [{case.source}] {detail}")
+        print()
+        print(jit_summary(jit_results))
     print(f"\n({time.perf_counter() - start:.0f} s)")
-    return 1 if any(kind == "WRONG" for _, kind, _ in results) else 0
+    return 1 if any(kind == "WRONG" for _, kind, _ in results + jit_results) else 0
 
 
 if __name__ == "__main__":

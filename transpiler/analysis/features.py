@@ -25,9 +25,9 @@ CONTAINS = "in / not in"
 
 # The builtins and math functions that have a rule for traced values (runtime/builtin_rules.py's
 # RULES; tests/e2e/test_builtins.py keeps the two in step).
-RULED_BUILTINS = frozenset({"max", "min", "any", "all", "bool", "int", "float", "sorted", "str", "repr", "format"})
+RULED_BUILTINS = frozenset({"max", "min", "any", "all", "bool", "int", "float", "sorted", "str", "repr", "format", "pow"})
 RULED_MATH = frozenset({"floor", "ceil", "fabs", "isnan", "isinf", "isfinite", "atan", "tanh",
-                        "atan2", "copysign"})
+                        "atan2", "copysign", "sqrt", "log", "log2", "log10", "sin", "cos", "tan"})
 _RULED_NAMES = RULED_BUILTINS | RULED_MATH
 _ITERABLE_BUILTINS = frozenset({"enumerate", "zip", "reversed"})
 

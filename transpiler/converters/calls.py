@@ -1,6 +1,7 @@
-"""Calls that may reach user code → ``_lx.call(f, ...)``, which converts ``f`` too when it is
-user code (not jax, numpy, the standard library or an installed package); calls that certainly
-reach library code stay as written.
+"""Calls that may reach converted code → ``_lx.call(f, ...)``, which converts ``f`` too when it
+is user code or a pure-Python library function laxify converts (``ir/user_code.py``:
+not jax, numpy and the other array libraries, not the standard library's infrastructure);
+calls that certainly reach code run as written stay as written.
 
 Routed: plain names (not builtins, not the module's imports of library functions and classes),
 methods of objects (``model.run(x)``, ``self.step(x)``, ``Cls.f(x)``), calls of call results
@@ -20,7 +21,7 @@ import types
 
 import libcst as cst
 
-from laxify.ir.user_code import is_library_function, is_library_module, is_library_type
+from laxify.ir.user_code import converts_calls_of, is_library_type, keeps_module
 from laxify.transpiler.analysis.features import USER_CALL, attribute_root, user_callee
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 
@@ -34,7 +35,7 @@ def _runs_as_written(value: object) -> bool:
     if isinstance(value, type):
         return True
     if isinstance(value, types.FunctionType):
-        return is_library_function(value)
+        return not converts_calls_of(value)
     if isinstance(value, (types.BuiltinFunctionType, types.ModuleType)):
         return True
     if isinstance(value, (types.MethodType, staticmethod, functools.partial)):
@@ -50,7 +51,7 @@ def _runs_as_written(value: object) -> bool:
 def _library_root(value: object) -> bool:
     """Whether attributes of ``value`` (a global) are library code: a library module or class."""
     if isinstance(value, types.ModuleType):
-        return is_library_module(value)
+        return keeps_module(value)
     return isinstance(value, type) and is_library_type(value)
 
 
