@@ -32,6 +32,7 @@ import types
 from dataclasses import dataclass, field
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from laxify.ir.user_code import is_library_function
@@ -46,6 +47,8 @@ __all__ = ["Plan", "SiteRecord", "splittable", "splitting"]
 MAX_SIGNATURES = 8
 
 _ATOMS = (int, float, complex, bool, str, bytes, type(None), type(Ellipsis), range, slice)
+_ATOM_TYPES = frozenset(_ATOMS)
+_ARRAY = type(jnp.zeros(()))  # the class of a concrete JAX array (the common leaf)
 
 
 class _State(threading.local):
@@ -113,6 +116,7 @@ class Plan:
 
     def __init__(self):
         self.entries: dict = {}
+        self.library: dict = {}  # code -> whether its function is library code
         self.records: dict[Site, SiteRecord] = {}
         self._lock = threading.RLock()
 
@@ -157,7 +161,7 @@ class Plan:
             return dispatcher(*args, **kwargs)
         record = self._record(site)
         try:
-            flat = _Flat()
+            flat = _Flat(self.library)
             spec = (flat.spec(args), tuple(kwargs), tuple(flat.spec(v) for v in kwargs.values()))
         except _Refuse as e:
             return self._python(record, e.why, dispatcher, args, kwargs)
@@ -291,53 +295,68 @@ def _functions(tree) -> list:
 
 class _Flat:
     """The loop's dispatcher arguments as a hashable spec, the arrays it takes as arguments and
-    the Python objects the spec stands for (this call's originals)."""
+    the Python objects the spec stands for (this call's originals). Runs at every call of a
+    compiled loop: the common kinds are told apart by their exact type first."""
 
-    def __init__(self):
+    def __init__(self, library: dict):
         self.arrays: list = []
         self.objects: list = []
         self.traced = False
         self._seen: dict[int, tuple] = {}
+        self._library = library  # code -> whether its function is library code (the plan's)
 
     def spec(self, v, depth: int = 0, closed: bool = False):
         """``closed``: ``v`` is read through a closure (a list or dict there is watched while
         the loop is traced); elsewhere (a carried value) it is refused, as the loop would
         change the very object in place where Python does."""
+        kind = type(v)
+        if kind is _ARRAY:
+            known = self._seen.get(id(v))
+            if known is None:
+                self.arrays.append(v)
+                known = self._seen[id(v)] = ("A", len(self.arrays) - 1)
+            return known
+        if kind in _ATOM_TYPES:
+            return ("S", kind, v)
+        if kind is types.FunctionType:
+            return self._function(v, depth)
+        if kind is tuple:
+            if depth > 20:
+                raise _Refuse("its values are nested too deeply")
+            return ("tuple", tuple([self.spec(e, depth + 1, closed) for e in v]))
+        return self._other(v, kind, depth, closed)
+
+    def _other(self, v, kind, depth: int, closed: bool):
         if depth > 20:
             raise _Refuse("its values are nested too deeply")
-        kind = type(v)
         if isinstance(v, jax.core.Tracer):
             self.traced = True
             return ("tracer",)
         if isinstance(v, jax.Array):
             known = self._seen.get(id(v))
-            if known is not None:
-                return known
-            self.arrays.append(v)
-            out = self._seen[id(v)] = ("A", len(self.arrays) - 1)
-            return out
-        if kind in _ATOMS or isinstance(v, (Site, np.dtype)) or kind in (np.bool_,) or \
-                isinstance(v, np.generic):
-            return ("S", kind, v, self._object(v))
+            if known is None:
+                self.arrays.append(v)
+                known = self._seen[id(v)] = ("A", len(self.arrays) - 1)
+            return known
+        if kind in _ATOMS or isinstance(v, (Site, np.dtype, np.generic)):
+            return ("S", kind, v)
         if isinstance(v, Undefined):
             return ("U", kind, v.name, v.site, self._object(v))
         if (kind is list or kind is dict) and not closed:
             raise _Refuse(f"it carries a {kind.__name__}, which Python changes in place")
-        if kind is tuple or kind is list:
-            return (kind.__name__, tuple(self.spec(e, depth + 1, closed) for e in v))
+        if kind is list:
+            return ("list", tuple([self.spec(e, depth + 1, closed) for e in v]))
         if isinstance(v, tuple) and hasattr(kind, "_fields"):  # a named tuple
-            return ("N", kind, tuple(self.spec(e, depth + 1, closed) for e in v))
+            return ("N", kind, tuple([self.spec(e, depth + 1, closed) for e in v]))
         if kind is dict:
             try:
                 keys = tuple(v)
                 hash(keys)
             except TypeError:
                 raise _Refuse("it reads a dict with unhashable keys") from None
-            return ("D", keys, tuple(self.spec(v[k], depth + 1, closed) for k in keys))
-        if kind is types.FunctionType:
-            return self._function(v, depth)
+            return ("D", keys, tuple([self.spec(v[k], depth + 1, closed) for k in keys]))
         if isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType)):
-            return ("S", kind, v, self._object(v))
+            return ("L", _ById(v))
         if kind is functools.partial:
             return ("P", self.spec(v.func, depth + 1, closed), self.spec(v.args, depth + 1, closed),
                     self.spec(v.keywords, depth + 1, True))
@@ -348,9 +367,14 @@ class _Flat:
         return len(self.objects) - 1
 
     def _function(self, fn: types.FunctionType, depth: int):
-        if is_library_function(fn):
-            return ("S", types.FunctionType, _ById(fn), self._object(fn))
         code = fn.__code__
+        library = self._library.get(code)
+        if library is None:
+            library = self._library[code] = is_library_function(fn)
+        if library:
+            return ("L", _ById(fn))
+        if depth > 20:
+            raise _Refuse("its values are nested too deeply")
         defaults = self.spec(fn.__defaults__, depth + 1, True) if fn.__defaults__ else None
         kwdefaults = self.spec(fn.__kwdefaults__, depth + 1, True) if fn.__kwdefaults__ else None
         cells = []
@@ -384,7 +408,11 @@ def _rebuild(spec, arrays, objects, rebuilt: dict):
     tag = spec[0]
     if tag == "A":
         return arrays[spec[1]]
-    if tag == "S" or tag == "U":
+    if tag == "S":
+        return spec[2]
+    if tag == "L":
+        return spec[1].obj
+    if tag == "U":
         return objects[spec[-1]]
     if tag == "tuple":
         return tuple(_rebuild(s, arrays, objects, rebuilt) for s in spec[1])
