@@ -117,6 +117,7 @@ class Plan:
     def __init__(self):
         self.entries: dict = {}
         self.library: dict = {}  # code -> whether its function is library code
+        self.globals: dict = {}  # code -> the global names it reads
         self.records: dict[Site, SiteRecord] = {}
         self._lock = threading.RLock()
 
@@ -161,7 +162,7 @@ class Plan:
             return dispatcher(*args, **kwargs)
         record = self._record(site)
         try:
-            flat = _Flat(self.library)
+            flat = _Flat(self.library, self.globals)
             spec = (flat.spec(args), tuple(kwargs), tuple(flat.spec(v) for v in kwargs.values()))
         except _Refuse as e:
             return self._python(record, e.why, dispatcher, args, kwargs)
@@ -298,7 +299,8 @@ class _Flat:
     the Python objects the spec stands for (this call's originals). Runs at every call of a
     compiled loop: the common kinds are told apart by their exact type first."""
 
-    def __init__(self, library: dict):
+    def __init__(self, library: dict, globals_: dict):
+        self._globals = globals_  # code -> the global names it (and the code it nests) reads
         self.arrays: list = []
         self.objects: list = []
         self.traced = False
@@ -385,8 +387,36 @@ class _Flat:
                 cells.append(("empty",))
                 continue
             cells.append(self.spec(value, depth + 1, True))
-        return ("F", code, _ById(fn.__globals__), fn.__name__, defaults, kwdefaults, tuple(cells),
+        # The globals its code reads, as they are now: a global rebound between calls (a
+        # number changed, another array) is another signature, not a stale constant.
+        namespace = fn.__globals__
+        names = self._globals.get(code)
+        if names is None:
+            names = self._globals[code] = _global_names(code, namespace)
+        read = tuple([_global_key(namespace.get(name, _MISSING)) for name in names])
+        return ("F", code, _ById(namespace), fn.__name__, defaults, kwdefaults, tuple(cells), read,
                 self._object(fn))
+
+
+_MISSING = object()
+
+
+def _global_names(code: types.CodeType, namespace: dict) -> tuple[str, ...]:
+    """The names ``code`` and the code objects it holds (nested functions, comprehensions) may
+    read as globals that ``namespace`` has now (attribute names that are not globals drop out)."""
+    found, stack = [], [code]
+    while stack:
+        c = stack.pop()
+        found.extend(name for name in c.co_names if name in namespace)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return tuple(dict.fromkeys(found))
+
+
+def _global_key(value):
+    """A global's part of a signature: a Python atom by value, anything else by identity."""
+    if type(value) in _ATOM_TYPES:
+        return (type(value), value)
+    return _ById(value)
 
 
 class _ById:
@@ -427,7 +457,7 @@ def _rebuild(spec, arrays, objects, rebuilt: dict):
         return functools.partial(fn, *_rebuild(spec[2], arrays, objects, rebuilt),
                                  **_rebuild(spec[3], arrays, objects, rebuilt))
     if tag == "F":
-        _, code, globals_, name, defaults, kwdefaults, cells, index = spec
+        _, code, globals_, name, defaults, kwdefaults, cells, _, index = spec
         closure = tuple(types.CellType() if c[0] == "empty" else types.CellType(_rebuild(c, arrays, objects, rebuilt))
                         for c in cells)
         original = objects[index]

@@ -343,3 +343,31 @@ def test_explain_shows_the_segments():
     assert "split fallback" in text
     assert f"line {_line(in_loop, 'while i < n')}" in text and "runs as Python" in text
     assert "runs compiled" in text
+
+
+SCALE = 2.0
+
+
+def reads_a_global(x, n):
+    acc, i = x, 0
+    while i < n:
+        acc = acc * SCALE
+        i += 1
+    return acc, str(int(acc))
+
+
+def test_a_global_rebound_between_calls_is_read_again():
+    global SCALE
+    f = laxify.to_static(reads_a_global)
+    try:
+        for scale in (2.0, 3.0, 2.0):
+            SCALE = scale
+            result, _ = _run(f, jnp.float32(1.0), jnp.int32(3))
+            _same(result, reads_a_global(jnp.float32(1.0), jnp.int32(3)))
+        SCALE = jnp.float32(0.5)
+        result, _ = _run(f, jnp.float32(1.0), jnp.int32(3))
+        _same(result, reads_a_global(jnp.float32(1.0), jnp.int32(3)))
+    finally:
+        SCALE = 2.0
+    record = _record(_plan(f), _line(reads_a_global, "while i < n"))
+    assert record.python_runs == 0 and record.compiled_runs == 4
