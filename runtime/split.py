@@ -37,10 +37,10 @@ import numpy as np
 
 from laxify.ir.user_code import is_library_function
 from laxify.runtime import checks, effects, error_channel
-from laxify.runtime.dispatch.values import Undefined
+from laxify.runtime.dispatch.values import Undefined, any_traced
 from laxify.runtime.lowering import Site
 
-__all__ = ["Plan", "SiteRecord", "splittable", "splitting"]
+__all__ = ["Plan", "SiteRecord", "runs_as_python", "splittable", "splitting"]
 
 # Distinct signatures one loop is compiled for before it stays Python (a loop inside a Python
 # loop that reads the outer loop's Python index would otherwise compile once per index).
@@ -471,6 +471,14 @@ def _rebuild(spec, arrays, objects, rebuilt: dict):
         rebuilt[id(fn)] = index
         return fn
     raise AssertionError(f"unknown spec {tag}")
+
+
+def runs_as_python(values) -> bool:
+    """Whether a loop's dispatcher, called with ``values``, is running a loop of a split run as
+    Python (the plan decided so, or it cannot be compiled): then a loop with a static trip
+    count iterates in Python too, rather than as a ``lax.scan`` made on the spot (whose trace
+    would meet the same Python), so that each inner loop is tried on its own."""
+    return _state.plan is not None and not _state.tracing and not any_traced(values)
 
 
 def splittable(dispatcher):

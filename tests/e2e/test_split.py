@@ -371,3 +371,32 @@ def test_a_global_rebound_between_calls_is_read_again():
         SCALE = 2.0
     record = _record(_plan(f), _line(reads_a_global, "while i < n"))
     assert record.python_runs == 0 and record.compiled_runs == 4
+
+
+def python_inside_a_static_range(x, k):
+    acc = x * 1.0
+    count = 0
+    for i in range(3):  # a static range with an array carry: a scan, unless its body needs Python
+        acc = acc + i
+        grown = []
+        w = 0
+        while w < k:  # a list grown to a traced length
+            grown.append(acc * w)
+            w += 1
+        count = len(grown) + count % 5
+        for row in x:  # over an array's rows: compiled on its own
+            acc = acc + row
+    return acc, count
+
+
+@pytest.mark.parametrize("k", [0, 2])
+def test_python_inside_a_static_range_runs_that_range_as_python(k):
+    f = laxify.to_static(python_inside_a_static_range)
+    args = (jnp.arange(3.0), jnp.int32(k))
+    result, caught = _run(f, *args)
+    _same(result, python_inside_a_static_range(*args))
+    assert len(caught) == 1
+    plan = _plan(f)
+    assert _record(plan, _line(python_inside_a_static_range, "for i in range(3)")).python_runs == 1
+    inner = _record(plan, _line(python_inside_a_static_range, "for row in x"))
+    assert (inner.compiled_runs, inner.python_runs) == (3, 0)
