@@ -236,6 +236,7 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
             if watch.changed(out) is not None:
                 watch.restore()
                 raise _TraceFailed("it changes a Python object in place")
+            _check_python_floats(dispatcher, args, out)
         except _TraceFailed:
             raise
         except Exception as e:  # noqa: BLE001 - whatever the trace met, Python runs the loop
@@ -265,6 +266,24 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
     entry.arguments = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=bool(getattr(a, "weak_type", False)))
                        for a in flat.arrays]
     return entry
+
+
+_CARRIES = {"while_loop": 2, "for_range": 4, "for_each": 2}  # where each dispatcher takes its carries
+
+
+def _check_python_floats(dispatcher, args, out) -> None:
+    """A Python float the loop changes would come out of the program as a float32 array, where
+    Python keeps a float (its digits, `str` of it, and the float64 arithmetic after it differ):
+    such a loop runs as Python."""
+    k = _CARRIES.get(getattr(dispatcher, "__name__", ""))
+    if k is None or len(args) <= k or type(out) is not tuple:
+        return
+    site = next((a for a in args if isinstance(a, Site)), None)
+    for j, (before, after) in enumerate(zip(args[k], out)):
+        if type(before) is float and type(after) is not float:
+            name = site.names[j] if site is not None and j < len(site.names) else "a value"
+            raise _TraceFailed(f"it changes the Python float `{name}`, which a compiled loop would make "
+                               f"a float32 array")
 
 
 def _why(e: BaseException) -> str:

@@ -400,3 +400,24 @@ def test_python_inside_a_static_range_runs_that_range_as_python(k):
     assert _record(plan, _line(python_inside_a_static_range, "for i in range(3)")).python_runs == 1
     inner = _record(plan, _line(python_inside_a_static_range, "for row in x"))
     assert (inner.compiled_runs, inner.python_runs) == (3, 0)
+
+
+def python_float_in_loop(x, n):
+    s = 0.0
+    acc = x
+    i = 0
+    while i < n:
+        s = s + 0.1  # a Python float in eager Python: its digits show in the string
+        acc = acc + 1.0
+        i += 1
+    return acc, str(s)
+
+
+def test_a_python_float_changed_in_a_loop_keeps_pythons_digits():
+    f = laxify.to_static(python_float_in_loop)
+    args = (jnp.float32(1.0), jnp.int32(3))
+    result, _ = _run(f, *args)
+    assert result[1] == python_float_in_loop(*args)[1] == str(0.1 + 0.1 + 0.1)
+    _same(result, python_float_in_loop(*args))
+    record = _record(_plan(f), _line(python_float_in_loop, "while i < n"))
+    assert record.python_runs == 1 and "Python float `s`" in record.why
