@@ -35,7 +35,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from laxify.ir.user_code import is_library_function
+from laxify.ir.naming import DEFAULT_PREFIX
+from laxify.ir.user_code import _library_package
 from laxify.runtime import checks, effects, error_channel
 from laxify.runtime.dispatch.values import Undefined, any_traced
 from laxify.runtime.lowering import Site
@@ -222,12 +223,17 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
 
     def traced(arrays):
         rebuilt: dict[int, int] = {}  # id of an object made in the trace -> index of its original
-        args = _rebuild(spec[0], arrays, flat.objects, rebuilt)
-        kwargs = {k: _rebuild(v, arrays, flat.objects, rebuilt) for k, v in zip(spec[1], spec[2])}
+        rebuilt_functions: list = []
+        args = _rebuild(spec[0], arrays, flat.objects, rebuilt, rebuilt_functions)
+        kwargs = {k: _rebuild(v, arrays, flat.objects, rebuilt, rebuilt_functions) for k, v in zip(spec[1], spec[2])}
         before = error_channel.recorded()
         watch = effects._Watch("this loop, compiled on its own", lambda: None)
-        for fn in _functions((args, kwargs)):
-            watch.add(fn, "a value it reads")
+        roots: list = []
+        for fn in [*_functions((args, kwargs)), *rebuilt_functions]:
+            # (also converted code from a library's file, which the watch would not enter)
+            effects._function_roots(fn, roots, 0)
+        for root in roots:
+            watch.add(*root)
         _state.tracing += 1
         effects._state.watches.append(watch)
         try:
@@ -391,7 +397,11 @@ class _Flat:
         code = fn.__code__
         library = self._library.get(code)
         if library is None:
-            library = self._library[code] = is_library_function(fn)
+            # A tracer-aware library's function (jax, numpy, ...) is static; converted code
+            # (generated names) and any other function, also from an installed package or the
+            # standard library that laxify converted, is rebuilt around its closure's values.
+            library = self._library[code] = (not code.co_name.startswith(DEFAULT_PREFIX)
+                                             and _library_package(getattr(fn, "__module__", None)))
         if library:
             return ("L", _ById(fn))
         if depth > 20:
@@ -453,7 +463,7 @@ class _ById:
         return isinstance(other, _ById) and other.obj is self.obj
 
 
-def _rebuild(spec, arrays, objects, rebuilt: dict):
+def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
     tag = spec[0]
     if tag == "A":
         return arrays[spec[1]]
@@ -464,30 +474,32 @@ def _rebuild(spec, arrays, objects, rebuilt: dict):
     if tag == "U":
         return objects[spec[-1]]
     if tag == "tuple":
-        return tuple(_rebuild(s, arrays, objects, rebuilt) for s in spec[1])
+        return tuple(_rebuild(s, arrays, objects, rebuilt, made) for s in spec[1])
     if tag == "list":
-        return [_rebuild(s, arrays, objects, rebuilt) for s in spec[1]]
+        return [_rebuild(s, arrays, objects, rebuilt, made) for s in spec[1]]
     if tag == "N":
-        return spec[1](*(_rebuild(s, arrays, objects, rebuilt) for s in spec[2]))
+        return spec[1](*(_rebuild(s, arrays, objects, rebuilt, made) for s in spec[2]))
     if tag == "D":
-        return {k: _rebuild(s, arrays, objects, rebuilt) for k, s in zip(spec[1], spec[2])}
+        return {k: _rebuild(s, arrays, objects, rebuilt, made) for k, s in zip(spec[1], spec[2])}
     if tag == "P":
-        fn = _rebuild(spec[1], arrays, objects, rebuilt)
-        return functools.partial(fn, *_rebuild(spec[2], arrays, objects, rebuilt),
-                                 **_rebuild(spec[3], arrays, objects, rebuilt))
+        fn = _rebuild(spec[1], arrays, objects, rebuilt, made)
+        return functools.partial(fn, *_rebuild(spec[2], arrays, objects, rebuilt, made),
+                                 **_rebuild(spec[3], arrays, objects, rebuilt, made))
     if tag == "F":
         _, code, globals_, name, defaults, kwdefaults, cells, _, index = spec
-        closure = tuple(types.CellType() if c[0] == "empty" else types.CellType(_rebuild(c, arrays, objects, rebuilt))
+        closure = tuple(types.CellType() if c[0] == "empty" else types.CellType(_rebuild(c, arrays, objects, rebuilt, made))
                         for c in cells)
         original = objects[index]
         fn = types.FunctionType(code, globals_.obj, name,
-                                _rebuild(defaults, arrays, objects, rebuilt) if defaults else None,
+                                _rebuild(defaults, arrays, objects, rebuilt, made) if defaults else None,
                                 closure or None)
         if kwdefaults:
-            fn.__kwdefaults__ = _rebuild(kwdefaults, arrays, objects, rebuilt)
+            fn.__kwdefaults__ = _rebuild(kwdefaults, arrays, objects, rebuilt, made)
         fn.__qualname__ = original.__qualname__
         fn.__module__ = original.__module__
         rebuilt[id(fn)] = index
+        if made is not None:
+            made.append(fn)
         return fn
     raise AssertionError(f"unknown spec {tag}")
 

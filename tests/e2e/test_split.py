@@ -421,3 +421,32 @@ def test_a_python_float_changed_in_a_loop_keeps_pythons_digits():
     _same(result, python_float_in_loop(*args))
     record = _record(_plan(f), _line(python_float_in_loop, "while i < n"))
     assert record.python_runs == 1 and "Python float `s`" in record.why
+
+
+def appends_to_an_outer_list(x, n):
+    log = []
+    acc, i = x, 0
+    while i < n:
+        log.append(i)  # changes a list outside the loop: the loop runs as Python
+        acc = acc + 1.0
+        i += 1
+    return acc, len(log)
+
+
+@pytest.mark.parametrize("n", [0, 4])
+def test_a_loop_changing_an_outer_list_runs_as_python(n):
+    f = laxify.to_static(appends_to_an_outer_list)
+    args = (jnp.float32(1.0), jnp.int32(n))
+    for _ in range(2):
+        result, _ = _run(f, *args)
+        _same(result, appends_to_an_outer_list(*args))
+    record = _record(_plan(f), _line(appends_to_an_outer_list, "while i < n"))
+    assert record.compiled_runs == 0 and record.python_runs == 2
+
+
+def test_converted_code_of_an_installed_package_is_rebuilt_not_shared():
+    bic = pytest.importorskip("algorithms.bit_manipulation.bytes_int_conversion")
+    f = laxify.to_static(bic.int_to_bytes_big_endian)
+    for n in (17, 70000, 0):
+        result, _ = _run(f, jnp.int32(n))
+        assert result == bic.int_to_bytes_big_endian(n)
