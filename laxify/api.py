@@ -19,6 +19,7 @@ from laxify.conversion import Converted, convert_function, fresh_ir
 from laxify.diff import Diff
 from laxify.explain import Explanation, explain
 from laxify.graph import Graph, to_dot
+from laxify.split import SplitRunner
 from laxify.fallback import (
     CONCRETE_ERRORS,
     fallback_at,
@@ -651,16 +652,20 @@ class StaticFunction:
                 located = located_concrete_error(error, inner)
                 if self.fallback == "error" or outer:
                     raise located from error
-                if self.fallback == "warn":
-                    warn_value_fallback(located, inner)
                 # The converted code itself, eagerly: Python decides each `if`/`while` on
                 # concrete values, and laxify's meaning of the user's code holds (`x[i] = v` on
-                # a JAX array updates it, as on a NumPy array).
-                runner = self._function()
+                # a JAX array updates it, as on a NumPy array). Split (laxify/split.py): each
+                # loop runs as a compiled program of its own where it can; the FallbackWarning
+                # after the first run says which.
+                runner = SplitRunner(self._function(), located, inner, self.fallback == "warn")
             else:
                 if self.fallback == "error" or outer:
                     raise fallback_error(found, inner, outer) from error
-                if self.fallback == "warn":
+                if self._converted_fn is not self._plain:
+                    # Split as the value fallback: the converted code, loops compiled apart.
+                    runner = SplitRunner(self._function(), fallback_error(found, inner, False), inner,
+                                         self.fallback == "warn", kept=True)
+                elif self.fallback == "warn":
                     warn_fallback(found, inner)
         self._eager[key] = runner
         self._by_types.clear()
@@ -730,7 +735,11 @@ class StaticFunction:
         (specialised to the arguments when they are given)."""
         if not args and not kwargs:
             return explain(self._converted.ir)
-        return explain(self._specialised_ir(args, kwargs), specialised=True, unspecialised=self._converted.ir)
+        explanation = explain(self._specialised_ir(args, kwargs), specialised=True, unspecialised=self._converted.ir)
+        runner = self._eager.get(self._prepare(self._with_self(args), kwargs)[0])
+        if isinstance(runner, SplitRunner):
+            explanation.split = runner.plan.lines()
+        return explanation
 
     def graph(self, *args, **kwargs) -> Graph:
         """The dataflow graph of the IR (specialised to the arguments when they are given):

@@ -6,6 +6,8 @@ row of their own: they fold into the row of the loop they belong to.
 
 from __future__ import annotations
 
+import dataclasses
+
 import html
 import re
 from dataclasses import dataclass
@@ -36,14 +38,22 @@ class Explanation:
     function: str
     entries: list[Entry]
     specialised: bool = False
+    # The split fallback of these arguments' signature, one line per loop (see laxify/split.py).
+    split: list[str] = dataclasses.field(default_factory=list)
 
     def __str__(self) -> str:
         return self.text()
 
+    def _split_rows(self) -> list[str]:
+        if not self.split:
+            return []
+        return ["  split fallback (these arguments fell back; the code between the loops runs eagerly):",
+                *(f"    {line}" for line in self.split)]
+
     def text(self, color: bool = False) -> str:
         """The rows as text; ``color`` adds ANSI colours to the decisions (for a terminal)."""
         if not self.entries:
-            return f"{self.function}: no control flow"
+            return "\n".join([f"{self.function}: no control flow", *self._split_rows()])
         head = f"{self.function}:" if self.specialised else \
             f"{self.function} (not specialised: pass arguments to decide traced vs static):"
         cw = max(len(e.construct) for e in self.entries)
@@ -54,7 +64,7 @@ class Explanation:
             if color:
                 decision = f"\033[{_COLOURS.get(e.decision, '32')}m{decision}\033[0m"
             rows.append(f"  line {e.line:<4} {e.construct:<{cw}}  {decision}  {e.reason}")
-        return "\n".join(rows)
+        return "\n".join(rows + self._split_rows())
 
     __repr__ = __str__
 

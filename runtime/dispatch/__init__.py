@@ -16,6 +16,7 @@ from laxify.runtime.dispatch.conditionals import cond, elif_chain
 from laxify.runtime.dispatch.identity import bool_unary, is_, is_not
 from laxify.runtime.dispatch.logic import and_, compare, ifexp, not_, or_
 from laxify.runtime.dispatch.loops import CarryChange, for_each, for_range, while_loop
+from laxify.runtime.split import splittable
 from laxify.runtime.dispatch.printing import print_
 from laxify.runtime.dispatch.returns import check_defined, final_return, returned
 from laxify.runtime.dispatch.values import Fillable, Undefined, UndefinedReturn, is_traced
@@ -26,6 +27,10 @@ from laxify.runtime.options import push_options
 from laxify.runtime.dispatch.trying import internal_errors
 from laxify.runtime.updates import at, live_rows, setitem, setitem_op
 from laxify.runtime.error_channel import exception_, raise_, raised
+
+# Split fallback (runtime/split.py): in the eager run of a function that fell back, each loop is
+# tried as a compiled program of its own; elsewhere these are the loops' dispatchers unchanged.
+while_loop, for_range, for_each = splittable(while_loop), splittable(for_range), splittable(for_each)
 
 __all__ = [
     "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "as_list", "assert_", "at",

@@ -23,6 +23,7 @@ from laxify.runtime import updates
 from laxify.runtime.dispatch import reverse_gate
 from laxify.runtime.dispatch.conditionals import _appendable, _join_tree, _scalar_predicate
 from laxify.runtime import error_channel
+from laxify.runtime import split
 from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import (
     Fillable, Undefined, UnsetName, any_traced, array_like, fresh, is_array, is_traced,
@@ -488,7 +489,7 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
                 vals = tuple(body_fn(i, *vals))
             return vals
 
-        if not traced or _python_values(init):
+        if not traced or _python_values(init) or split.runs_as_python(init):
             return python_loop()
         if len(r) == 0:
             return init
@@ -749,6 +750,11 @@ def for_each(xs, body_fn, init, deps, site: Site):
         live = _live_rows(seq, init, marked)
         if live:
             return _scan_live(body_fn, init, seq, live, site)
+        if split.runs_as_python((seq, init)):
+            vals = init
+            for item in xs:
+                vals = tuple(body_fn(item, *vals))
+            return vals
         return _scan(body_fn, init, seq, site)
     if is_array(xs) or is_traced(xs):
         if xs.ndim == 0:
@@ -765,7 +771,7 @@ def for_each(xs, body_fn, init, deps, site: Site):
                 vals = tuple(body_fn(item, *vals))
             return vals
 
-        if _python_values(init):
+        if _python_values(init) or split.runs_as_python((xs, init)):
             return python_rows()
         if live:
             return _scan_or_python(lambda: _scan_live(body_fn, init, xs, live, site), python_rows)

@@ -37,7 +37,7 @@ PRELUDE = "# jax and jnp (jax.numpy) are in this module's namespace\n"
 
 # Features a campaign may leave out (LAXIFY_FUZZ_AVOID): earlier known bugs, and `raise`, whose
 # open failure classes (docs/semantics.md, "Exceptions") a campaign about something else avoids.
-KNOWN_FEATURES = ("loop_else_jump", "and_or_value", "closure_in_loop", "return_in_loop", "raise")
+KNOWN_FEATURES = ("loop_else_jump", "and_or_value", "closure_in_loop", "return_in_loop", "raise", "python_stmt")
 
 
 @dataclass(frozen=True)
@@ -412,7 +412,7 @@ class Builder:
     def stmt(self, sc: Scope, ind: int) -> tuple[list[str], Scope, bool]:
         """One statement: (its lines, the scope after it, whether it always jumps)."""
         simple = [self.stmt_assign, self.stmt_aug, self.stmt_tuple_assign, self.stmt_print,
-                  self.stmt_container]
+                  self.stmt_container, self.stmt_python]
         compound = [self.stmt_if, self.stmt_for_range, self.stmt_for_array, self.stmt_while,
                     self.stmt_match, self.stmt_append_loop, self.stmt_nested_def,
                     self.stmt_balanced_list]
@@ -619,6 +619,26 @@ class Builder:
             use = self.pick([f"jnp.sum(jnp.stack({acc}))", f"jnp.sum({acc}[-1])", f"jnp.max({acc}[0])"])
             lines.append(f"{p}{t.name} = jnp.clip({use}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})")
         return lines, sc, False
+
+    def stmt_python(self, sc: Scope, ind: int):
+        """A statement that must stay Python (issue 25, split fallback): a string built from a
+        traced value, or a list grown to a traced length; its length goes into an int name, so
+        the result depends on it. ``to_static`` falls back (FallbackWarning) and splits around
+        it; the oracle compares with eager Python."""
+        ints = sc.of(INT, writable=True, accumulator=False)
+        if not sc.main or not ints or not self.allowed("python_stmt"):
+            return None
+        self.features.add("python_stmt")
+        t = ints[self.pick(range(len(ints)))]
+        p = self.pad(ind)
+        if self.flag():
+            e = bounded(self.expr(FLOAT, sc))
+            return [f"{p}{t.name} = len(str(int(jnp.nan_to_num({e.src})))) + {t.name} % 5"], sc, False
+        grown, w = self.fresh("grown"), self.fresh("w")
+        item = bounded(self.expr(FLOAT, sc))
+        return [f"{p}{grown} = []", f"{p}{w} = 0", f"{p}while {w} < {sc.small_int}:",
+                f"{p}    {grown}.append({item.src})", f"{p}    {w} += 1",
+                f"{p}{t.name} = len({grown}) + {t.name} % 5"], sc, False
 
     def stmt_nested_def(self, sc: Scope, ind: int):
         """A nested function or lambda (a closure over the current names), called later."""

@@ -210,7 +210,13 @@ def check_program(program: Program) -> FuzzFailure | None:
             detail = f"eager run raised {type(expected.error).__name__}: {expected.error}"
             return failure_type("invalid program (generator bug)")(detail, program)
         for way, callee in (("to_static", static_fn), ("jit(convert)", jitted)):
-            found = _describe(way, n, args, expected, execute(callee, args, barrier=True))
+            split = "python_stmt" in program.features  # must fall back (issue 25: split fallback)
+            if split and way == "jit(convert)":
+                continue  # refused with the located error: tests/e2e/test_split.py
+            actual = execute(callee, args, barrier=True)
+            if split:
+                actual.warnings = [w for w in actual.warnings if "cannot be one XLA program" not in w]
+            found = _describe(way, n, args, expected, actual)
             if found is not None:
                 kind, detail = found
                 return failure_type(label_for(kind, detail, program))(detail, program)

@@ -1,0 +1,222 @@
+"""Split fallback (docs/semantics.md "Split fallback"): a function with a traced `while` of N
+iterations and one statement that must stay Python (a string built from a traced value, or a
+list grown to a traced length), before, after and inside the loop.
+
+Per case, the median time of one call (result waited for) of
+- split: `to_static` as it runs now (the loop compiled on its own, the rest eager);
+- eager: today's whole-function fallback before this change (the converted function run
+  eagerly, op by op: every iteration of the loop is Python dispatching JAX ops);
+- compiled: `to_static` of the same function without the Python statement (one program);
+- stmt: the statement's own Python cost, alone, on concrete values;
+and the first call of the split function (its failed trace, the eager run, the compile of the
+loop) against the first call of the compiled one. Inside the loop: an outer loop of 3
+iterations holds the statement and the N-iteration loop.
+
+Run: `.venv/bin/python benchmarks/split.py` (`--quick`: N = 100 only).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+import warnings
+
+import jax
+import jax.numpy as jnp
+
+import laxify
+from laxify.runtime.split import splitting
+
+# -- the functions: statement before / after / inside, and without it --------------------------
+
+
+def str_before(x, n):
+    s = str(int(x * 1000))
+    acc, i = x, 0
+    while i < n:
+        acc = acc * 0.999 + 0.001
+        i += 1
+    return acc, s
+
+
+def str_after(x, n):
+    acc, i = x, 0
+    while i < n:
+        acc = acc * 0.999 + 0.001
+        i += 1
+    s = str(int(acc * 1000))
+    return acc, s
+
+
+def str_inside(x, n):
+    s = ""
+    acc, k = x, 0
+    while k < 3:
+        i = 0
+        while i < n:
+            acc = acc * 0.999 + 0.001
+            i += 1
+        s = s + str(int(acc * 1000))
+        k += 1
+    return acc, s
+
+
+def plain(x, n):
+    acc, i = x, 0
+    while i < n:
+        acc = acc * 0.999 + 0.001
+        i += 1
+    return acc
+
+
+def plain_inside(x, n):
+    acc, k = x, 0
+    while k < 3:
+        i = 0
+        while i < n:
+            acc = acc * 0.999 + 0.001
+            i += 1
+        k += 1
+    return acc
+
+
+def list_before(x, n, m):
+    out = []
+    j = 0
+    while j < m:
+        out.append(x * j)
+        j += 1
+    acc, i = x, 0
+    while i < n:
+        acc = acc * 0.999 + 0.001
+        i += 1
+    return acc, out
+
+
+def list_after(x, n, m):
+    acc, i = x, 0
+    while i < n:
+        acc = acc * 0.999 + 0.001
+        i += 1
+    out = []
+    j = 0
+    while j < m:
+        out.append(acc * j)
+        j += 1
+    return acc, out
+
+
+def list_inside(x, n, m):
+    out = []
+    acc, k = x, 0
+    while k < 3:
+        i = 0
+        while i < n:
+            acc = acc * 0.999 + 0.001
+            i += 1
+        j = 0
+        while j < m:
+            out.append(acc * j)
+            j += 1
+        k += 1
+    return acc, out
+
+
+def plain_m(x, n, m):
+    return plain(x, n)
+
+
+def plain_inside_m(x, n, m):
+    return plain_inside(x, n)
+
+
+def stmt_str(x):
+    return str(int(x * 1000))
+
+
+def stmt_list(x, m):
+    out = []
+    j = 0
+    while j < m:
+        out.append(x * j)
+        j += 1
+    return out
+
+
+CASES = [
+    # name, function, statement-free function, statement alone, takes m
+    ("str before", str_before, plain, 1, False),
+    ("str after", str_after, plain, 1, False),
+    ("str inside", str_inside, plain_inside, 3, False),
+    ("list before", list_before, plain_m, 1, True),
+    ("list after", list_after, plain_m, 1, True),
+    ("list inside", list_inside, plain_inside_m, 3, True),
+]
+
+
+def _time(fn, args, budget: float, least: int = 3, most: int = 201) -> float:
+    times = []
+    start = time.perf_counter()
+    while len(times) < least or (time.perf_counter() - start < budget and len(times) < most):
+        t = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def _first_call(make, args) -> float:
+    fn = make()
+    t = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    return time.perf_counter() - t
+
+
+def _eager_whole(static_fn):
+    """Today's whole-function fallback: the converted function run eagerly, no splitting."""
+    converted = static_fn._function()
+
+    def run(*args):
+        with splitting(None):  # (no plan: every loop is the dispatcher's Python loop)
+            return converted(*args)
+
+    return run
+
+
+def _ms(t: float) -> str:
+    return f"{t * 1e3:.3f}" if t < 0.1 else f"{t * 1e3:.1f}"
+
+
+def main(argv) -> None:
+    quick = "--quick" in argv
+    ns = [100] if quick else [100, 10_000]
+    x, m = jnp.float32(0.5), jnp.int32(5)
+    rows = []
+    warnings.simplefilter("ignore", laxify.FallbackWarning)
+    for n in ns:
+        for name, fn, free, repeats, takes_m in CASES:
+            args = (x, jnp.int32(n), m) if takes_m else (x, jnp.int32(n))
+            split = laxify.to_static(fn, fallback="silent")
+            compiled = laxify.to_static(free)
+            first_split = _first_call(lambda: laxify.to_static(fn, fallback="silent"), args)
+            first_compiled = _first_call(lambda: laxify.to_static(free), args)
+            split(*args)
+            compiled(*args)
+            eager = _eager_whole(split)
+            t_split = _time(split, args, 1.0)
+            t_compiled = _time(compiled, args, 1.0)
+            t_eager = _time(eager, args, 2.0 if n <= 100 else 3.0, least=3, most=21)
+            stmt = (lambda: stmt_list(x, m)) if takes_m else (lambda: stmt_str(x))
+            t_stmt = _time(lambda: [stmt() for _ in range(repeats)], (), 0.5)
+            rows.append((n, name, t_split, t_eager, t_compiled, t_stmt, first_split, first_compiled))
+            print(f"  done: N={n} {name}", file=sys.stderr, flush=True)
+    print("| N | case | split ms | eager ms | compiled ms | stmt ms | split/eager | split/compiled "
+          "| split/(compiled+stmt) | 1st call split ms | 1st call compiled ms |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, name, ts, te, tc, tst, fs, fc in rows:
+        print(f"| {n:,} | {name} | {_ms(ts)} | {_ms(te)} | {_ms(tc)} | {_ms(tst)} | {ts / te:.4f} | "
+              f"{ts / tc:.2f} | {ts / (tc + tst):.2f} | {_ms(fs)} | {_ms(fc)} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

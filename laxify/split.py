@@ -1,0 +1,60 @@
+"""The split fallback of a ``to_static`` function (see ``runtime/split.py`` for the mechanism,
+docs/semantics.md "Split fallback" for the rules): what runs for an input signature whose
+trace met value-dependent Python, and the warning that says where it was split and what it
+costs."""
+
+from __future__ import annotations
+
+import jax
+
+from laxify.ir.errors import ConversionError, FallbackWarning, warn_at
+from laxify.runtime.split import Plan, splitting
+
+__all__ = ["SplitRunner"]
+
+
+class SplitRunner:
+    """The converted function run eagerly with its loops compiled where they can be (one
+    :class:`Plan` per input signature). The first run issues the ``FallbackWarning`` (when
+    ``warn``), once the plan says what runs compiled and what runs as Python."""
+
+    def __init__(self, fn, located: ConversionError, inner, warn: bool, kept: bool = False):
+        # kept: a construct laxify keeps as Python met a traced value (its message says why
+        # the function is not one program); else value-dependent Python on the user's line.
+        self.fn, self.located, self.inner, self.kept = fn, located, inner, kept
+        self.plan = Plan()
+        self._warn = warn
+
+    def __call__(self, *args, **kwargs):
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs))):
+            raise self.transformed_error() from None
+        try:
+            with splitting(self.plan):
+                return self.fn(*args, **kwargs)
+        finally:
+            if self._warn:
+                self._warn = False
+                self.warn()
+
+    def message(self) -> str:
+        located, fn = self.located, self.inner
+        if self.kept:
+            return f"{located.message} {self.plan.summary()} {located.fix}"
+        return (f"{located.message} So {fn.__qualname__} cannot be one XLA program: {self.plan.summary()} "
+                f"{located.fix}")
+
+    def warn(self) -> None:
+        where = self.located.location
+        code = self.inner.__code__
+        filename, line = (where.filename, where.line) if where else (code.co_filename, code.co_firstlineno)
+        warn_at(self.message(), FallbackWarning, filename, line)
+
+    def transformed_error(self) -> ConversionError:
+        """Called inside an outer transformation (``jax.grad``, ``jax.jit``, ``vmap``): the
+        compiled parts are joined by Python values, through which nothing can be traced."""
+        located = self.located
+        return ConversionError(
+            f"{located.message} So {self.inner.__qualname__} runs split into compiled parts joined by "
+            f"Python values there, and an outer jax transformation (jax.grad, jax.jit, jax.vmap) "
+            f"cannot go through Python values: it is not possible through the Python segments.",
+            located.location, located.fix)

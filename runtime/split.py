@@ -1,0 +1,543 @@
+"""Split fallback: a function that cannot be one XLA program runs as Python only where it must.
+
+When ``to_static`` falls back for value-dependent Python (``str(n)``, a list grown to a traced
+length, ...), it runs the *converted* function on concrete values. There every converted loop
+reaches its dispatcher (``_lx.while_loop``, ``_lx.for_range``, ``_lx.for_each``) with its carried
+values and its condition/body functions. Under a :class:`Plan` (see :func:`splitting`), each
+such loop is first tried as **one compiled program of its own**: ``jax.jit`` of the dispatcher
+over the loop's carries and the array values its functions read from their closures (passed as
+arguments, so that the program is reused by every call with the same signature, not traced
+again). Only when that trace needs Python (a value-dependent error, ``NeedsPython``, an effect
+on a Python object, a run-time check) does the loop run as a Python loop, and each of its
+iterations tries the loops inside it in turn (nesting). Straight-line code and ``if``s between
+the loops run eagerly, as the eager fallback did.
+
+Each decision — compiled, or Python and why — is made once per loop and signature (its code
+location, the static values it sees, the shapes and dtypes of its arrays) and kept in the
+plan, which the ``StaticFunction`` holds for the input signature that fell back: later calls
+run the same compiled loops without tracing or deciding again.
+
+What may be compiled: arrays (``jax.Array``) are the program's arguments; Python atoms (ints,
+floats, strings, bools, ``None``), laxify's markers, modules, classes, library functions and
+functions without closure are static (part of the signature, by value); closures are rebuilt
+around their cells' values; tuples, lists and dicts are walked. Anything else (a NumPy array,
+an object of the user's, a tracer of an outer transformation) keeps the loop in Python.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import types
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from laxify.ir.naming import DEFAULT_PREFIX
+from laxify.ir.user_code import _library_package
+from laxify.runtime import checks, effects, error_channel
+from laxify.runtime.dispatch.values import Undefined, any_traced
+from laxify.runtime.lowering import Site
+
+__all__ = ["Plan", "SiteRecord", "runs_as_python", "splittable", "splitting"]
+
+# Distinct signatures one loop is compiled for before it stays Python (a loop inside a Python
+# loop that reads the outer loop's Python index would otherwise compile once per index).
+MAX_SIGNATURES = 8
+
+_ATOMS = (int, float, complex, bool, str, bytes, type(None), type(Ellipsis), range, slice)
+_ATOM_TYPES = frozenset(_ATOMS)
+_ARRAY = type(jnp.zeros(()))  # the class of a concrete JAX array (the common leaf)
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.plan: Plan | None = None
+        self.tracing = 0
+
+
+_state = _State()
+
+
+class _Refuse(Exception):
+    """A value the compiled loop cannot take (it stays Python)."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+class _TraceFailed(Exception):
+    """Raised out of the trace of a loop that needs Python; ``why`` says what it met."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+_PYTHON = "python"
+
+
+@dataclass
+class SiteRecord:
+    """What the plan decided for one loop (by its ``Site``) and what it ran."""
+
+    site: Site
+    compiled_runs: int = 0
+    python_runs: int = 0
+    signatures: set = field(default_factory=set)
+    why: str | None = None  # why it runs as Python (the first reason met)
+
+    def describe(self) -> str:
+        where = f"the `{self.site.construct}` loop at line {self.site.line}"
+        if self.python_runs and not self.compiled_runs:
+            return f"{where} runs as Python ({self.why})" if self.why else f"{where} runs as Python"
+        if self.python_runs:
+            return (f"{where} ran compiled {self.compiled_runs} and as Python {self.python_runs} "
+                    f"time(s) ({self.why})")
+        return f"{where} runs compiled (one program)"
+
+
+class _Entry:
+    """A loop compiled for one signature: its jitted program and how its outputs are rebuilt."""
+
+    __slots__ = ("jitted", "out_tree", "out_spec", "arguments")
+
+    def __init__(self):
+        self.jitted = None
+        self.arguments = None  # the program's argument types (for jax.make_jaxpr in tests)
+        self.out_tree = None
+        self.out_spec = None  # per output leaf: ("array", k) | ("in", j) | ("const", value)
+
+
+class Plan:
+    """The decisions of one function and input signature (held by its ``StaticFunction``)."""
+
+    def __init__(self):
+        self.entries: dict = {}
+        self.library: dict = {}  # code -> whether its function is library code
+        self.globals: dict = {}  # code -> the global names it reads
+        self.records: dict[Site, SiteRecord] = {}
+        self._lock = threading.RLock()
+
+    # -- reporting -----------------------------------------------------------------------
+    def compiled(self) -> list[SiteRecord]:
+        return [r for r in self.records.values() if r.compiled_runs]
+
+    def python(self) -> list[SiteRecord]:
+        return [r for r in self.records.values() if r.python_runs]
+
+    def summary(self) -> str:
+        """What runs compiled and what runs as Python, and why (for the FallbackWarning)."""
+        records = sorted(self.records.values(), key=lambda r: (r.site.filename, r.site.line))
+        if not records:
+            return "It runs eagerly, op by op, which is much slower."
+        compiled = [r for r in records if r.compiled_runs and not r.python_runs]
+        python = [r for r in records if r.python_runs]
+        parts = []
+        if compiled:
+            lines = ", ".join(str(r.site.line) for r in compiled)
+            parts.append(f"{len(compiled)} loop(s) run as compiled programs of their own (line(s) {lines})")
+        parts.extend(r.describe() for r in python)
+        return ("It runs eagerly, op by op, split around the Python it needs: " + "; ".join(parts) + ".")
+
+    def lines(self) -> list[str]:
+        """The segments, one line each (for ``explain()``)."""
+        out = []
+        for r in sorted(self.records.values(), key=lambda r: (r.site.filename, r.site.line)):
+            out.append(f"line {r.site.line}: {r.describe()}")
+        return out
+
+    def _record(self, site: Site) -> SiteRecord:
+        record = self.records.get(site)
+        if record is None:
+            record = self.records[site] = SiteRecord(site)
+        return record
+
+    # -- running a loop ------------------------------------------------------------------
+    def construct(self, dispatcher, args: tuple, kwargs: dict):
+        site = next((a for a in args if isinstance(a, Site)), None) or kwargs.get("site")
+        if site is None:
+            return dispatcher(*args, **kwargs)
+        record = self._record(site)
+        try:
+            flat = _Flat(self.library, self.globals)
+            spec = (flat.spec(args), tuple(kwargs), tuple(flat.spec(v) for v in kwargs.values()))
+        except _Refuse as e:
+            return self._python(record, e.why, dispatcher, args, kwargs)
+        if flat.traced:  # under an outer transformation: nothing here runs compiled on its own
+            return dispatcher(*args, **kwargs)
+        avals = tuple((a.shape, a.dtype, bool(getattr(a, "weak_type", False))) for a in flat.arrays)
+        key = (dispatcher, spec, avals)
+        with self._lock:
+            entry = self.entries.get(key)
+            if entry is None:
+                record.signatures.add(key)
+                if len(record.signatures) > MAX_SIGNATURES:
+                    entry = self.entries[key] = _PYTHON
+                    record.why = record.why or (
+                        f"it was compiled for {MAX_SIGNATURES} different static values, which change "
+                        f"from run to run")
+                else:
+                    entry = self.entries[key] = _compile(dispatcher, spec, flat)
+        if entry is _PYTHON:
+            return self._python(record, None, dispatcher, args, kwargs)
+        try:
+            out = entry.jitted(flat.arrays)
+        except _TraceFailed as e:
+            with self._lock:
+                self.entries[key] = _PYTHON
+            return self._python(record, e.why, dispatcher, args, kwargs)
+        record.compiled_runs += 1
+        # Prints staged in the loop run before the Python that follows it.
+        jax.block_until_ready(out)
+        return _outputs(entry, out, flat.objects)
+
+    def _python(self, record: SiteRecord, why, dispatcher, args, kwargs):
+        record.python_runs += 1
+        if why and record.why is None:
+            record.why = why
+        return dispatcher(*args, **kwargs)
+
+
+def _outputs(entry: _Entry, arrays, objects):
+    leaves = []
+    for kind, value in entry.out_spec:
+        if kind == "array":
+            leaves.append(arrays[value])
+        elif kind == "in":
+            leaves.append(objects[value])
+        else:
+            leaves.append(value)
+    return jax.tree_util.tree_unflatten(entry.out_tree, leaves)
+
+
+def _is_leaf(v) -> bool:
+    return not isinstance(v, (tuple, list, dict)) or type(v) not in (tuple, list, dict)
+
+
+def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
+    entry = _Entry()
+
+    def traced(arrays):
+        rebuilt: dict[int, int] = {}  # id of an object made in the trace -> index of its original
+        rebuilt_functions: list = []
+        args = _rebuild(spec[0], arrays, flat.objects, rebuilt, rebuilt_functions)
+        kwargs = {k: _rebuild(v, arrays, flat.objects, rebuilt, rebuilt_functions) for k, v in zip(spec[1], spec[2])}
+        before = error_channel.recorded()
+        watch = effects._Watch("this loop, compiled on its own", lambda: None)
+        roots: list = []
+        for fn in [*_functions((args, kwargs)), *rebuilt_functions]:
+            # (also converted code from a library's file, which the watch would not enter)
+            effects._function_roots(fn, roots, 0)
+        for root in roots:
+            watch.add(*root)
+        _state.tracing += 1
+        effects._state.watches.append(watch)
+        try:
+            with error_channel.functionalizing():
+                out = checks.with_assert_mode(dispatcher, checks.AssertMode(False, "error"))(*args, **kwargs)
+            if watch.changed(out) is not None:
+                watch.restore()
+                raise _TraceFailed("it changes a Python object in place")
+            _check_python_floats(dispatcher, args, out)
+        except _TraceFailed:
+            raise
+        except Exception as e:  # noqa: BLE001 - whatever the trace met, Python runs the loop
+            watch.restore()
+            raise _TraceFailed(_why(e)) from None
+        finally:
+            effects._state.watches.pop()
+            _state.tracing -= 1
+        if error_channel.recorded() != before:
+            raise _TraceFailed("it has a check made at run time (a `raise` or a Python error on a traced path)")
+        leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda v: isinstance(v, Undefined))
+        out_spec, outs = [], []
+        for leaf in leaves:
+            if isinstance(leaf, (jax.Array, jax.core.Tracer)):
+                out_spec.append(("array", len(outs)))
+                outs.append(leaf)
+            elif id(leaf) in rebuilt:
+                out_spec.append(("in", rebuilt[id(leaf)]))
+            elif isinstance(leaf, (_ATOMS, Undefined)):
+                out_spec.append(("const", leaf))
+            else:
+                raise _TraceFailed(f"it gives a Python {type(leaf).__name__}")
+        entry.out_tree, entry.out_spec = tree, out_spec
+        return outs
+
+    entry.jitted = jax.jit(traced)
+    entry.arguments = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=bool(getattr(a, "weak_type", False)))
+                       for a in flat.arrays]
+    return entry
+
+
+_CARRIES = {"while_loop": 2, "for_range": 4, "for_each": 2}  # where each dispatcher takes its carries
+
+
+def _check_python_floats(dispatcher, args, out) -> None:
+    """A Python float the loop changes would come out of the program as a float32 array, where
+    Python keeps a float (its digits, `str` of it, and the float64 arithmetic after it differ):
+    such a loop runs as Python."""
+    k = _CARRIES.get(getattr(dispatcher, "__name__", ""))
+    if k is None or len(args) <= k or type(out) is not tuple:
+        return
+    site = next((a for a in args if isinstance(a, Site)), None)
+    for j, (before, after) in enumerate(zip(args[k], out)):
+        if type(before) is float and type(after) is not float:
+            name = site.names[j] if site is not None and j < len(site.names) else "a value"
+            raise _TraceFailed(f"it changes the Python float `{name}`, which a compiled loop would make "
+                               f"a float32 array")
+
+
+def _why(e: BaseException) -> str:
+    """What the trace of a loop met, in one line of the user's terms: a located error's own
+    text, else the error's type (JAX's texts name laxify's generated functions)."""
+    message = getattr(e, "message", None)
+    if isinstance(message, str):
+        text = message.strip().splitlines()[0] if message.strip() else type(e).__name__
+        if len(text) > 240:
+            text = text[:237] + "..."
+        return text.rstrip(".:")
+    if isinstance(e, jax.errors.JAXTypeError) or "Tracer" in type(e).__name__ or "Concretization" in type(e).__name__:
+        return f"it needs a concrete value ({type(e).__name__})"
+    return f"its trace raised {type(e).__name__}"
+
+
+def _functions(tree) -> list:
+    found, stack = [], [tree]
+    while stack:
+        v = stack.pop()
+        if type(v) is types.FunctionType:
+            found.append(v)
+        elif type(v) in (tuple, list):
+            stack.extend(v)
+        elif type(v) is dict:
+            stack.extend(v.values())
+    return found
+
+
+class _Flat:
+    """The loop's dispatcher arguments as a hashable spec, the arrays it takes as arguments and
+    the Python objects the spec stands for (this call's originals). Runs at every call of a
+    compiled loop: the common kinds are told apart by their exact type first."""
+
+    def __init__(self, library: dict, globals_: dict):
+        self._globals = globals_  # code -> the global names it (and the code it nests) reads
+        self.arrays: list = []
+        self.objects: list = []
+        self.traced = False
+        self._seen: dict[int, tuple] = {}
+        self._library = library  # code -> whether its function is library code (the plan's)
+
+    def spec(self, v, depth: int = 0, closed: bool = False):
+        """``closed``: ``v`` is read through a closure (a list or dict there is watched while
+        the loop is traced); elsewhere (a carried value) it is refused, as the loop would
+        change the very object in place where Python does."""
+        kind = type(v)
+        if kind is _ARRAY:
+            known = self._seen.get(id(v))
+            if known is None:
+                self.arrays.append(v)
+                known = self._seen[id(v)] = ("A", len(self.arrays) - 1)
+            return known
+        if kind in _ATOM_TYPES:
+            return ("S", kind, v)
+        if kind is types.FunctionType:
+            return self._function(v, depth)
+        if kind is tuple:
+            if depth > 20:
+                raise _Refuse("its values are nested too deeply")
+            return ("tuple", tuple([self.spec(e, depth + 1, closed) for e in v]))
+        return self._other(v, kind, depth, closed)
+
+    def _other(self, v, kind, depth: int, closed: bool):
+        if depth > 20:
+            raise _Refuse("its values are nested too deeply")
+        if isinstance(v, jax.core.Tracer):
+            self.traced = True
+            return ("tracer",)
+        if isinstance(v, jax.Array):
+            known = self._seen.get(id(v))
+            if known is None:
+                self.arrays.append(v)
+                known = self._seen[id(v)] = ("A", len(self.arrays) - 1)
+            return known
+        if kind in _ATOMS or isinstance(v, (Site, np.dtype, np.generic)):
+            return ("S", kind, v)
+        if isinstance(v, Undefined):
+            return ("U", kind, v.name, v.site, self._object(v))
+        if (kind is list or kind is dict) and not closed:
+            raise _Refuse(f"it carries a {kind.__name__}, which Python changes in place")
+        if kind is list:
+            return ("list", tuple([self.spec(e, depth + 1, closed) for e in v]))
+        if isinstance(v, tuple) and hasattr(kind, "_fields"):  # a named tuple
+            return ("N", kind, tuple([self.spec(e, depth + 1, closed) for e in v]))
+        if kind is dict:
+            try:
+                keys = tuple(v)
+                hash(keys)
+            except TypeError:
+                raise _Refuse("it reads a dict with unhashable keys") from None
+            return ("D", keys, tuple([self.spec(v[k], depth + 1, closed) for k in keys]))
+        if isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType)):
+            return ("L", _ById(v))
+        if kind is functools.partial:
+            return ("P", self.spec(v.func, depth + 1, closed), self.spec(v.args, depth + 1, closed),
+                    self.spec(v.keywords, depth + 1, True))
+        raise _Refuse(f"it reads a {kind.__name__}, which a compiled loop cannot take as a value")
+
+    def _object(self, v) -> int:
+        self.objects.append(v)
+        return len(self.objects) - 1
+
+    def _function(self, fn: types.FunctionType, depth: int):
+        code = fn.__code__
+        library = self._library.get(code)
+        if library is None:
+            # A tracer-aware library's function (jax, numpy, ...) is static; converted code
+            # (generated names) and any other function, also from an installed package or the
+            # standard library that laxify converted, is rebuilt around its closure's values.
+            library = self._library[code] = (not code.co_name.startswith(DEFAULT_PREFIX)
+                                             and _library_package(getattr(fn, "__module__", None)))
+        if library:
+            return ("L", _ById(fn))
+        if depth > 20:
+            raise _Refuse("its values are nested too deeply")
+        defaults = self.spec(fn.__defaults__, depth + 1, True) if fn.__defaults__ else None
+        kwdefaults = self.spec(fn.__kwdefaults__, depth + 1, True) if fn.__kwdefaults__ else None
+        cells = []
+        for cell in fn.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                cells.append(("empty",))
+                continue
+            cells.append(self.spec(value, depth + 1, True))
+        # The globals its code reads, as they are now: a global rebound between calls (a
+        # number changed, another array) is another signature, not a stale constant.
+        namespace = fn.__globals__
+        names = self._globals.get(code)
+        if names is None:
+            names = self._globals[code] = _global_names(code, namespace)
+        read = tuple([_global_key(namespace.get(name, _MISSING)) for name in names])
+        return ("F", code, _ById(namespace), fn.__name__, defaults, kwdefaults, tuple(cells), read,
+                self._object(fn))
+
+
+_MISSING = object()
+
+
+def _global_names(code: types.CodeType, namespace: dict) -> tuple[str, ...]:
+    """The names ``code`` and the code objects it holds (nested functions, comprehensions) may
+    read as globals that ``namespace`` has now (attribute names that are not globals drop out)."""
+    found, stack = [], [code]
+    while stack:
+        c = stack.pop()
+        found.extend(name for name in c.co_names if name in namespace)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return tuple(dict.fromkeys(found))
+
+
+def _global_key(value):
+    """A global's part of a signature: a Python atom by value, anything else by identity."""
+    if type(value) in _ATOM_TYPES:
+        return (type(value), value)
+    return _ById(value)
+
+
+class _ById:
+    """A key for an object by its identity (a module's globals, a library function)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return isinstance(other, _ById) and other.obj is self.obj
+
+
+def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
+    tag = spec[0]
+    if tag == "A":
+        return arrays[spec[1]]
+    if tag == "S":
+        return spec[2]
+    if tag == "L":
+        return spec[1].obj
+    if tag == "U":
+        return objects[spec[-1]]
+    if tag == "tuple":
+        return tuple(_rebuild(s, arrays, objects, rebuilt, made) for s in spec[1])
+    if tag == "list":
+        return [_rebuild(s, arrays, objects, rebuilt, made) for s in spec[1]]
+    if tag == "N":
+        return spec[1](*(_rebuild(s, arrays, objects, rebuilt, made) for s in spec[2]))
+    if tag == "D":
+        return {k: _rebuild(s, arrays, objects, rebuilt, made) for k, s in zip(spec[1], spec[2])}
+    if tag == "P":
+        fn = _rebuild(spec[1], arrays, objects, rebuilt, made)
+        return functools.partial(fn, *_rebuild(spec[2], arrays, objects, rebuilt, made),
+                                 **_rebuild(spec[3], arrays, objects, rebuilt, made))
+    if tag == "F":
+        _, code, globals_, name, defaults, kwdefaults, cells, _, index = spec
+        closure = tuple(types.CellType() if c[0] == "empty" else types.CellType(_rebuild(c, arrays, objects, rebuilt, made))
+                        for c in cells)
+        original = objects[index]
+        fn = types.FunctionType(code, globals_.obj, name,
+                                _rebuild(defaults, arrays, objects, rebuilt, made) if defaults else None,
+                                closure or None)
+        if kwdefaults:
+            fn.__kwdefaults__ = _rebuild(kwdefaults, arrays, objects, rebuilt, made)
+        fn.__qualname__ = original.__qualname__
+        fn.__module__ = original.__module__
+        rebuilt[id(fn)] = index
+        if made is not None:
+            made.append(fn)
+        return fn
+    raise AssertionError(f"unknown spec {tag}")
+
+
+def runs_as_python(values) -> bool:
+    """Whether a loop's dispatcher, called with ``values``, is running a loop of a split run as
+    Python (the plan decided so, or it cannot be compiled): then a loop with a static trip
+    count iterates in Python too, rather than as a ``lax.scan`` made on the spot (whose trace
+    would meet the same Python), so that each inner loop is tried on its own."""
+    return _state.plan is not None and not _state.tracing and not any_traced(values)
+
+
+def splittable(dispatcher):
+    """``dispatcher`` (a loop's runtime entry) that, inside :func:`splitting` and not while a
+    loop is traced, tries the loop as one compiled program (see the module's docstring)."""
+
+    @functools.wraps(dispatcher)
+    def run(*args, **kwargs):
+        plan = _state.plan
+        if plan is None or _state.tracing:
+            return dispatcher(*args, **kwargs)
+        return plan.construct(dispatcher, args, kwargs)
+
+    return run
+
+
+class splitting:
+    """``with splitting(plan):`` around an eager run of a converted function: its loops run
+    compiled where they can, as ``plan`` decided or decides."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+
+    def __enter__(self):
+        self.saved = (_state.plan, _state.tracing)
+        _state.plan, _state.tracing = self.plan, 0
+        return self.plan
+
+    def __exit__(self, *exc):
+        _state.plan, _state.tracing = self.saved
+        return False
