@@ -687,7 +687,10 @@ class StaticFunction:
             if names_a_traced_value(error):
                 raise located_trace_error(error, inner) from error
             raise error
-        runner = self._plain if self._no_source is not None else self._function()
+        located = located_trace_error(error, inner)
+        # Split like the value fallback (laxify/split.py): loops run compiled where they can.
+        runner = (self._plain if self._no_source is not None
+                  else SplitRunner(self._function(), located, inner, warn=False))
         args = tuple(map(_unwrapped, args))
         kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
         try:
@@ -696,7 +699,10 @@ class StaticFunction:
             hide_own_frames(eager_error)
             raise eager_error from None
         if self.fallback == "warn":
-            warn_value_fallback(located_trace_error(error, inner), inner)
+            if isinstance(runner, SplitRunner):
+                runner.warn()
+            else:
+                warn_value_fallback(located, inner)
         self._eager[key] = runner
         self._by_types.clear()
         return result
