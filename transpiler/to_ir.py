@@ -36,6 +36,7 @@ from laxify.ir import (
 )
 from laxify.ir.naming import DEFAULT_PREFIX, is_return_flag
 from laxify.transpiler.analysis.liveness import Liveness
+from laxify.transpiler.converters.array_updates import updated_parameters
 from laxify.transpiler.analysis.positions import Positions
 from laxify.transpiler.analysis.names import block_access, expr_reads, stmt_access, target_names
 from laxify.transpiler.analysis.staticness import literal_value, static_rule, stmt_static_rule
@@ -720,7 +721,12 @@ def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str]
     if node.returns is not None:
         fn.attributes["returns_code"] = b.code(node.returns.annotation)
     # A name a closure captures may be read whenever the closure is called: always live.
-    b.block(node.body, Liveness(node.body, always=cells))
+    # A parameter whose items the function updates is read by the caller after the call
+    # (`dce` keeps what constructs carry out for it).
+    updated = updated_parameters(node, params)
+    if updated:
+        fn.attributes["caller_reads"] = tuple(sorted(updated))
+    b.block(node.body, Liveness(node.body, updated, always=cells))
     if cells:
         fn.attributes["cells"] = tuple(sorted(cells))
     return fn, b.fallbacks
