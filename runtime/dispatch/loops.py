@@ -594,7 +594,11 @@ def _early_exit_range(r: range, body_fn, init, site: Site, stops: tuple[int, ...
 
 def _traced_range(start, stop, step, body_fn, init, site: Site):
     """A range with traced bounds: a while loop over the trip count (any sign of step)."""
-    start, stop, step = (jnp.asarray(b, jnp.int32) for b in (start, stop, step))
+    # The bounds' integer dtype (int64 under x64 for an int64 bound: Python ints unbounded as
+    # far as x64 goes), int32 otherwise.
+    dtype = jnp.result_type(start, stop, step)
+    dtype = dtype if jnp.issubdtype(dtype, jnp.integer) else jnp.int32
+    start, stop, step = (jnp.asarray(b, dtype) for b in (start, stop, step))
     trips = jnp.where(
         step > 0,
         (stop - start + step - 1) // jnp.where(step == 0, 1, step),

@@ -222,3 +222,154 @@ def test_inside_an_outer_jit_the_outer_functions_list_changes():
 
     lo, hi = jax.jit(outer)(3.0, 1.0, 2.0)
     assert (float(lo), float(hi)) == (1.0, 3.0)
+
+
+# -- Python ints beyond int32 given out by a traced construct (issue 22, item 11) --------
+
+def _big_in_branch(x):
+    y = 0
+    if x > 0:
+        y = 3000000000
+    return y
+
+
+def _big_in_loop(x, n):
+    y = 1
+    i = 0
+    while i < n:
+        y = 3000000000
+        i += 1
+    return y
+
+
+@pytest.mark.parametrize("fn, args, line", [
+    (_big_in_branch, (jnp.float32(1.0),), "if x > 0:"),
+    (_big_in_loop, (jnp.float32(1.0), jnp.int32(2)), "while i < n:"),
+])
+def test_a_python_int_beyond_int32_in_a_traced_construct_is_located(fn, args, line):
+    import inspect
+    lines, start = inspect.getsourcelines(fn)
+    where = start + next(k for k, text in enumerate(lines) if line in text)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert laxify.to_static(fn)(*args) == fn(*args) == 3000000000  # eager's unbounded int
+    fallbacks = [w for w in caught if issubclass(w.category, laxify.FallbackWarning)]
+    assert fallbacks and fallbacks[0].lineno == where and "3000000000" in str(fallbacks[0].message)
+    with pytest.raises(laxify.ConversionError) as info:
+        jax.jit(laxify.convert(fn))(*args)
+    text = str(info.value)
+    assert "`y`" in text and "int32" in text and "jax_enable_x64" in text and f"line {where}" in text
+    assert "_lx" not in text
+
+
+def test_x64_route_gives_exact_products_in_a_traced_range(tmp_path):
+    """Under x64 a traced range's index has its bounds' dtype: 13! is exact (own process: x64
+    is a global switch)."""
+    import subprocess
+    import sys
+    script = tmp_path / "x64.py"
+    script.write_text(
+        "import jax\n"
+        "jax.config.update('jax_enable_x64', True)\n"
+        "import jax.numpy as jnp, laxify\n"
+        "def fact(n):\n"
+        "    r = 1\n"
+        "    for i in range(1, n + 1):\n"
+        "        r = r * i\n"
+        "    return r\n"
+        "def fib(n):\n"
+        "    a, b = 0, 1\n"
+        "    i = 0\n"
+        "    while i < n:\n"
+        "        a, b = b, a + b\n"
+        "        i += 1\n"
+        "    return a\n"
+        "print(int(laxify.to_static(fact)(jnp.int64(13))), int(jax.jit(laxify.convert(fact))(jnp.int64(13))),\n"
+        "      int(laxify.to_static(fib)(jnp.int64(50))))\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.stdout.split() == ["6227020800", "6227020800", "12586269025"], out.stderr
+
+
+# -- appends to a list that another name refers to (found by the hunt) -------------------
+
+def _append_alias(x):
+    a = [1.0]
+    b = a
+    for i in range(3):
+        b.append(x)
+    return len(a), a[-1]
+
+
+def _append_rows(x):
+    rows = [[1.0], [2.0]]
+    for r in rows:
+        for i in range(2):
+            r.append(x)
+    return len(rows[0]), rows[1][-1]
+
+
+def _append_param(xs, x):
+    for i in range(3):
+        xs.append(x * i)
+    return len(xs)
+
+
+def _append_param_traced(xs, x, n):
+    for i in range(n):
+        xs.append(x)
+    return len(xs)
+
+
+def test_appends_through_an_alias_or_a_for_target_reach_the_list():
+    for fn in (_append_alias, _append_rows):
+        expected = fn(jnp.float32(2.0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", laxify.FallbackWarning)
+            assert_trees_close(expected, laxify.to_static(fn)(jnp.float32(2.0)), what=fn.__name__)
+            assert_trees_close(expected, jax.jit(laxify.convert(fn))(jnp.float32(2.0)), what=fn.__name__)
+
+
+def test_appends_to_a_list_argument_in_a_loop_are_written_back():
+    agrees(_append_param, [1.0], jnp.float32(2.0))
+    xs = [1.0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert laxify.to_static(_append_param_traced)(xs, jnp.float32(2.0), jnp.int32(2)) == 3
+    assert len(xs) == 3  # a traced trip count: the loop runs eagerly, on the caller's list
+    assert any(issubclass(w.category, laxify.FallbackWarning) and "appends to `xs`" in str(w.message)
+               for w in caught)
+
+
+def _stack_machine(tokens):
+    stack = []
+    for t in tokens:
+        if t >= 0:
+            stack.append(t)
+        else:
+            b = stack.pop()
+            a = stack.pop()
+            stack.append(a + b)
+    return stack[-1]
+
+
+def _two_stacks(pushes):
+    inbox, outbox = [], []
+    for v in pushes:
+        inbox.append(v)
+    while inbox:
+        outbox.append(inbox.pop())
+    return outbox[0] * 10 + outbox[-1]
+
+
+def test_list_methods_on_a_list_a_loop_stacks_fall_back_or_convert():
+    tokens = jnp.array([2, 3, -1, 4, -1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert int(laxify.to_static(_stack_machine)(tokens)) == int(_stack_machine(tokens)) == 9
+    assert any(issubclass(w.category, laxify.FallbackWarning) and "`stack`" in str(w.message) for w in caught)
+    with pytest.raises(laxify.ConversionError, match="`stack`"):
+        jax.jit(laxify.convert(_stack_machine))(tokens)
+    pushes = jnp.array([1, 2, 3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        assert int(laxify.to_static(_two_stacks)(pushes)) == int(_two_stacks(pushes)) == 31

@@ -841,7 +841,7 @@ def stmt_alias(self: Builder, sc: Scope, ind: int):
     else:
         through, other = (b, "d") if self.flag() else ("d", b)
         update = f'{through}["p"] = jnp.clip({through}["p"] * 2.0 + {value}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})'
-        read = f'{other}["p"] + {b}["p"]'
+        read = f'{through}["p"] + {other}["p"]'
         lines = [f"{p}{b} = d"]
     lines += _guarded_block(self, sc, ind, [f"{p}    {update}"])
     lines.append(f"{p}{target.name} = jnp.clip({read}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})")
