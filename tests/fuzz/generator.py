@@ -851,8 +851,8 @@ def stmt_alias(self: Builder, sc: Scope, ind: int):
 def stmt_mutating_helper(self: Builder, sc: Scope, ind: int):
     """A nested helper that swaps or updates items of its list argument under its own traced
     ``if`` (or a static pass of them), called on the list in ``f``'s straight-line code."""
-    if not (sc.top_level and sc.lists) or not self.allowed("mutating_helper"):
-        return None
+    if not (sc.top_level and sc.lists) or getattr(self, "returned", False) or not self.allowed("mutating_helper"):
+        return None  # (after a `return` under a traced condition, the rest is a traced branch)
     self.features.add("mutating_helper")
     name, length = sc.lists[0]
     h, p = self.fresh("mh"), self.pad(ind)
@@ -951,3 +951,16 @@ def _stmt_with_objects(self: Builder, sc: Scope, ind: int):
 
 
 Builder.stmt = _stmt_with_objects
+_plain_return = Builder.stmt_return
+
+
+def _noting_return(self: Builder, sc: Scope, ind: int):
+    """``stmt_return``, noting that one was made: a ``return`` that does not end ``f`` is under
+    some condition, and what follows it runs as a branch of that condition."""
+    result = _plain_return(self, sc, ind)
+    if result is not None:
+        self.returned = True
+    return result
+
+
+Builder.stmt_return = _noting_return
