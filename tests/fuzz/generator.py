@@ -826,7 +826,8 @@ def stmt_alias(self: Builder, sc: Scope, ind: int):
     """``b = lst`` (or ``e = d``) in ``f``'s straight-line code, an update through one name
     under a traced construct, and a read through both names after it."""
     target = _object_target(self, sc, FLOAT)
-    if target is None or not sc.top_level or not (sc.lists or sc.has_dict) or not self.allowed("alias"):
+    if (target is None or not sc.top_level or getattr(self, "returned", False) or not (sc.lists or sc.has_dict)
+            or not self.allowed("alias")):
         return None  # (inside a branch or a loop body the list is an object it does not carry)
     self.features.add("alias")
     b, p = self.fresh("al"), self.pad(ind)
