@@ -375,3 +375,23 @@ def test_list_methods_on_a_list_a_loop_stacks_fall_back_or_convert():
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         assert int(laxify.to_static(_two_stacks)(pushes)) == int(_two_stacks(pushes)) == 31
+
+
+def _own_list_in_loop_body(x, k):
+    s = 0.0
+    for i in range(k):
+        log = [x[0], 0.5]
+        s = s + (log.pop() if len(x) >= 3 else 1.0)
+        s = s + len(log)
+    return s
+
+
+def test_a_list_the_loop_body_makes_itself_is_not_an_effect():
+    """The body's own list, popped in a conditional expression Python decides: it converts
+    (it used to fall back: the list was watched as the receiver of a method call)."""
+    x, k = jnp.array([1.5, 3.0, 3.5]), jnp.int32(3)
+    expected = _own_list_in_loop_body(x, k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        assert_trees_close(expected, laxify.to_static(_own_list_in_loop_body)(x, k), what="to_static")
+        assert_trees_close(expected, jax.jit(laxify.convert(_own_list_in_loop_body))(x, k), what="jit")
