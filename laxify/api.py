@@ -42,6 +42,7 @@ from laxify.runtime.error_channel import NeedsChecks, functionalizing, recorded,
 from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
+from laxify.runtime.writeback import Changes, writing_back, written_back
 from laxify.tracebacks import hide_own_frames
 from laxify.transpiler.source import python_only_error
 
@@ -441,6 +442,7 @@ class StaticFunction:
                 fn = self._noting_checks(fn, key)
             if key[0] or key[1]:
                 fn = self._noting_static(fn, key)
+            fn = self._writing_back(fn)
             with self._lock:
                 jitted = self._jitted.get(key)
                 if jitted is None:
@@ -448,6 +450,15 @@ class StaticFunction:
                                  donate_argnums=self._donate, **self._jit_options)
                     self._jitted[key] = jitted
         return jitted
+
+    def _writing_back(self, fn: Callable) -> Callable:
+        """``fn`` returning, with its result, what it changed in place in its list and dict
+        arguments (runtime/writeback.py): the caller's objects get it after the call
+        (``written_back``), as Python's would. Decided while tracing: a function that changes
+        no argument returns its result as it is."""
+        code = getattr(self._inner, "__code__", None)
+        names = code.co_varnames[:code.co_argcount] if code is not None else ()
+        return writing_back(fn, names)
 
     def _noting_checks(self, fn: Callable, key: tuple) -> Callable:
         """``fn`` that stops its trace when it recorded a run-time check (a ``raise`` under
@@ -586,7 +597,7 @@ class StaticFunction:
             self._remember_types(jitted, key, args)
         failed = None
         try:
-            return jitted(*args, **kwargs)
+            return written_back(jitted(*args, **kwargs), args, kwargs)
         except NeedsChecks:
             pass  # traced again below, with its run-time checks (outside this handler)
         except CONCRETE_ERRORS as e:
@@ -597,7 +608,7 @@ class StaticFunction:
             failed = e
         if failed is None:
             try:
-                return self._jit_for(key)(*args, **kwargs)
+                return written_back(self._jit_for(key)(*args, **kwargs), args, kwargs)
             except CONCRETE_ERRORS as e:
                 return self._concrete_error(e, key, args, kwargs)
             except Exception as e:
@@ -806,9 +817,10 @@ class StaticFunction:
         jitted = self._jit_checked(key, args, kwargs)
         try:
             try:
-                return method(jitted)(*wrapped_args, **wrapped_kwargs)
+                staged = method(jitted)(*wrapped_args, **wrapped_kwargs)
             except NeedsChecks:
-                return method(self._jit_for(key))(*wrapped_args, **wrapped_kwargs)
+                staged = method(self._jit_for(key))(*wrapped_args, **wrapped_kwargs)
+            return staged.out if type(staged) is Changes else staged  # (eval_shape's result)
         except CONCRETE_ERRORS as e:
             raise self._not_one_program(e) from e
 

@@ -131,6 +131,7 @@ class _Watch:
         self.saved: dict[int, tuple] = {}   # id -> (object, its state, the user's word for it)
         self.own: set[int] = set()          # fresh containers the construct passed in
         self.aliased: dict[int, tuple[str, str]] = {}  # own ones changed that another name refers to
+        self.started: frozenset | None = None  # ids watched when the function started (see made_here)
 
     def add(self, root, name: str, own: bool = False, depth: int = 0, shared: frozenset = frozenset()) -> None:
         """Watch ``root`` and what it holds. ``own``: fresh containers a construct passed in
@@ -171,6 +172,12 @@ class _Watch:
                 stack.extend((item, word, mine, level) for item in obj)
             elif kind is dict or kind not in (set, bytearray, np.ndarray):
                 stack.extend((value, word, mine, level) for _, value in state)
+
+    def made_here(self, obj) -> bool:
+        """Whether ``obj`` is a list, dict or set the watched function made while it runs: not
+        watched, since nothing outside it could reach it when it started (``started`` holds the
+        ids of the objects watched then; ``kept`` keeps them alive meanwhile)."""
+        return type(obj) in (list, dict, set) and self.started is not None and id(obj) not in self.started
 
     def changed(self, outputs) -> str | None:
         """The user's word for the first watched object that changed where it may not."""
@@ -341,6 +348,7 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
             watch.add(arg, word, own=True, shared=before)
         for item in _roots(fn):
             watch.add(*item)
+        watch.started = frozenset(watch.saved)  # (the saved objects are held: ids stay theirs)
         watches = _state.watches
         watches.append(watch)
         try:
@@ -408,11 +416,17 @@ def note_call(fn, original, args, kwargs) -> None:
         if shared:
             raise _assigns_error(original, shared, watch)
         watch.add(original, f"what `{original.__name__}` reads", depth=0)
+    # The receiver and the arguments: watched if the function could reach them when it started
+    # (anything reachable from its roots is watched already; what `original` reads was just
+    # added). One it made itself while it runs (`log = [...]; log.pop()` in a loop body) is
+    # its own: a new object each time the construct runs it, as in Python (issue 22: it was
+    # reported as a change, a needless fallback).
     owner = getattr(fn, "__self__", None)
-    if owner is not None and not isinstance(owner, types.ModuleType):
+    if owner is not None and not isinstance(owner, types.ModuleType) and not watch.made_here(owner):
         watch.add(owner, "the object whose method it calls")
     for k, arg in enumerate((*args, *kwargs.values())):
-        watch.add(arg, "an argument of a call")
+        if not watch.made_here(arg):
+            watch.add(arg, "an argument of a call")
 
 
 _STORES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code -> its shared stores

@@ -128,6 +128,10 @@ def _warn_missing_item(site: Site | None, shown: str, name: str, missing) -> Non
         warnings.warn_explicit(message, RuntimeWarning, site.filename, site.line)
 
 
+_LIST_METHODS = frozenset({"extend", "insert", "pop", "remove", "index", "count", "reverse", "sort", "copy",
+                           "clear"})
+
+
 class Accumulator:
     """Stands for a list inside a traced loop body (or one branch of a traced ``if`` in it):
     records the one value appended per iteration and reads items as Python would there.
@@ -209,6 +213,14 @@ class Accumulator:
         if root.probe is not None:
             return [*root.prefix, *self._tail()].index(value, *args)
         raise self._needs_python(f"`{self.name}.index(...)`")
+
+    def __getattr__(self, attr: str):
+        # Another list method (`pop`, `insert`, `extend`, ...) on the list being stacked: its
+        # length would change otherwise than by one item per iteration (issue 22: never an
+        # AttributeError naming this class).
+        if attr in _LIST_METHODS:
+            raise self._needs_python(f"`{self.name}.{attr}(...)`")
+        raise AttributeError(f"'list' object has no attribute '{attr}'")
 
     def _needs_python(self, what: str) -> NeedsPythonLoop:
         return site_error(

@@ -36,6 +36,8 @@ from laxify.ir import (
 )
 from laxify.ir.naming import DEFAULT_PREFIX, is_return_flag
 from laxify.transpiler.analysis.liveness import Liveness
+from laxify.transpiler.converters.array_updates import updated_parameters
+from laxify.transpiler.converters.list_appends import grown_lists as _grown_lists, shared_names
 from laxify.transpiler.analysis.positions import Positions
 from laxify.transpiler.analysis.names import block_access, expr_reads, stmt_access, target_names
 from laxify.transpiler.analysis.staticness import literal_value, static_rule, stmt_static_rule
@@ -125,6 +127,7 @@ class _Builder:
         self.item_name = ITEM_NAME
         self.cells: frozenset[str] = frozenset()  # names the function's closures capture
         self.updates: dict[tuple[int, int], list] = {}  # rewritten item updates (Context.updates)
+        self.shared_lists: frozenset[str] = frozenset()  # lists other names may refer to (list_appends)
         self.previous: cst.BaseStatement | None = None  # the statement before the one being built
 
     # -- helpers -------------------------------------------------------------------
@@ -279,6 +282,12 @@ class _Builder:
             # Branches and iterations run as functions of their own while tracing (all of them,
             # for a traced condition): an object from outside cannot be changed exactly as written.
             return f"it changes `{outside[0]}`, an object from outside the function, in place"
+        grown = [n for n in _grown_lists(stmt) if n in self.shared_lists] if isinstance(stmt, (cst.While, cst.For)) else []
+        if grown:
+            # An append loop makes a new (stacked) value of its list, which another name for the
+            # list (or the caller, for a parameter) would not see: Python's loop, in place.
+            return (f"it appends to `{grown[0]}`, a list that another name (or the function's "
+                    f"caller) refers to too, so the loop must change that very list")
         shared = [n for n in access.writes if n in self.declared]
         if shared:
             # Its branches or iterations would run as functions of their own while tracing (all
@@ -720,7 +729,13 @@ def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str]
     if node.returns is not None:
         fn.attributes["returns_code"] = b.code(node.returns.annotation)
     # A name a closure captures may be read whenever the closure is called: always live.
-    b.block(node.body, Liveness(node.body, always=cells))
+    # A parameter whose items the function updates is read by the caller after the call
+    # (`dce` keeps what constructs carry out for it).
+    b.shared_lists = shared_names(node)
+    updated = updated_parameters(node, params)
+    if updated:
+        fn.attributes["caller_reads"] = tuple(sorted(updated))
+    b.block(node.body, Liveness(node.body, updated, always=cells))
     if cells:
         fn.attributes["cells"] = tuple(sorted(cells))
     return fn, b.fallbacks

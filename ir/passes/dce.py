@@ -45,7 +45,8 @@ class DeadCodeElimination:
 
     def apply(self, fn: Function) -> None:
         # Names closures capture are read whenever a closure is called: never dead.
-        captured = frozenset(fn.attributes.get("cells", ()))
+        # So are parameters whose items the function updates: the caller reads them.
+        captured = frozenset(fn.attributes.get("cells", ())) | frozenset(fn.attributes.get("caller_reads", ()))
         changed = True
         while changed:
             uses = _Uses(_use_counts(fn.body), captured)

@@ -10,6 +10,7 @@ from dataclasses import replace
 import jax
 import jax.numpy as jnp
 from jax import lax
+import numpy as np
 
 from laxify.ir.errors import ConversionError, NeedsPython
 from laxify.ir.naming import is_return_flag, is_return_value
@@ -347,6 +348,26 @@ def _branch_name(k: int, n: int, site: Site | None = None) -> str:
     return ("true branch", "false branch")[k] if n == 2 else f"branch {k}"
 
 
+def _fits_default_int(value: int) -> bool:
+    """Whether JAX's default integer dtype (int32 without x64) holds the Python int ``value``."""
+    info = np.iinfo(jax.dtypes.canonicalize_dtype(np.int64))
+    return info.min <= value <= info.max
+
+
+def _int_too_large(site: Site, name: str, value: int, where: str) -> NeedsPython:
+    """A Python int a traced construct gives out that JAX's default integer cannot hold: a
+    Python int is unbounded, an int32 would wrap or refuse it (eager Python runs it)."""
+    dtype = jax.dtypes.canonicalize_dtype(np.int64).name
+    return site_error(
+        site,
+        f"`{name}` is the Python int {value} in {where}, and a value of a traced construct is "
+        f"an {dtype} array, which cannot hold it (Python's ints are unbounded)",
+        f"Enable 64-bit integers before any JAX call (jax.config.update(\"jax_enable_x64\", True)), "
+        f"or compute `{name}` outside the traced construct, or as a float.",
+        NeedsPython,
+    )
+
+
 def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
     def run(operands):
         outs = _unobserved(tuple(fn(*fresh(operands))), site)
@@ -369,6 +390,10 @@ def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
                     f"Assign `{name}` before the `if` or in every branch, so that it has a value "
                     f"whichever branch runs.",
                 )
+            for leaf in jax.tree_util.tree_leaves(v):
+                if type(leaf) is int and not _fits_default_int(leaf):
+                    raise _int_too_large(replace(site, line=site.branch_lines[k]) if site.branch_lines else site,
+                                         name, leaf, f"the {_branch_name(k, n, site)} of this `if` on a traced value")
             _no_python_leaves(v, name, k, n, site, display=False)
         return outs
 

@@ -21,7 +21,9 @@ from laxify.runtime import lists as lists_mod
 from laxify.runtime import options
 from laxify.runtime import updates
 from laxify.runtime.dispatch import reverse_gate
-from laxify.runtime.dispatch.conditionals import _appendable, _join_tree, _scalar_predicate
+from laxify.runtime.dispatch.conditionals import (
+    _appendable, _fits_default_int, _int_too_large, _join_tree, _scalar_predicate,
+)
 from laxify.runtime import error_channel
 from laxify.runtime import split
 from laxify.runtime.error_channel import traced_region
@@ -215,6 +217,8 @@ def _check_carries(init, names, site: Site, construct: str):
                 f"Assign `{name}` before the loop (for example `{name} = jnp.zeros_like(...)`).",
             )
         for leaf in jax.tree_util.tree_leaves(v):
+            if type(leaf) is int and not _fits_default_int(leaf):
+                raise _int_too_large(site, name, leaf, f"this `{construct}` loop on a traced value")
             if not array_like(leaf):
                 raise _python_carry(name, leaf, site, construct)
 
@@ -291,8 +295,25 @@ def while_loop(cond_fn, body_fn, init, deps, site: Site):
 def _guarded(fn, site: Site, construct: str, identity=None):
     """``fn`` (a body or condition traced once for every iteration) with its effects on Python
     objects watched (``runtime/effects.py``)."""
-    return effects.guarded(fn, f"this `{construct}` loop, traced as one lax loop,", lambda: location(site),
-                           identity)
+    return _ints_checked(effects.guarded(fn, f"this `{construct}` loop, traced as one lax loop,",
+                                         lambda: location(site), identity), site, construct)
+
+
+def _ints_checked(fn, site: Site, construct: str):
+    """``fn``, whose carried Python ints must fit JAX's default integer (they would wrap or be
+    refused): one that does not is a ``NeedsPython`` naming it (eager Python runs it)."""
+
+    def run(*args):
+        outs = fn(*args)
+        if type(outs) is tuple:
+            for k, v in enumerate(outs):
+                for leaf in jax.tree_util.tree_leaves(v):
+                    if type(leaf) is int and not _fits_default_int(leaf):
+                        name = site.names[k] if k < len(site.names) else "a value"
+                        raise _int_too_large(site, name, leaf, f"this `{construct}` loop on a traced value")
+        return outs
+
+    return run
 
 
 def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", early_exit: bool = False):
@@ -575,7 +596,11 @@ def _early_exit_range(r: range, body_fn, init, site: Site, stops: tuple[int, ...
 
 def _traced_range(start, stop, step, body_fn, init, site: Site):
     """A range with traced bounds: a while loop over the trip count (any sign of step)."""
-    start, stop, step = (jnp.asarray(b, jnp.int32) for b in (start, stop, step))
+    # The bounds' integer dtype (int64 under x64 for an int64 bound: Python ints unbounded as
+    # far as x64 goes), int32 otherwise.
+    dtype = jnp.result_type(start, stop, step)
+    dtype = dtype if jnp.issubdtype(dtype, jnp.integer) else jnp.int32
+    start, stop, step = (jnp.asarray(b, dtype) for b in (start, stop, step))
     trips = jnp.where(
         step > 0,
         (stop - start + step - 1) // jnp.where(step == 0, 1, step),

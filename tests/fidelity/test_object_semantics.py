@@ -366,9 +366,20 @@ def swap_list_items(xs, i):
         xs[i], xs[i + 1] = xs[i + 1], xs[i]
 
 
-def test_python_list_changed_by_a_helper_under_traced_if_falls_back():
-    values = [jnp.float32(v) for v in (5.0, 4.0, 3.0, 2.0, 1.0)]
-    falls_back(sort_list_through_helper, list(values), snippet="if xs[i] > xs[i + 1]:", at=swap_list_items)
+def test_python_list_changed_by_a_helper_under_traced_if_is_written_back():
+    """The helper's parameter is read by its caller: the `if` carries it out and the change is
+    written back into the caller's list (it used to fall back)."""
+    values = [jnp.float32(v) for v in (5.0, 4.0, 1.0, 3.0, 2.0)]
+    expected_list = list(values)
+    expected = sort_list_through_helper(expected_list)
+    for run in (laxify.to_static(sort_list_through_helper, fallback="error"),
+                jax.jit(laxify.convert(sort_list_through_helper))):
+        xs = list(values)
+        assert_trees_close(expected, run(xs), what="result")
+    xs = list(values)
+    laxify.to_static(sort_list_through_helper, fallback="error")(xs)
+    assert_trees_close(expected_list, xs, what="the caller's list")  # (jit: JAX's copies)
+    assert "cond" in _primitives(jax.make_jaxpr(laxify.convert(sort_list_through_helper))(list(values)).jaxpr)
 
 
 def list_alias_under_traced_if(x):

@@ -812,3 +812,176 @@ def programs(draw, config: Config = Config()) -> Program:
     n = draw(st.integers(3, 5))
     inputs = tuple(draw(st.lists(_inputs(n), min_size=3, max_size=3)))
     return Builder(draw, config).build(inputs)
+
+
+# -- Python's object semantics (issue 22) ------------------------------------------------
+# Aliases of the list and dict (`b = lst`, updated through one name under a traced `if` or
+# loop, read through both), helpers changing a list argument in place under their own traced
+# `if`, effects inside conditional expressions and `and`/`or` operands (under conditions
+# Python decides: a traced one is a documented fallback), identity tests on bool flags
+# (`while done is False`, `flag is True`, `~flag`), and list operators after an append loop
+# (`acc * 2`, `acc + acc`, slicing). Each has its feature name, so that a campaign can leave
+# it out (LAXIFY_FUZZ_AVOID); one statement in six is drawn from these.
+
+OBJECT_FEATURES = ("alias", "mutating_helper", "effect_in_expression", "flag_identity", "list_operators")
+KNOWN_FEATURES = KNOWN_FEATURES + OBJECT_FEATURES
+_STATIC_CONDS = ("len({b}) >= 3", "{b}.shape[0] > 9", "{b}.ndim == 1", "len({b}) < 4")
+
+
+def _object_target(self: Builder, sc: Scope, kind: str):
+    found = sc.of(kind, writable=True, accumulator=False)
+    return found[self.pick(range(len(found)))] if found else None
+
+
+def _guarded_block(self: Builder, sc: Scope, ind: int, inner: list[str]) -> list[str]:
+    """``inner`` (lines at ``ind + 1``) under a traced ``if`` or in a traced ``for``."""
+    p = self.pad(ind)
+    if self.flag():
+        return [f"{p}if {self.cond(sc)}:"] + inner
+    i = self.fresh("i")
+    return [f"{p}for {i} in range({sc.small_int}):"] + inner
+
+
+def stmt_alias(self: Builder, sc: Scope, ind: int):
+    """``b = lst`` (or ``e = d``) in ``f``'s straight-line code, an update through one name
+    under a traced construct, and a read through both names after it."""
+    target = _object_target(self, sc, FLOAT)
+    if (target is None or not sc.top_level or getattr(self, "returned", False) or not (sc.lists or sc.has_dict)
+            or not self.allowed("alias")):
+        return None  # (inside a branch or a loop body the list is an object it does not carry)
+    self.features.add("alias")
+    b, p = self.fresh("al"), self.pad(ind)
+    value = bounded(self.float_expr(sc, 1), 8.0).src
+    if sc.lists and (not sc.has_dict or self.flag()):
+        name, length = sc.lists[0]
+        i, j = self.int_in(-length, length - 1), self.int_in(-length, length - 1)
+        through, other = (b, name) if self.flag() else (name, b)
+        update = f"{through}[{i}] = jnp.clip({through}[{i}] + {value}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})"
+        read = f"{other}[{i}] + {b}[{j}] + {name}[{j}]"
+        lines = [f"{p}{b} = {name}"]
+    else:
+        through, other = (b, "d") if self.flag() else ("d", b)
+        update = f'{through}["p"] = jnp.clip({through}["p"] * 2.0 + {value}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})'
+        read = f'{through}["p"] + {other}["p"]'
+        lines = [f"{p}{b} = d"]
+    lines += _guarded_block(self, sc, ind, [f"{p}    {update}"])
+    lines.append(f"{p}{target.name} = jnp.clip({read}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})")
+    return lines, sc, False
+
+
+def stmt_mutating_helper(self: Builder, sc: Scope, ind: int):
+    """A nested helper that swaps or updates items of its list argument under its own traced
+    ``if`` (or a static pass of them), called on the list in ``f``'s straight-line code."""
+    if not (sc.top_level and sc.lists) or getattr(self, "returned", False) or not self.allowed("mutating_helper"):
+        return None  # (after a `return` under a traced condition, the rest is a traced branch)
+    self.features.add("mutating_helper")
+    name, length = sc.lists[0]
+    h, p = self.fresh("mh"), self.pad(ind)
+    inner = replace(sc, vars=(Var("v", FLOAT, 8.0, writable=False),), lists=(), has_dict=False,
+                    has_tuple=False, funcs=(), base="q", args=False)
+    form = self.int_in(0, 2)
+    lines = [f"{p}def {h}(L, v, q):"]
+    if form == 0:  # one swap under a traced condition
+        lines += [f"{p}    if L[0] > L[-1] + v:", f"{p}        L[0], L[-1] = L[-1], L[0]"]
+    elif form == 1:  # a bubble pass: static trip count, traced ifs
+        lines += [f"{p}    for i in range(len(L) - 1):", f"{p}        if L[i] > L[i + 1]:",
+                  f"{p}            L[i], L[i + 1] = L[i + 1], L[i]"]
+    else:  # an update of one item, under a traced condition of the helper's own
+        lines += [f"{p}    if {self.cond(inner, 1)}:",
+                  f"{p}        L[{self.int_in(-length, length - 1)}] = jnp.clip(L[0] + v, -{FLOAT_LIMIT}, {FLOAT_LIMIT})"]
+    lines.append(f"{p}{h}({name}, {bounded(self.float_expr(sc, 1), 8.0).src}, {sc.base})")
+    return lines, sc, False
+
+
+def stmt_effect_in_expression(self: Builder, sc: Scope, ind: int):
+    """A list changed by an operand of a conditional expression or of ``and``/``or`` whose
+    condition Python decides (a shape test): the effect happens once, on Python's path."""
+    target, count = _object_target(self, sc, FLOAT), _object_target(self, sc, INT)
+    if target is None or count is None or not self.allowed("effect_in_expression"):
+        return None
+    self.features.add("effect_in_expression")
+    log, p = self.fresh("log"), self.pad(ind)
+    cond = lambda: self.pick(_STATIC_CONDS).format(b=sc.base)  # noqa: E731
+    value = bounded(self.float_expr(sc, 1), 8.0).src
+    lines = [f"{p}{log} = [{value}, 0.5]"]
+    if self.flag():
+        lines.append(f"{p}{target.name} = {log}.pop() if {cond()} else {bounded(self.float_expr(sc, 1)).src}")
+    lines.append(f"{p}{count.name} = len({log}) + int(({cond()}) {self.pick(['and', 'or'])} "
+                 f"{log}.append({value}) is None)")
+    if self.flag():
+        lines.append(f"{p}{target.name} = jnp.clip({log}[-1] + {log}[0], -{FLOAT_LIMIT}, {FLOAT_LIMIT})")
+    return lines, sc, False
+
+
+def stmt_flag_identity(self: Builder, sc: Scope, ind: int):
+    """``done = False; while done is False ...`` with the flag set under a traced ``if``, and
+    ``is``/``is not``/``~``/``-`` on the flag after it."""
+    count = _object_target(self, sc, INT)
+    if count is None or not self.allowed("flag_identity"):
+        return None
+    self.features.add("flag_identity")
+    flag, n, p = self.fresh("done"), self.fresh("n"), self.pad(ind)
+    body = self.loop_scope(sc).add(Var(n, INT, 10, writable=False))
+    start, stop = self.pick([("False", "True"), ("True", "False")])
+    test = self.pick([f"{flag} is {start}", f"{flag} is not {stop}"])
+    lines = [f"{p}{flag} = {start}", f"{p}{n} = 0", f"{p}while {test} and {n} < {self.int_in(1, 5)}:",
+             f"{p}    {n} += 1", f"{p}    if {self.cond(body)}:", f"{p}        {flag} = {stop}"]
+    use = self.pick([f"(1 if {flag} is True else 2)", f"(~{flag})", f"(-{flag})",
+                     f"int({flag} is not False)", f"(3 if {flag} is {start} else {n})"])
+    lines.append(f"{p}{count.name} = {n} + {use}")
+    return lines, sc, False
+
+
+def stmt_list_operators(self: Builder, sc: Scope, ind: int):
+    """An append loop (static trip count), then list operators on the list it built."""
+    target, count = _object_target(self, sc, FLOAT), _object_target(self, sc, INT)
+    if target is None or count is None or not self.allowed("list_operators"):
+        return None
+    self.features.add("list_operators")
+    acc, p = self.fresh("acc"), self.pad(ind)
+    i = self.fresh("i")
+    if self.flag():
+        head, item = f"for {i} in range({self.int_in(1, 3)}):", Var(i, INT, 5, writable=False)
+    else:
+        head, item = f"for {i} in {sc.base}:", Var(i, FLOAT, 4.0, writable=False)
+    body = self.loop_scope(sc, appends=True).add(item)
+    lines = [f"{p}{acc} = []", f"{p}{head}", f"{p}    {acc}.append({bounded(self.float_expr(body, 1), 8.0).src})"]
+    made = self.pick([f"{acc} * 2", f"{acc} + {acc}", f"{acc}[::-1]", f"{acc} + [a]" if sc.args else f"{acc} * 3",
+                      f"[a] + {acc}" if sc.args else f"{acc}[:1]", f"{acc}[1:] + {acc}[:1]"])
+    r = self.fresh("r")
+    lines.append(f"{p}{r} = {made}")
+    if self.flag():
+        lines.append(f"{p}{acc}.extend({r})")
+    lines.append(f"{p}{count.name} = len({r}) + len({acc})")
+    lines.append(f"{p}{target.name} = jnp.clip(jnp.sum(jnp.stack({r} + {acc})), -{FLOAT_LIMIT}, {FLOAT_LIMIT})")
+    return lines, sc, False
+
+
+_OBJECT_STMTS = (stmt_alias, stmt_mutating_helper, stmt_effect_in_expression, stmt_flag_identity,
+                 stmt_list_operators)
+_plain_stmt = Builder.stmt
+
+
+def _stmt_with_objects(self: Builder, sc: Scope, ind: int):
+    """One statement: one in six of the object-semantics forms above (where one fits)."""
+    if self.int_in(0, 5) == 0:
+        result = self.pick(_OBJECT_STMTS)(self, sc, ind)
+        if result is not None:
+            return result
+    return _plain_stmt(self, sc, ind)
+
+
+Builder.stmt = _stmt_with_objects
+_plain_return = Builder.stmt_return
+
+
+def _noting_return(self: Builder, sc: Scope, ind: int):
+    """``stmt_return``, noting that one was made: a ``return`` that does not end ``f`` is under
+    some condition, and what follows it runs as a branch of that condition."""
+    result = _plain_return(self, sc, ind)
+    if result is not None:
+        self.returned = True
+    return result
+
+
+Builder.stmt_return = _noting_return

@@ -32,7 +32,7 @@ from laxify.transpiler.analysis.walk import children, code_of
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.converters.guards import runtime_call
 
-__all__ = ["describe_update", "transform"]
+__all__ = ["describe_update", "transform", "updated_parameters"]
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # Where compound statements hold their blocks and clauses.
@@ -581,3 +581,26 @@ def _steps_text(index: cst.BaseExpression, module: cst.Module) -> tuple[str, str
 def _slice_text(step: cst.Subscript, module: cst.Module) -> str:
     text = code_of(module, step)
     return text[text.index("[", len(code_of(module, step.value))) + 1:-1]
+
+
+def updated_parameters(node: cst.FunctionDef, params) -> frozenset[str]:
+    """The parameters ``node`` (converted) updates items of: ``p = _lx.setitem(p, ...)`` /
+    ``_lx.setitem_op``. The caller holds what they refer to, so they are live when the function
+    returns: a traced construct that updates one carries it out, and a Python list or dict is
+    written back into the caller's object (runtime/effects.py), as Python changes it."""
+    params = set(params)
+    found: set[str] = set()
+    stack = list(children(node.body))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue  # (its own parameters and names)
+        if isinstance(item, cst.Assign) and len(item.targets) == 1:
+            target, value = item.targets[0].target, item.value
+            if (isinstance(target, cst.Name) and target.value in params and isinstance(value, cst.Call)
+                    and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name)
+                    and value.func.attr.value in ("setitem", "setitem_op")
+                    and is_runtime_name(value.func.value.value)):
+                found.add(target.value)
+        stack.extend(children(item))
+    return frozenset(found)

@@ -16,7 +16,7 @@ from laxify.transpiler.analysis.walk import children
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
 from laxify.transpiler.converters.guards import runtime_call
 
-__all__ = ["transform"]
+__all__ = ["grown_lists", "shared_names", "transform"]
 
 
 def _append_call(small: cst.BaseSmallStatement) -> tuple[cst.Name, cst.BaseExpression] | None:
@@ -33,10 +33,14 @@ def _append_call(small: cst.BaseSmallStatement) -> tuple[cst.Name, cst.BaseExpre
 
 
 class ListAppendTransformer(OwnCodeConverter):
-    def __init__(self, ctx: Context):
+    """``shared``: names whose list another name (or the caller) may refer to: their appends
+    stay Python's ``xs.append(v)`` (see ``shared_names``)."""
+
+    def __init__(self, ctx: Context, shared: frozenset[str] = frozenset()):
         super().__init__(ctx)
         self.loops = 0
         self.appended: set[str] = set()
+        self.shared = shared
 
     def visit_While(self, node):
         self.loops += 1
@@ -57,8 +61,84 @@ class ListAppendTransformer(OwnCodeConverter):
         if found is None:
             return updated_node
         name, value = found
+        if name.value in self.shared:
+            return updated_node
         self.appended.add(name.value)
         return cst.Assign([cst.AssignTarget(cst.Name(name.value))], runtime_call("append", name, value))
+
+
+_ALIASING = (cst.Name, cst.Subscript, cst.Attribute)
+_DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict)
+
+
+def shared_names(fn: cst.FunctionDef) -> frozenset[str]:
+    """Names whose list may be referred to by another name too: parameters (the caller holds
+    the list), `global`/`nonlocal` names, targets of `for`/`with`/`except`, names assigned
+    from a name, an item or an attribute (`b = a`, `row = grid[0]`), and names given to
+    another name or put into a container assigned to a name (`b = a`, `d = {"k": a}`). An
+    append loop turns its list into a new stacked value, which such another name would not
+    see: their appends stay Python's (a traced loop then falls back, as for any effect on
+    an object it does not carry: runtime/effects.py)."""
+    params = fn.params
+    shared = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            shared.add(star.name.value)
+    stack = list(children(fn.body))
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Assign or kind is cst.AnnAssign:
+            value = node.value
+            targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]
+            if isinstance(value, _ALIASING):
+                for target in targets:
+                    shared |= _bound(target)
+            if type(value) is cst.Name:
+                shared.add(value.value)
+            shared |= _held(value)
+        elif kind in (cst.For, cst.CompFor):
+            shared |= _bound(node.target)
+        elif kind is cst.AsName:
+            shared |= _bound(node.name)
+        elif kind in (cst.Global, cst.Nonlocal):
+            shared |= {item.name.value for item in node.names}
+        stack.extend(children(node))
+    return frozenset(shared)
+
+
+def _held(value) -> set[str]:
+    """The names a display assigned to a name holds (``d = {"k": a}``, ``rows = [a, [b]]``)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) not in _DISPLAYS:
+            continue
+        for element in node.elements:
+            parts = (element.key, element.value) if type(element) is cst.DictElement else (
+                getattr(element, "value", None),)
+            for part in parts:
+                if type(part) is cst.Name:
+                    found.add(part.value)
+                else:
+                    stack.append(part)
+    return found
+
+
+def grown_lists(stmt: cst.CSTNode) -> list[str]:
+    """The names ``stmt`` calls ``append``/``extend``/``insert`` on (not in nested scopes)."""
+    found: list[str] = []
+    stack = list(children(stmt))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        if (type(node) is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
+                and node.func.attr.value in ("append", "extend", "insert") and node.func.value.value not in found):
+            found.append(node.func.value.value)
+        stack.extend(children(node))
+    return found
 
 
 _LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index", "count", "reverse",
@@ -81,7 +161,15 @@ def _list_names(fn: cst.FunctionDef, appended: set[str]) -> set[str]:
         kind = type(node)
         if kind is cst.Assign:
             for target in node.targets:
-                if type(target.target) is cst.Name:
+                if (type(target.target) is cst.Tuple and type(node.value) is cst.Tuple
+                        and len(target.target.elements) == len(node.value.elements)):
+                    # `a, b = [], []`: item by item
+                    for t, v in zip(target.target.elements, node.value.elements):
+                        if type(t.value) is cst.Name and not _list_value(v.value):
+                            names.discard(t.value.value)
+                        elif type(t.value) is not cst.Name:
+                            names -= _bound(t.value)
+                elif type(target.target) is cst.Name:
                     if not _list_value(node.value):
                         names.discard(target.target.value)
                 else:
@@ -122,9 +210,18 @@ def _list_value(value: cst.BaseExpression) -> bool:
             and func.attr.value in ("append", "as_list"))
 
 
+class _Truth:
+    """The test of an ``if``/``while`` that is a bare name: a list's truth is its length."""
+
+    def __init__(self, name: cst.Name):
+        self.name = name
+
+
 def _list_uses(node: cst.CSTNode, names: set[str]) -> set[str]:
     """The names of ``names`` that ``node`` (not looking into nested scopes or blocks) uses as
     only a list can be used."""
+    if type(node) is _Truth:
+        return {node.name.value} & names
     found: set[str] = set()
     stack = [node]
     while stack:
@@ -155,6 +252,8 @@ def _header_parts(stmt: cst.CSTNode) -> list[cst.CSTNode]:
     kind = type(stmt)
     if kind is cst.SimpleStatementLine:
         return [stmt]
+    if kind in (cst.If, cst.While) and type(stmt.test) is cst.Name:
+        return [_Truth(stmt.test)]
     if kind is cst.If:
         parts, node = [], stmt
         while type(node) is cst.If:
@@ -202,7 +301,7 @@ TRIGGERS = (APPEND_CALL,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    appends = ListAppendTransformer(ctx)
+    appends = ListAppendTransformer(ctx, shared_names(node))
     node = node.visit(appends)
     names = _list_names(node, appends.appended)
     if not names:
