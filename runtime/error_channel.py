@@ -37,7 +37,8 @@ from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
 __all__ = [
-    "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "check_at", "exception_", "functionalizing",
+    "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "calling", "check_at", "exception_",
+    "functionalizing",
     "in_traced_region", "is_functionalizing", "is_users_error", "raise_", "raised", "record_exception", "recorded", "report",
     "traced_region", "without_checks",
 ]
@@ -91,6 +92,59 @@ def _on_path():
             here = jnp.asarray(condition(), jnp.bool_)
             taken = here if taken is True else jnp.logical_and(taken, here)
     return taken
+
+
+class calling:
+    """``with calling():`` around a call of a converted function from converted code
+    (``_lx.call``): a ``raise`` recorded for run time that the callee reaches outside its own
+    traced branches and loops (it raises whenever it is called) propagates to the caller as
+    :class:`PathRaised`, as Python's exception would, instead of returning a value nothing
+    should see (``None`` for a helper that always raises)."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        frames = getattr(_state, "frames", None)
+        if frames is None:
+            frames = _state.frames = []
+        frames.append(getattr(_state, "depth", 0))
+
+    def __exit__(self, *exc):
+        _state.frames.pop()
+        return False
+
+
+def in_call() -> bool:
+    """Whether a converted function called from converted code is running (see :class:`calling`)."""
+    return bool(getattr(_state, "frames", None))
+
+
+class PathRaised(Exception):
+    """Tracing met a ``raise`` (already recorded for run time, or left out where nothing
+    reports it) that every run reaching this point of the trace makes: the path being traced
+    raises. It goes up through the user's functions, as the exception would, to the traced
+    branch or loop body that holds it, which then gives values nothing observes (and sets the
+    return flag, so the function does no more), or, at ``depth`` 0 (the function raises on
+    every input), to the top of the trace, whose result is never observed (``None``)."""
+
+    def __init__(self, depth: int, filename: str = "<unknown>", line: int = 0):
+        super().__init__("a raise recorded for run time")
+        self.depth, self.filename, self.line = depth, filename, line
+
+
+def at_top(error: PathRaised):
+    """What the outermost converted function returns when :class:`PathRaised` reaches it: ``None``
+    where every run raises (the result is never observed); else it escaped a construct that
+    could not hold it, which laxify cannot convert (to_static runs the function eagerly)."""
+    if error.depth == 0:
+        return None
+    text = linecache.getline(error.filename, error.line)
+    raise ConversionError(
+        "this `raise`, in a function called on a path the data may not take, could not be "
+        "recorded for run time by the construct around the call (it would raise for every input)",
+        Location(error.filename, error.line, len(text) - len(text.lstrip()), text.rstrip("\n")),
+        "Call the function in a plain `if` on the traced value (not in an `and`/`or` operand), or "
+        "call it unconverted.")
 
 
 class functionalizing:
@@ -260,6 +314,10 @@ def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None,
     key = _register(_Recipe(rebuild, filename, line, name))
     text = _escape(_preview(value))
     _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", leaves, filename, line)
+    frames, depth = getattr(_state, "frames", None), getattr(_state, "depth", 0)
+    if frames and frames[-1] == depth:
+        # Outside the callee's own traced branches: every call raises here; its caller stops too.
+        raise PathRaised(depth, filename, line)
 
 
 class _Open:
@@ -321,6 +379,8 @@ def is_users_error(error: BaseException) -> bool:
     """Whether ``error``, raised while tracing a path the data may not take, is one Python
     would raise there (so it belongs to that path, at run time): the builtin kinds of
     :data:`PYTHON_ERRORS`, or an exception class of the user's."""
+    if isinstance(error, PathRaised):
+        return True  # recorded already: the branch raises
     kind = type(error)
     module = getattr(kind, "__module__", "") or ""
     if module.startswith(("jax", "laxify", "jaxlib")) or isinstance(error, UnboundLocalError):
@@ -334,6 +394,8 @@ def is_users_error(error: BaseException) -> bool:
 def record_exception(error: BaseException) -> None:
     """Record ``error`` (raised by Python while tracing the path being traced) for run time:
     raised again, at the user's line where it arose, if the program takes this path."""
+    if isinstance(error, PathRaised):
+        return  # recorded where it was raised
     filename, line, name = "<unknown>", 0, "<module>"
     entry = error.__traceback__
     while entry is not None:

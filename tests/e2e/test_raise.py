@@ -470,3 +470,81 @@ def returns_or_raises(x, a):
 def test_fuzz_regression_raise_with_a_value_in_a_scan_body_and_after_a_return():
     check_like_python(raise_in_a_scanned_body, (jnp.ones(0), jnp.float32(2.5)), (jnp.ones(3), jnp.float32(2.5)))
     check_like_python(returns_or_raises, (jnp.ones(2), jnp.float32(1.0)), (jnp.ones(2), jnp.float32(-1.0)))
+
+
+# -- a helper that raises whenever it is called stops its caller -------------------------------
+
+def always_raises(x):
+    raise ValueError(f"bad {x}")
+
+
+def uses_a_helper_that_always_raises_in_a_branch(x):
+    y = x * 2.0
+    if x > 0:
+        y = always_raises(x) + 1.0  # the helper's value would be None: never used
+    return y + 1.0
+
+
+def uses_a_helper_that_always_raises(x):
+    y = always_raises(x) * 2.0
+    return y
+
+
+def test_fuzz_regression_helper_that_always_raises_with_a_traced_message():
+    # It returned None to its caller while tracing: TypeError where Python raises ValueError.
+    check_like_python(uses_a_helper_that_always_raises_in_a_branch, (jnp.float32(-1.0),), (jnp.float32(2.0),),
+                      prims=("cond",))
+    for route in _routes(uses_a_helper_that_always_raises).values():
+        with pytest.raises(ValueError, match=r"^bad 1\.5$"):
+            route(jnp.float32(1.5))
+
+
+def counter_whose_helper_always_raises(x, n):
+    i = 0
+    s = 0.0
+    while i < n:
+        s = s + always_raises(x)
+        i += 1
+    return s + x
+
+
+def test_helper_that_always_raises_in_a_traced_loop_body_raises_when_the_body_runs():
+    check_like_python(counter_whose_helper_always_raises, (jnp.float32(1.0), jnp.int32(0)),
+                      (jnp.float32(1.0), jnp.int32(3)), prims=("cond",))
+
+
+# -- Python's own errors directly in a traced loop body: eager Python's result ----------------
+
+def next_greater(a):
+    n = a.shape[0]
+    res = jnp.full(n, -1.0)
+    stack = []
+    for i in range(n):
+        while stack and a[stack[-1]] < a[i]:
+            res = res.at[stack.pop()].set(a[i])
+        stack.append(i)
+    return res
+
+
+def missing_key_in_a_while_body(x, n):
+    d = {"a": 1.0}
+    i = 0
+    s = x
+    while i < n:
+        s = s + d["b"]
+        i += 1
+    return s
+
+
+def test_pythons_error_in_a_traced_loop_body_falls_back_to_eagers_result():
+    a = jnp.array([2.0, 1.0, 3.0, 0.5])
+    with pytest.warns(laxify.FallbackWarning, match="IndexError"):
+        got = laxify.to_static(next_greater)(a)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(next_greater(a)))
+    f = laxify.to_static(missing_key_in_a_while_body)
+    with pytest.warns(laxify.FallbackWarning, match="KeyError"):
+        assert float(f(jnp.float32(1.0), jnp.int32(0))) == 1.0
+    with pytest.raises(KeyError):
+        f(jnp.float32(1.0), jnp.int32(2))
+    with pytest.raises(laxify.ConversionError, match="KeyError"):
+        jax.jit(laxify.convert(missing_key_in_a_while_body))(jnp.float32(1.0), jnp.int32(0))
