@@ -37,7 +37,7 @@ from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
 __all__ = [
-    "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "calling", "check_at", "exception_",
+    "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling", "check_at", "exception_", "expect_raise", "leaving",
     "functionalizing",
     "in_traced_region", "is_functionalizing", "is_users_error", "raise_", "raised", "record_exception", "recorded", "report",
     "traced_region", "without_checks",
@@ -76,10 +76,12 @@ class traced_region:
         if paths is None:
             paths = _state.paths = []
         paths.append(self.taken)
+        _slots().append(_BARRIER)  # a helper's raise met in here is this region's, not the statement's
 
     def __exit__(self, *exc):
         _state.depth -= 1
         _state.paths.pop()
+        _pop_to_barrier()
         return False
 
 
@@ -107,11 +109,66 @@ class calling:
         frames = getattr(_state, "frames", None)
         if frames is None:
             frames = _state.frames = []
-        frames.append(getattr(_state, "depth", 0))
+        frames.append([getattr(_state, "depth", 0), False])
+        _slots().append(_BARRIER)
 
-    def __exit__(self, *exc):
-        _state.frames.pop()
+    def __exit__(self, kind, *exc):
+        raised = _state.frames.pop()[1]
+        _pop_to_barrier()
+        slots = _state.slots
+        if kind is None and raised is not False and slots and slots[-1] is not _BARRIER:
+            # The statement of the caller that made this call (see `expect_raise`) raised where
+            # the callee did.
+            slots[-1] = raised if slots[-1] is False else jnp.logical_or(slots[-1], raised)
         return False
+
+
+# -- a helper's raise under a traced condition stops its caller -----------------------------
+#
+# A converted function that may raise on some paths (a `raise` under a traced condition, or a
+# call of such a function) keeps a flag, `raised`, set where it raised, and gives it to the
+# `_lx.call` that called it (`leaving`). Its caller, converted knowing that the function it
+# calls may raise, brackets the statement that calls it: `_lx.expect_raise()` before and
+# `if _lx.call_raised(): <raised; return>` after, so that on the path where the callee raised
+# the caller does no more (its loops end, its later effects do not happen) and raises in turn.
+
+_BARRIER = object()
+
+
+def _slots() -> list:
+    slots = getattr(_state, "slots", None)
+    if slots is None:
+        slots = _state.slots = []
+    return slots
+
+
+def _pop_to_barrier() -> None:
+    slots = _state.slots
+    while slots and slots.pop() is not _BARRIER:
+        pass
+
+
+def expect_raise() -> None:
+    """Before a statement that calls functions that may raise: collect where they raised."""
+    _slots().append(False)
+
+
+def call_raised():
+    """After that statement: where a function it called raised (a Python ``False`` where none
+    could, a traced boolean where some did under a traced condition)."""
+    slots = _slots()
+    if not slots or slots[-1] is _BARRIER:
+        return False
+    return slots.pop()
+
+
+def leaving(raised, value):
+    """The end of a converted function that may raise: ``value``, with ``raised`` (where it
+    raised) given to the ``_lx.call`` that called it (see :class:`calling`)."""
+    frames = getattr(_state, "frames", None)
+    if frames and frames[-1][0] == getattr(_state, "depth", 0) and raised is not False:
+        frames[-1][1] = raised
+    return value
 
 
 def in_call() -> bool:
@@ -315,7 +372,7 @@ def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None,
     text = _escape(_preview(value))
     _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", leaves, filename, line)
     frames, depth = getattr(_state, "frames", None), getattr(_state, "depth", 0)
-    if frames and frames[-1] == depth:
+    if frames and frames[-1][0] == depth:
         # Outside the callee's own traced branches: every call raises here; its caller stops too.
         raise PathRaised(depth, filename, line)
 

@@ -437,6 +437,11 @@ def _keep_carry_types(carries, outs, skip=()):
         if k in skip:
             result.append(o)
             continue
+        if isinstance(o, Fillable) and not isinstance(c, Undefined):
+            # No path observes it (the iteration raised, or the return value before a
+            # `return`): the carry's own value stands for it.
+            result.append(c)
+            continue
         try:
             result.append(jax.tree_util.tree_map(cast, c, o))
         except (ValueError, TypeError):  # another structure: reported where the loop joins types

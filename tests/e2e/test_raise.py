@@ -548,3 +548,64 @@ def test_pythons_error_in_a_traced_loop_body_falls_back_to_eagers_result():
         f(jnp.float32(1.0), jnp.int32(2))
     with pytest.raises(laxify.ConversionError, match="KeyError"):
         jax.jit(laxify.convert(missing_key_in_a_while_body))(jnp.float32(1.0), jnp.int32(0))
+
+
+def for_else_raise_in_a_while_in_a_while_true(x, k, limit=0):
+    s0 = 0.0
+    n1 = 0
+    while True:
+        n1 += 1
+        if n1 > limit:
+            break
+        n2 = 0
+        while n2 < k:
+            n2 += 1
+            for i3 in range(2):
+                s0 = s0 + x
+            else:
+                raise ValueError(f"fuzz r4 {s0}")
+        return s0 + 1.0
+    return s0
+
+
+def test_fuzz_regression_for_else_raise_in_a_traced_while_inside_a_while_true():
+    # The inner loop's return value came out of its body as "never observed" where the outer
+    # loop carries an array: UnboundLocalError while tracing, where Python returns.
+    breaks_at_once = for_else_raise_in_a_while_in_a_while_true
+    for k in (0, 2):
+        for route in _routes(breaks_at_once).values():
+            assert float(route(jnp.float32(1.0), jnp.int32(k))) == breaks_at_once(jnp.float32(1.0), jnp.int32(k))
+    check_like_python(lambda x, k: for_else_raise_in_a_while_in_a_while_true(x, k, 1),
+                      (jnp.float32(1.5), jnp.int32(0)), (jnp.float32(1.5), jnp.int32(2)), prims=("while",))
+
+
+# -- a helper that raises under a traced condition stops its caller ----------------------------
+
+def positive_step(v):
+    if v <= 0:
+        raise ValueError(f"step must be positive, got {v}")
+    return v
+
+
+def steps_to_ten(x):
+    step = positive_step(x)
+    print("step", step)
+    y = 0.0
+    n = 0
+    while y < 10.0:  # on the raising path the step is never observed: zeros would loop forever
+        y = y + step
+        n += 1
+    return n
+
+
+def steps_through_two_callers(x):
+    return steps_to_ten(x) + 1
+
+
+def test_a_helper_that_raises_stops_its_caller(capsys):
+    check_like_python(steps_to_ten, (jnp.float32(2.5),), (jnp.float32(-1.0),), prims=("cond", "while"))
+    check_like_python(steps_through_two_callers, (jnp.float32(4.0),), (jnp.float32(0.0),), prims=("cond", "while"))
+    capsys.readouterr()
+    with pytest.raises(ValueError, match=r"^step must be positive, got -1\.0$"):
+        laxify.to_static(steps_to_ten)(jnp.float32(-1.0))
+    assert capsys.readouterr().out == ""  # the caller's print after the call is not reached
