@@ -90,6 +90,7 @@ class _Watch(cst.CSTVisitor):
         self.lines: set[int] = set()
         self.nested_raise = False
         self.checked: dict[str, bool] = {}
+        self.local_raisers = False
         body = list(top.body.body)
         # A `raise` as the last statement needs no flag: it raises whenever the function runs
         # that far, which `_lx.raise_` itself tells the caller (error_channel.PathRaised).
@@ -97,6 +98,8 @@ class _Watch(cst.CSTVisitor):
             body and isinstance(body[-1], cst.BaseCompoundStatement) and _has_raise(body[-1]))
 
     def visit_FunctionDef(self, node) -> bool:
+        if node is not self.top and contains(node.body, (cst.Raise,)):
+            self.checked[node.name.value] = self.local_raisers = True  # a nested function that may raise
         return node is self.top
 
     def visit_ClassDef(self, node) -> bool:
@@ -209,6 +212,8 @@ TRIGGERS = (cst.Raise, cst.Call)
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     watch = _Watch(ctx, node)
     node.visit(watch)
+    if watch.local_raisers:
+        node.visit(watch)  # calls before the nested `def` they call (in a loop) are seen now
     has_raise = contains(node.body, (cst.Raise,))
     if not has_raise and not watch.lines:
         return node
