@@ -609,3 +609,30 @@ def test_a_helper_that_raises_stops_its_caller(capsys):
     with pytest.raises(ValueError, match=r"^step must be positive, got -1\.0$"):
         laxify.to_static(steps_to_ten)(jnp.float32(-1.0))
     assert capsys.readouterr().out == ""  # the caller's print after the call is not reached
+
+
+def doubles_until_too_big(x, n):
+    i = 0
+    s = x
+    while i < n:
+        if s > 10.0:
+            raise ValueError(f"too big {s}")
+        s = s * 2.0
+        i += 1
+    return s
+
+
+def test_checked_vmap_of_a_function_whose_while_holds_a_check():
+    # checkify cannot functionalize a batched while loop holding a check (checkify of vmap of
+    # while): `vmap_in_axes` maps outside the checks (vmap of checkify).
+    f = laxify.checked(laxify.convert(doubles_until_too_big), vmap_in_axes=0)
+    xs = jnp.array([1.0, 3.0, 0.5])
+    good = jnp.array([2, 1, 1])
+    expected = [float(doubles_until_too_big(x, n)) for x, n in zip(xs, good)]
+    np.testing.assert_allclose(np.asarray(f(xs, good)), expected)
+    with pytest.raises(ValueError, match=r"^too big 12\.0$"):
+        f(xs, jnp.array([2, 3, 1]))
+    g = laxify.checked(laxify.convert(doubles_until_too_big), vmap_in_axes=(0, None))
+    np.testing.assert_allclose(np.asarray(g(xs, jnp.int32(1))), np.asarray(xs) * 2.0)
+    with pytest.raises(ValueError, match=r"^too big 12\.0$"):
+        g(xs, jnp.int32(4))
