@@ -116,10 +116,15 @@ class calling:
         raised = _state.frames.pop()[1]
         _pop_to_barrier()
         slots = _state.slots
-        if kind is None and raised is not False and slots and slots[-1] is not _BARRIER:
+        slot = slots[-1] if slots and slots[-1] is not _BARRIER else None
+        if slot is None:
+            return False
+        if kind is PathRaised and slot.in_try:
+            raise CallHandlerNeedsData(slot.filename, slot.line)  # an `except` of the caller may catch it
+        if kind is None and raised is not False:
             # The statement of the caller that made this call (see `expect_raise`) raised where
             # the callee did.
-            slots[-1] = raised if slots[-1] is False else jnp.logical_or(slots[-1], raised)
+            slot.raised = raised if slot.raised is False else jnp.logical_or(slot.raised, raised)
         return False
 
 
@@ -148,9 +153,19 @@ def _pop_to_barrier() -> None:
         pass
 
 
-def expect_raise() -> None:
-    """Before a statement that calls functions that may raise: collect where they raised."""
-    _slots().append(False)
+class _Slot:
+    __slots__ = ("raised", "in_try", "filename", "line")
+
+    def __init__(self, in_try: bool, filename: str, line: int):
+        self.raised, self.in_try, self.filename, self.line = False, in_try, filename, line
+
+
+def expect_raise(in_try: bool = False) -> None:
+    """Before a statement that calls functions that may raise: collect where they raised.
+    ``in_try``: the statement stands in the body of a ``try`` whose ``except`` may catch what
+    they raise, whose handler would then run for some data only (see :class:`HandlerNeedsData`)."""
+    frame = sys._getframe(1)
+    _slots().append(_Slot(in_try, frame.f_code.co_filename, frame.f_lineno))
 
 
 def call_raised():
@@ -159,7 +174,10 @@ def call_raised():
     slots = _slots()
     if not slots or slots[-1] is _BARRIER:
         return False
-    return slots.pop()
+    slot = slots.pop()
+    if slot.in_try and slot.raised is not False:
+        raise CallHandlerNeedsData(slot.filename, slot.line)
+    return slot.raised
 
 
 def leaving(raised, value):
@@ -276,6 +294,7 @@ class HandlerNeedsData(ConversionError):
     function is not one program: ``to_static`` runs it eagerly (with a ``FallbackWarning`` at
     the ``raise``); elsewhere it is this located error."""
 
+    CONSTRUCT = "raise"
     REASON = ("it raises under a condition on a traced value inside a `try` whose `except` clauses "
               "may catch the exception: which handler runs would depend on the data")
     FIX = ("Compute the handler's value with the condition instead of raising (for example "
@@ -289,6 +308,26 @@ class HandlerNeedsData(ConversionError):
             f"program cannot choose a handler at run time.",
             Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), self.FIX)
         self.filename, self.line = filename, line
+
+
+class CallHandlerNeedsData(HandlerNeedsData):
+    """A call of a function that raises on a path the data may not take, inside a ``try``
+    whose ``except`` may catch it (see :class:`HandlerNeedsData`)."""
+
+    CONSTRUCT = "call"
+    REASON = ("the function it calls raises on a path the data may not take, inside a `try` whose "
+              "`except` clauses may catch the exception: which handler runs would depend on the data")
+    FIX = ("Compute the handler's value with the condition instead of raising (for example "
+           "`r = jnp.where(b == 0, 0.0, a / b)`), or move the call out of the `try`.")
+
+    def __init__(self, filename: str, line: int):
+        super().__init__(filename, line)
+        text = linecache.getline(filename, line)
+        ConversionError.__init__(
+            self, "This call stands inside a `try` whose `except` clauses may catch what the function "
+            "it calls raises on a path the data may not take: which of them runs would depend on the "
+            "data, and one XLA program cannot choose a handler at run time.",
+            Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), self.FIX)
 
 
 class NeedsChecks(Exception):

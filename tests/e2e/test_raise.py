@@ -636,3 +636,45 @@ def test_checked_vmap_of_a_function_whose_while_holds_a_check():
     np.testing.assert_allclose(np.asarray(g(xs, jnp.int32(1))), np.asarray(xs) * 2.0)
     with pytest.raises(ValueError, match=r"^too big 12\.0$"):
         g(xs, jnp.int32(4))
+
+
+def nonzero(b):
+    if b == 0:
+        raise ZeroDivisionError("b is zero")
+    return b
+
+
+def raises_on_every_call(b):
+    raise ZeroDivisionError(f"b is {b}")
+
+
+def try_around_a_validator(a, b):
+    try:
+        nonzero(b)
+        r = a / b
+    except ZeroDivisionError:
+        r = 0.0
+    return r
+
+
+def try_around_a_helper_that_always_raises_in_a_branch(a, b):
+    r = a
+    if a > 0:
+        try:
+            raises_on_every_call(b)
+        except ZeroDivisionError:
+            r = 0.0
+    return r
+
+
+def test_a_call_that_raises_where_an_except_may_catch_it_runs_eagerly():
+    # The validator in a `try`: never the handler's value for every input.
+    for fn in (try_around_a_validator, try_around_a_helper_that_always_raises_in_a_branch):
+        f = laxify.to_static(fn)
+        for a, b in ((6.0, 3.0), (6.0, 0.0), (-1.0, 2.0)):
+            args = (jnp.float32(a), jnp.float32(b))
+            with pytest.warns(laxify.FallbackWarning, match="the function it calls raises"):
+                np.testing.assert_allclose(f(*args), fn(*args))
+            f.clear_cache()
+        with pytest.raises(laxify.ConversionError, match="the function it calls raises"):
+            jax.jit(laxify.convert(fn))(jnp.float32(6.0), jnp.float32(3.0))

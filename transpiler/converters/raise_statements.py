@@ -151,7 +151,9 @@ class RaiseTransformer(OwnCodeConverter):
         # `_lx.expect_raise()`, the statement, and where a function it called raised, the same
         # as a `raise` here (a `return` statement's value is kept in a name in between).
         position = self.ctx.positions.get(original_node)
-        before = cst.SimpleStatementLine([cst.Expr(runtime_call("expect_raise"))])
+        before = cst.SimpleStatementLine([cst.Expr(
+            runtime_call("expect_raise", cst.Name("True")) if id(original_node) in self.guarded
+            else runtime_call("expect_raise"))])
         after: list = []
         last = new.body[-1] if isinstance(new, cst.SimpleStatementLine) else None
         if isinstance(last, cst.Return) and last.value is not None:
