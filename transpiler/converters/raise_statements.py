@@ -17,6 +17,7 @@ import ast
 import inspect
 import textwrap
 import types
+import weakref
 
 import libcst as cst
 
@@ -48,23 +49,49 @@ def _deferred(exc: cst.BaseExpression) -> cst.BaseExpression:
 FLAG = "_lx_raised"
 
 
+# id(code) -> (weak reference to the code, whether it holds a `raise`, the names it calls)
+_SEEN: dict[int, tuple] = {}
+
+
+def _scan(fn: types.FunctionType) -> tuple[bool, tuple[str, ...]] | None:
+    """Whether ``fn``'s source holds a ``raise`` and the names it calls (cached per code
+    object: read once, not per conversion of each caller); ``None`` without source."""
+    code = fn.__code__
+    entry = _SEEN.get(id(code))
+    if entry is not None and entry[0]() is code:
+        return entry[1]
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    raises = any(isinstance(n, ast.Raise) and n.exc is not None for n in ast.walk(tree))
+    names = tuple(sorted({n.func.id for n in ast.walk(tree)
+                          if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}))
+    key = id(code)
+
+    def forget(ref, seen=_SEEN):
+        if seen.get(key, (None,))[0] is ref:
+            seen.pop(key, None)
+
+    _SEEN[key] = (weakref.ref(code, forget), (raises, names))
+    return raises, names
+
+
 def _may_raise(fn, depth: int = 0) -> bool:
     """Whether the Python function ``fn`` (user code) holds a ``raise``, or calls by name a
     module function that does (two calls deep): then its callers are bracketed."""
     if type(fn) is not types.FunctionType or is_library_function(fn) or depth > 2:
         return False
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
+    found = _scan(fn)
+    if found is None:
         return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Raise) and node.exc is not None:
+    raises, names = found
+    if raises:
+        return True
+    for name in names:
+        callee = fn.__globals__.get(name)
+        if callee is not fn and _may_raise(callee, depth + 1):
             return True
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id != fn.__name__:
-            callee = fn.__globals__.get(node.func.id)
-            if callee is not fn and _may_raise(callee, depth + 1):
-                return True
     return False
 
 
