@@ -118,6 +118,7 @@ class _Watch(cst.CSTVisitor):
         self.nested_raise = False
         self.checked: dict[str, bool] = {}
         self.local_raisers = False
+        self.loops = 0
         body = list(top.body.body)
         # A `raise` as the last statement needs no flag: it raises whenever the function runs
         # that far, which `_lx.raise_` itself tells the caller (error_channel.PathRaised).
@@ -135,7 +136,25 @@ class _Watch(cst.CSTVisitor):
     def visit_Lambda(self, node) -> bool:
         return False
 
+    def visit_For(self, node) -> bool:
+        self.loops += 1
+        return True
+
+    def leave_For(self, node) -> None:
+        self.loops -= 1
+
+    def visit_While(self, node) -> bool:
+        self.loops += 1
+        return True
+
+    def leave_While(self, node) -> None:
+        self.loops -= 1
+
     def visit_SimpleStatementLine(self, node) -> bool:
+        if self.loops:
+            # Not in loops: a `return` flag in a loop body multiplies the tracing of nested
+            # loops and branches (minutes for a validator called in two nested loops).
+            return False
         for call in _calls(node):
             if isinstance(call.func, cst.Name) and self._may_raise(call.func.value):
                 self.lines.add(id(node))
