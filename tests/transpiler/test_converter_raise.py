@@ -119,3 +119,17 @@ def test_a_call_of_a_function_that_may_raise_is_bracketed():
         return _lx_value_1
     """).lstrip("\n")
     assert ctx.raised_flag
+
+
+def test_a_call_inside_a_loop_is_not_bracketed():
+    # A `return` flag in a loop body multiplies the tracing of nested loops and branches.
+    module = cst.parse_module(textwrap.dedent("""
+    def f(x, n):
+        for i in range(n):
+            x = check_value(x)
+        return x
+    """).lstrip("\\n"))
+    ctx = Context({})
+    ctx.namespace = {"check_value": check_value}
+    fn = raise_statements.transform(module.body[0], ctx)
+    assert fn is module.body[0]
