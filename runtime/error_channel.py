@@ -213,10 +213,12 @@ def at_top(error: PathRaised):
     could not hold it, which laxify cannot convert (to_static runs the function eagerly)."""
     if error.depth == 0:
         return None
+    from laxify.ir.errors import NeedsPython
+
     text = linecache.getline(error.filename, error.line)
-    raise ConversionError(
+    raise NeedsPython(  # to_static runs the function eagerly: Python's exact result
         "this `raise`, in a function called on a path the data may not take, could not be "
-        "recorded for run time by the construct around the call (it would raise for every input)",
+        "recorded for run time by the construct around the call (an `and`/`or` operand)",
         Location(error.filename, error.line, len(text) - len(text.lstrip()), text.rstrip("\n")),
         "Call the function in a plain `if` on the traced value (not in an `and`/`or` operand), or "
         "call it unconverted.")
