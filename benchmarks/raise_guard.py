@@ -2,7 +2,9 @@
 against the same function without it (DESIGN §5, docs/semantics.md "Exceptions").
 
 Cached call (dispatch-bound, small input) and steady state (compute-bound input), each the
-median of interleaved rounds. Run: `.venv/bin/python benchmarks/raise_guard.py`.
+median of interleaved rounds. Run: `.venv/bin/python benchmarks/raise_guard.py`
+(`--latency`: each call waited for; `--reads`: the ways of reading the "did a check fail"
+boolean on the host, against the same program without it).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import laxify
 
@@ -67,8 +70,37 @@ def compare(name, a, b, args, calls, rounds=21):
     return ma / mb
 
 
+def reads(rounds: int = 15, calls: int = 2000) -> None:
+    """The cached call's floor: one device-to-host boolean per call, read four ways."""
+    flagged = jax.jit(lambda x, n: (n < 0, jnp.tanh(x * n) + x))
+    plain = jax.jit(lambda x, n: jnp.tanh(x * n) + x)
+    x, n = jnp.linspace(-1, 1, 8, dtype=jnp.float32), jnp.float32(0.5)
+
+    def reading(read):
+        def call():
+            failed, out = flagged(x, n)
+            if read(failed):
+                raise ValueError
+            return out
+        return call
+
+    ways = {"no flag": lambda: plain(x, n), "flag not read": lambda: flagged(x, n)[1],
+            "np.asarray": reading(np.asarray), "item()": reading(lambda b: b.item()),
+            "bool()": reading(bool), "jax.device_get": reading(jax.device_get)}
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(rounds):  # interleaved
+        for name, fn in ways.items():
+            times[name].append(_per_call(fn, (), calls))
+    base = statistics.median(times["no flag"])
+    for name, ts in times.items():
+        print(f"{name:<16} {statistics.median(ts) * 1e6:8.2f} us  ratio {statistics.median(ts) / base:5.2f}")
+
+
 def main() -> None:
     global LATENCY
+    if "--reads" in sys.argv:
+        reads()
+        return
     LATENCY = "--latency" in sys.argv
     n = jnp.float32(0.5)
     small = jnp.linspace(-1, 1, 8, dtype=jnp.float32)

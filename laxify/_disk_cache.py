@@ -96,6 +96,7 @@ def _code_print(code: types.CodeType, out: list) -> None:
 def _global_decisions(fn, code: types.CodeType) -> list:
     """What the conversion reads from the values of the globals ``code`` names."""
     from laxify.transpiler.converters.calls import _library_root, _runs_as_written
+    from laxify.transpiler.converters.raise_statements import _may_raise
 
     names: set[str] = set()
 
@@ -114,7 +115,7 @@ def _global_decisions(fn, code: types.CodeType) -> list:
             continue
         value = scope[name]
         rooted = isinstance(value, (type, types.ModuleType))
-        out.append((name, _runs_as_written(value), rooted, rooted and _library_root(value)))
+        out.append((name, _runs_as_written(value), rooted, rooted and _library_root(value), _may_raise(value)))
     return out
 
 

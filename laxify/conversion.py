@@ -116,11 +116,16 @@ def _locating_fallbacks(converted, conversion: Conversion, original):
     the located text ``to_static`` gives (a ``NeedsPython``). (A ``to_static`` caller
     catches either and runs eagerly.)"""
     from laxify.fallback import CONCRETE_ERRORS, KeptPythonError, fallback_at, located_concrete_error
+    from laxify.runtime.error_channel import PathRaised, at_top, in_call
 
     @functools.wraps(converted)
     def run(*args, **kwargs):
         try:
             return converted(*args, **kwargs)
+        except PathRaised as e:  # a helper that raises on every input: the result is never seen
+            if in_call():
+                raise
+            return at_top(e)
         except CONCRETE_ERRORS as e:
             found = fallback_at(conversion, e)
             if found is not None:

@@ -81,7 +81,7 @@ def fallback_at(conversion: Conversion, error: BaseException) -> Fallback | None
         return _needs_python(error)
     if isinstance(error, HandlerNeedsData):
         text = linecache.getline(error.filename, error.line)
-        return Fallback(Span(error.line, len(text) - len(text.lstrip())), "raise", error.REASON, error.line,
+        return Fallback(Span(error.line, len(text) - len(text.lstrip())), error.CONSTRUCT, error.REASON, error.line,
                         error.filename, error.FIX)
     lines = _user_lines(error, conversion.source.filename)
     for fb in conversion.fallbacks:

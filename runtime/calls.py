@@ -154,8 +154,11 @@ def call(fn, *args, **kwargs):
     depth[key] = level
     if level > deepest.get(key, 0):
         deepest[key] = level
+    from laxify.runtime.error_channel import calling  # (imports this module)
+
     try:
-        return target(*args, **kwargs)
+        with calling():  # a `raise` the callee always reaches stops this caller too
+            return target(*args, **kwargs)
     except RecursionError:
         if level == 1 and deepest.get(key, 0) > 1:
             raise _endless_recursion(original.__code__, deepest[key], sys._getframe(1)) from None

@@ -37,7 +37,8 @@ from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
 __all__ = [
-    "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "check_at", "exception_", "functionalizing",
+    "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling", "check_at", "exception_", "expect_raise", "leaving",
+    "functionalizing",
     "in_traced_region", "is_functionalizing", "is_users_error", "raise_", "raised", "record_exception", "recorded", "report",
     "traced_region", "without_checks",
 ]
@@ -75,10 +76,12 @@ class traced_region:
         if paths is None:
             paths = _state.paths = []
         paths.append(self.taken)
+        _slots().append(_BARRIER)  # a helper's raise met in here is this region's, not the statement's
 
     def __exit__(self, *exc):
         _state.depth -= 1
         _state.paths.pop()
+        _pop_to_barrier()
         return False
 
 
@@ -91,6 +94,134 @@ def _on_path():
             here = jnp.asarray(condition(), jnp.bool_)
             taken = here if taken is True else jnp.logical_and(taken, here)
     return taken
+
+
+class calling:
+    """``with calling():`` around a call of a converted function from converted code
+    (``_lx.call``): a ``raise`` recorded for run time that the callee reaches outside its own
+    traced branches and loops (it raises whenever it is called) propagates to the caller as
+    :class:`PathRaised`, as Python's exception would, instead of returning a value nothing
+    should see (``None`` for a helper that always raises)."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        frames = getattr(_state, "frames", None)
+        if frames is None:
+            frames = _state.frames = []
+        frames.append([getattr(_state, "depth", 0), False])
+        _slots().append(_BARRIER)
+
+    def __exit__(self, kind, *exc):
+        raised = _state.frames.pop()[1]
+        _pop_to_barrier()
+        slots = _state.slots
+        slot = slots[-1] if slots and slots[-1] is not _BARRIER else None
+        if slot is None:
+            return False
+        if kind is PathRaised and slot.in_try:
+            raise CallHandlerNeedsData(slot.filename, slot.line)  # an `except` of the caller may catch it
+        if kind is None and raised is not False:
+            # The statement of the caller that made this call (see `expect_raise`) raised where
+            # the callee did.
+            slot.raised = raised if slot.raised is False else jnp.logical_or(slot.raised, raised)
+        return False
+
+
+# -- a helper's raise under a traced condition stops its caller -----------------------------
+#
+# A converted function that may raise on some paths (a `raise` under a traced condition, or a
+# call of such a function) keeps a flag, `raised`, set where it raised, and gives it to the
+# `_lx.call` that called it (`leaving`). Its caller, converted knowing that the function it
+# calls may raise, brackets the statement that calls it: `_lx.expect_raise()` before and
+# `if _lx.call_raised(): <raised; return>` after, so that on the path where the callee raised
+# the caller does no more (its loops end, its later effects do not happen) and raises in turn.
+
+_BARRIER = object()
+
+
+def _slots() -> list:
+    slots = getattr(_state, "slots", None)
+    if slots is None:
+        slots = _state.slots = []
+    return slots
+
+
+def _pop_to_barrier() -> None:
+    slots = _state.slots
+    while slots and slots.pop() is not _BARRIER:
+        pass
+
+
+class _Slot:
+    __slots__ = ("raised", "in_try", "filename", "line")
+
+    def __init__(self, in_try: bool, filename: str, line: int):
+        self.raised, self.in_try, self.filename, self.line = False, in_try, filename, line
+
+
+def expect_raise(in_try: bool = False) -> None:
+    """Before a statement that calls functions that may raise: collect where they raised.
+    ``in_try``: the statement stands in the body of a ``try`` whose ``except`` may catch what
+    they raise, whose handler would then run for some data only (see :class:`HandlerNeedsData`)."""
+    frame = sys._getframe(1)
+    _slots().append(_Slot(in_try, frame.f_code.co_filename, frame.f_lineno))
+
+
+def call_raised():
+    """After that statement: where a function it called raised (a Python ``False`` where none
+    could, a traced boolean where some did under a traced condition)."""
+    slots = _slots()
+    if not slots or slots[-1] is _BARRIER:
+        return False
+    slot = slots.pop()
+    if slot.in_try and slot.raised is not False:
+        raise CallHandlerNeedsData(slot.filename, slot.line)
+    return slot.raised
+
+
+def leaving(raised, value):
+    """The end of a converted function that may raise: ``value``, with ``raised`` (where it
+    raised) given to the ``_lx.call`` that called it (see :class:`calling`)."""
+    frames = getattr(_state, "frames", None)
+    if frames and frames[-1][0] == getattr(_state, "depth", 0) and raised is not False:
+        frames[-1][1] = raised
+    return value
+
+
+def in_call() -> bool:
+    """Whether a converted function called from converted code is running (see :class:`calling`)."""
+    return bool(getattr(_state, "frames", None))
+
+
+class PathRaised(Exception):
+    """Tracing met a ``raise`` (already recorded for run time, or left out where nothing
+    reports it) that every run reaching this point of the trace makes: the path being traced
+    raises. It goes up through the user's functions, as the exception would, to the traced
+    branch or loop body that holds it, which then gives values nothing observes (and sets the
+    return flag, so the function does no more), or, at ``depth`` 0 (the function raises on
+    every input), to the top of the trace, whose result is never observed (``None``)."""
+
+    def __init__(self, depth: int, filename: str = "<unknown>", line: int = 0):
+        super().__init__("a raise recorded for run time")
+        self.depth, self.filename, self.line = depth, filename, line
+
+
+def at_top(error: PathRaised):
+    """What the outermost converted function returns when :class:`PathRaised` reaches it: ``None``
+    where every run raises (the result is never observed); else it escaped a construct that
+    could not hold it, which laxify cannot convert (to_static runs the function eagerly)."""
+    if error.depth == 0:
+        return None
+    from laxify.ir.errors import NeedsPython
+
+    text = linecache.getline(error.filename, error.line)
+    raise NeedsPython(  # to_static runs the function eagerly: Python's exact result
+        "this `raise`, in a function called on a path the data may not take, could not be "
+        "recorded for run time by the construct around the call (an `and`/`or` operand)",
+        Location(error.filename, error.line, len(text) - len(text.lstrip()), text.rstrip("\n")),
+        "Call the function in a plain `if` on the traced value (not in an `and`/`or` operand), or "
+        "call it unconverted.")
 
 
 class functionalizing:
@@ -165,6 +296,7 @@ class HandlerNeedsData(ConversionError):
     function is not one program: ``to_static`` runs it eagerly (with a ``FallbackWarning`` at
     the ``raise``); elsewhere it is this located error."""
 
+    CONSTRUCT = "raise"
     REASON = ("it raises under a condition on a traced value inside a `try` whose `except` clauses "
               "may catch the exception: which handler runs would depend on the data")
     FIX = ("Compute the handler's value with the condition instead of raising (for example "
@@ -178,6 +310,26 @@ class HandlerNeedsData(ConversionError):
             f"program cannot choose a handler at run time.",
             Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), self.FIX)
         self.filename, self.line = filename, line
+
+
+class CallHandlerNeedsData(HandlerNeedsData):
+    """A call of a function that raises on a path the data may not take, inside a ``try``
+    whose ``except`` may catch it (see :class:`HandlerNeedsData`)."""
+
+    CONSTRUCT = "call"
+    REASON = ("the function it calls raises on a path the data may not take, inside a `try` whose "
+              "`except` clauses may catch the exception: which handler runs would depend on the data")
+    FIX = ("Compute the handler's value with the condition instead of raising (for example "
+           "`r = jnp.where(b == 0, 0.0, a / b)`), or move the call out of the `try`.")
+
+    def __init__(self, filename: str, line: int):
+        super().__init__(filename, line)
+        text = linecache.getline(filename, line)
+        ConversionError.__init__(
+            self, "This call stands inside a `try` whose `except` clauses may catch what the function "
+            "it calls raises on a path the data may not take: which of them runs would depend on the "
+            "data, and one XLA program cannot choose a handler at run time.",
+            Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), self.FIX)
 
 
 class NeedsChecks(Exception):
@@ -260,6 +412,10 @@ def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None,
     key = _register(_Recipe(rebuild, filename, line, name))
     text = _escape(_preview(value))
     _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", leaves, filename, line)
+    frames, depth = getattr(_state, "frames", None), getattr(_state, "depth", 0)
+    if frames and frames[-1][0] == depth:
+        # Outside the callee's own traced branches: every call raises here; its caller stops too.
+        raise PathRaised(depth, filename, line)
 
 
 class _Open:
@@ -321,6 +477,8 @@ def is_users_error(error: BaseException) -> bool:
     """Whether ``error``, raised while tracing a path the data may not take, is one Python
     would raise there (so it belongs to that path, at run time): the builtin kinds of
     :data:`PYTHON_ERRORS`, or an exception class of the user's."""
+    if isinstance(error, PathRaised):
+        return True  # recorded already: the branch raises
     kind = type(error)
     module = getattr(kind, "__module__", "") or ""
     if module.startswith(("jax", "laxify", "jaxlib")) or isinstance(error, UnboundLocalError):
@@ -334,6 +492,8 @@ def is_users_error(error: BaseException) -> bool:
 def record_exception(error: BaseException) -> None:
     """Record ``error`` (raised by Python while tracing the path being traced) for run time:
     raised again, at the user's line where it arose, if the program takes this path."""
+    if isinstance(error, PathRaised):
+        return  # recorded where it was raised
     filename, line, name = "<unknown>", 0, "<module>"
     entry = error.__traceback__
     while entry is not None:

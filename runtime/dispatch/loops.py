@@ -321,9 +321,50 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
     after it (``effects.Identity``); a ``raise`` in the body waits for run time."""
     identity = effects.Identity()
     cond_fn, body_fn = _guarded(cond_fn, site, construct), _guarded(body_fn, site, construct, identity)
-    with traced_region():  # the body runs only for some data: a `raise` in it waits
-        out = _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
+    try:
+        with traced_region():  # the body runs only for some data: a `raise` in it waits
+            out = _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
+    except Exception as e:
+        if not error_channel.is_users_error(e):
+            raise
+        out = _raising_loop(e, cond_fn, body_fn, init, site, construct)
     return identity.write_back(out, init)
+
+
+def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construct: str):
+    """A traced loop whose body raised while it was traced, outside the body's own traced
+    branches. A ``raise`` of the user's (``PathRaised``: a function the body calls raises
+    whenever it is called) is the body's every run: the loop raises exactly when its body runs
+    once, so it is that first run, in a ``lax.cond`` on the loop's condition that records the
+    exception; the return flag is set where it raised, so the function does no more, and the
+    other carries keep their values (never observed there). An error Python raised by itself
+    (an empty list's ``pop``, a missing key) may come from the trace's Python state (a list
+    that the data empties at run time), which one program cannot follow: eager Python runs it."""
+    if not isinstance(error, error_channel.PathRaised):
+        raise site_error(
+            site,
+            f"Python raised {type(error).__name__}({', '.join(map(repr, error.args))}) while laxify traced "
+            f"the body of this `{construct}` loop on a traced value, which one XLA program cannot decide at "
+            f"run time (a Python list or dict the loop changes, a key or index that only some iterations reach)",
+            "Keep Python lists and dicts out of loops on traced values (use arrays: `buf.at[i].set(v)`), or "
+            "run the function unconverted.",
+            NeedsPython,
+        ) from None
+    pred = _scalar_predicate(cond_fn(*fresh(init)), site, construct)
+    if not is_traced(pred):
+        if pred:
+            body_fn(*fresh(init))  # raises it again, here
+        return init
+
+    def first_run():
+        with traced_region(lambda: pred):
+            try:
+                body_fn(*fresh(init))
+            except error_channel.PathRaised:
+                pass
+
+    lax.cond(pred, first_run, lambda: None)
+    return tuple(jnp.logical_or(v, pred) if is_return_flag(name) else v for name, v in zip(site.names, init))
 
 
 def _traced_while_loop(cond_fn, body_fn, init, site: Site, construct: str, early_exit: bool):
@@ -418,6 +459,11 @@ def _keep_carry_types(carries, outs, skip=()):
     for k, (c, o) in enumerate(zip(carries, outs)):
         if k in skip:
             result.append(o)
+            continue
+        if isinstance(o, Fillable) and not isinstance(c, Undefined):
+            # No path observes it (the iteration raised, or the return value before a
+            # `return`): the carry's own value stands for it.
+            result.append(c)
             continue
         try:
             result.append(jax.tree_util.tree_map(cast, c, o))

@@ -470,3 +470,211 @@ def returns_or_raises(x, a):
 def test_fuzz_regression_raise_with_a_value_in_a_scan_body_and_after_a_return():
     check_like_python(raise_in_a_scanned_body, (jnp.ones(0), jnp.float32(2.5)), (jnp.ones(3), jnp.float32(2.5)))
     check_like_python(returns_or_raises, (jnp.ones(2), jnp.float32(1.0)), (jnp.ones(2), jnp.float32(-1.0)))
+
+
+# -- a helper that raises whenever it is called stops its caller -------------------------------
+
+def always_raises(x):
+    raise ValueError(f"bad {x}")
+
+
+def uses_a_helper_that_always_raises_in_a_branch(x):
+    y = x * 2.0
+    if x > 0:
+        y = always_raises(x) + 1.0  # the helper's value would be None: never used
+    return y + 1.0
+
+
+def uses_a_helper_that_always_raises(x):
+    y = always_raises(x) * 2.0
+    return y
+
+
+def test_fuzz_regression_helper_that_always_raises_with_a_traced_message():
+    # It returned None to its caller while tracing: TypeError where Python raises ValueError.
+    check_like_python(uses_a_helper_that_always_raises_in_a_branch, (jnp.float32(-1.0),), (jnp.float32(2.0),),
+                      prims=("cond",))
+    for route in _routes(uses_a_helper_that_always_raises).values():
+        with pytest.raises(ValueError, match=r"^bad 1\.5$"):
+            route(jnp.float32(1.5))
+
+
+def counter_whose_helper_always_raises(x, n):
+    i = 0
+    s = 0.0
+    while i < n:
+        s = s + always_raises(x)
+        i += 1
+    return s + x
+
+
+def test_helper_that_always_raises_in_a_traced_loop_body_raises_when_the_body_runs():
+    check_like_python(counter_whose_helper_always_raises, (jnp.float32(1.0), jnp.int32(0)),
+                      (jnp.float32(1.0), jnp.int32(3)), prims=("cond",))
+
+
+# -- Python's own errors directly in a traced loop body: eager Python's result ----------------
+
+def next_greater(a):
+    n = a.shape[0]
+    res = jnp.full(n, -1.0)
+    stack = []
+    for i in range(n):
+        while stack and a[stack[-1]] < a[i]:
+            res = res.at[stack.pop()].set(a[i])
+        stack.append(i)
+    return res
+
+
+def missing_key_in_a_while_body(x, n):
+    d = {"a": 1.0}
+    i = 0
+    s = x
+    while i < n:
+        s = s + d["b"]
+        i += 1
+    return s
+
+
+def test_pythons_error_in_a_traced_loop_body_falls_back_to_eagers_result():
+    a = jnp.array([2.0, 1.0, 3.0, 0.5])
+    with pytest.warns(laxify.FallbackWarning, match="IndexError"):
+        got = laxify.to_static(next_greater)(a)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(next_greater(a)))
+    f = laxify.to_static(missing_key_in_a_while_body)
+    with pytest.warns(laxify.FallbackWarning, match="KeyError"):
+        assert float(f(jnp.float32(1.0), jnp.int32(0))) == 1.0
+    with pytest.raises(KeyError):
+        f(jnp.float32(1.0), jnp.int32(2))
+    with pytest.raises(laxify.ConversionError, match="KeyError"):
+        jax.jit(laxify.convert(missing_key_in_a_while_body))(jnp.float32(1.0), jnp.int32(0))
+
+
+def for_else_raise_in_a_while_in_a_while_true(x, k, limit=0):
+    s0 = 0.0
+    n1 = 0
+    while True:
+        n1 += 1
+        if n1 > limit:
+            break
+        n2 = 0
+        while n2 < k:
+            n2 += 1
+            for i3 in range(2):
+                s0 = s0 + x
+            else:
+                raise ValueError(f"fuzz r4 {s0}")
+        return s0 + 1.0
+    return s0
+
+
+def test_fuzz_regression_for_else_raise_in_a_traced_while_inside_a_while_true():
+    # The inner loop's return value came out of its body as "never observed" where the outer
+    # loop carries an array: UnboundLocalError while tracing, where Python returns.
+    breaks_at_once = for_else_raise_in_a_while_in_a_while_true
+    for k in (0, 2):
+        for route in _routes(breaks_at_once).values():
+            assert float(route(jnp.float32(1.0), jnp.int32(k))) == breaks_at_once(jnp.float32(1.0), jnp.int32(k))
+    check_like_python(lambda x, k: for_else_raise_in_a_while_in_a_while_true(x, k, 1),
+                      (jnp.float32(1.5), jnp.int32(0)), (jnp.float32(1.5), jnp.int32(2)), prims=("while",))
+
+
+# -- a helper that raises under a traced condition stops its caller ----------------------------
+
+def positive_step(v):
+    if v <= 0:
+        raise ValueError(f"step must be positive, got {v}")
+    return v
+
+
+def steps_to_ten(x):
+    step = positive_step(x)
+    print("step", step)
+    y = 0.0
+    n = 0
+    while y < 10.0:  # on the raising path the step is never observed: zeros would loop forever
+        y = y + step
+        n += 1
+    return n
+
+
+def steps_through_two_callers(x):
+    return steps_to_ten(x) + 1
+
+
+def test_a_helper_that_raises_stops_its_caller(capsys):
+    check_like_python(steps_to_ten, (jnp.float32(2.5),), (jnp.float32(-1.0),), prims=("cond", "while"))
+    check_like_python(steps_through_two_callers, (jnp.float32(4.0),), (jnp.float32(0.0),), prims=("cond", "while"))
+    capsys.readouterr()
+    with pytest.raises(ValueError, match=r"^step must be positive, got -1\.0$"):
+        laxify.to_static(steps_to_ten)(jnp.float32(-1.0))
+    assert capsys.readouterr().out == ""  # the caller's print after the call is not reached
+
+
+def doubles_until_too_big(x, n):
+    i = 0
+    s = x
+    while i < n:
+        if s > 10.0:
+            raise ValueError(f"too big {s}")
+        s = s * 2.0
+        i += 1
+    return s
+
+
+def test_checked_vmap_of_a_function_whose_while_holds_a_check():
+    # checkify cannot functionalize a batched while loop holding a check (checkify of vmap of
+    # while): `vmap_in_axes` maps outside the checks (vmap of checkify).
+    f = laxify.checked(laxify.convert(doubles_until_too_big), vmap_in_axes=0)
+    xs = jnp.array([1.0, 3.0, 0.5])
+    good = jnp.array([2, 1, 1])
+    expected = [float(doubles_until_too_big(x, n)) for x, n in zip(xs, good)]
+    np.testing.assert_allclose(np.asarray(f(xs, good)), expected)
+    with pytest.raises(ValueError, match=r"^too big 12\.0$"):
+        f(xs, jnp.array([2, 3, 1]))
+    g = laxify.checked(laxify.convert(doubles_until_too_big), vmap_in_axes=(0, None))
+    np.testing.assert_allclose(np.asarray(g(xs, jnp.int32(1))), np.asarray(xs) * 2.0)
+    with pytest.raises(ValueError, match=r"^too big 12\.0$"):
+        g(xs, jnp.int32(4))
+
+
+def nonzero(b):
+    if b == 0:
+        raise ZeroDivisionError("b is zero")
+    return b
+
+
+def raises_on_every_call(b):
+    raise ZeroDivisionError(f"b is {b}")
+
+
+def try_around_a_validator(a, b):
+    try:
+        nonzero(b)
+        r = a / b
+    except ZeroDivisionError:
+        r = 0.0
+    return r
+
+
+def try_around_a_helper_that_always_raises_in_a_branch(a, b):
+    r = a
+    if a > 0:
+        try:
+            raises_on_every_call(b)
+        except ZeroDivisionError:
+            r = 0.0
+    return r
+
+
+def test_a_call_that_raises_where_an_except_may_catch_it_runs_eagerly():
+    # The validator in a `try`: never the handler's value for every input.
+    for fn in (try_around_a_validator, try_around_a_helper_that_always_raises_in_a_branch):
+        f = laxify.to_static(fn)
+        for a, b in ((6.0, 3.0), (6.0, 0.0), (-1.0, 2.0)):
+            args = (jnp.float32(a), jnp.float32(b))
+            with pytest.warns(laxify.FallbackWarning, match="the function it calls raises"):
+                np.testing.assert_allclose(f(*args), fn(*args))
+            f.clear_cache()
+        with pytest.raises(laxify.ConversionError, match="the function it calls raises"):
+            jax.jit(laxify.convert(fn))(jnp.float32(6.0), jnp.float32(3.0))

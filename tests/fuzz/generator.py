@@ -717,6 +717,18 @@ class Builder:
         self.features.add("raise")
         kind = self.pick(["ValueError", "KeyError", "FuzzError"])
         tag = self.fresh("r")
+        targets = sc.of(FLOAT, writable=True)
+        if targets and not self.int_in(0, 2) and (not sc.in_loop_body or self.allowed("closure_in_loop")):
+            # A validator: a function that raises for some values of its argument (a traced
+            # condition in the callee), called here (in a branch, a loop body, ...); its caller
+            # must stop where it raised. Not a jump: the block goes on.
+            name, p = self.fresh("check"), self.pad(ind)
+            target = targets[self.pick(range(len(targets)))]
+            bound = self.pick(["-1.0", "0.0", "1.5"])
+            lines = [f"{p}def {name}(v):", f"{p}    if v < {bound}:",
+                     f"{p}        raise {kind}(f\"fuzz {tag}: {{v}}\")", f"{p}    return v + 0.5",
+                     f"{p}{target.name} = {name}({bounded(self.expr(FLOAT, sc), FLOAT_LIMIT - 1.0).src})"]
+            return lines, sc, False
         if self.flag():
             e = self.expr(self.pick([FLOAT, INT]), sc)
             # Python before 3.12 cannot reuse the f-string's quote inside its fields (`d["p"]`).

@@ -2,17 +2,32 @@
 followed by ``return _lx.raised()``: Python's raise outside traced control flow; inside it, a
 check recorded for run time (``runtime/error_channel.py``), after which the function does no
 more (the ``return``, which the return converter turns into its flag, stops loops and skips
-the code after it). A bare ``raise`` (re-raising in an ``except``) stays as written."""
+the code after it). A bare ``raise`` (re-raising in an ``except``) stays as written.
+
+A function that may raise on some paths keeps a flag, ``_lx_raised``, set where it raised,
+which its end gives to the ``_lx.call`` that called it (``_lx.leaving``); a statement that
+calls a module function that may raise (its source holds a ``raise``, or calls one that does)
+is bracketed by ``_lx.expect_raise()`` and ``if _lx.call_raised(): _lx_raised = True; return
+_lx.raised()``, so that where the callee raised the caller does no more, as Python's
+exception would leave it (see ``runtime/error_channel.py``)."""
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
+import types
+import weakref
+
 import libcst as cst
+
+from laxify.ir.user_code import is_library_function
 
 from laxify.transpiler.analysis.walk import descendants
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
-from laxify.transpiler.converters.guards import lazy_lambda, runtime_call
+from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
 from laxify.transpiler.converters.print_calls import formatting
-from laxify.transpiler.converters.return_statements import _nested_return
+from laxify.transpiler.converters.return_statements import _is_docstring, _nested_return
 
 __all__ = ["transform"]
 
@@ -31,10 +46,143 @@ def _deferred(exc: cst.BaseExpression) -> cst.BaseExpression:
         lpar=exc.lpar, rpar=exc.rpar)
 
 
+FLAG = "_lx_raised"
+
+
+# id(code) -> (weak reference to the code, whether it holds a `raise`, the names it calls)
+_SEEN: dict[int, tuple] = {}
+
+
+def _scan(fn: types.FunctionType) -> tuple[bool, tuple[str, ...]] | None:
+    """Whether ``fn``'s source holds a ``raise`` and the names it calls (cached per code
+    object: read once, not per conversion of each caller); ``None`` without source."""
+    code = fn.__code__
+    entry = _SEEN.get(id(code))
+    if entry is not None and entry[0]() is code:
+        return entry[1]
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    raises = any(isinstance(n, ast.Raise) and n.exc is not None for n in ast.walk(tree))
+    names = tuple(sorted({n.func.id for n in ast.walk(tree)
+                          if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}))
+    key = id(code)
+
+    def forget(ref, seen=_SEEN):
+        if seen.get(key, (None,))[0] is ref:
+            seen.pop(key, None)
+
+    _SEEN[key] = (weakref.ref(code, forget), (raises, names))
+    return raises, names
+
+
+def _may_raise(fn, depth: int = 0) -> bool:
+    """Whether the Python function ``fn`` (user code) holds a ``raise``, or calls by name a
+    module function that does (two calls deep): then its callers are bracketed."""
+    if type(fn) is not types.FunctionType or is_library_function(fn) or depth > 2:
+        return False
+    found = _scan(fn)
+    if found is None:
+        return False
+    raises, names = found
+    if raises:
+        return True
+    for name in names:
+        callee = fn.__globals__.get(name)
+        if callee is not fn and _may_raise(callee, depth + 1):
+            return True
+    return False
+
+
+def _calls(node: cst.CSTNode):
+    """The calls in ``node``, not looking into lambdas, nested defs and classes."""
+    stack = [node]
+    while stack:
+        child = stack.pop()
+        if isinstance(child, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(child, cst.Call):
+            yield child
+        stack.extend(child.children)
+
+
+class _Watch(cst.CSTVisitor):
+    """The statement lines of the function (not of nested functions) that call a module
+    function that may raise, and whether a ``raise`` stands anywhere but as the function's
+    last top-level statement."""
+
+    def __init__(self, ctx: Context, top: cst.FunctionDef):
+        self.ctx, self.top = ctx, top
+        self.lines: set[int] = set()
+        self.nested_raise = False
+        self.checked: dict[str, bool] = {}
+        self.local_raisers = False
+        self.loops = 0
+        body = list(top.body.body)
+        # A `raise` as the last statement needs no flag: it raises whenever the function runs
+        # that far, which `_lx.raise_` itself tells the caller (error_channel.PathRaised).
+        self.nested_raise = any(_has_raise(stmt) for stmt in body[:-1]) or bool(
+            body and isinstance(body[-1], cst.BaseCompoundStatement) and _has_raise(body[-1]))
+
+    def visit_FunctionDef(self, node) -> bool:
+        if node is not self.top and contains(node.body, (cst.Raise,)):
+            self.checked[node.name.value] = self.local_raisers = True  # a nested function that may raise
+        return node is self.top
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_For(self, node) -> bool:
+        self.loops += 1
+        return True
+
+    def leave_For(self, node) -> None:
+        self.loops -= 1
+
+    def visit_While(self, node) -> bool:
+        self.loops += 1
+        return True
+
+    def leave_While(self, node) -> None:
+        self.loops -= 1
+
+    def visit_SimpleStatementLine(self, node) -> bool:
+        if self.loops:
+            # Not in loops: a `return` flag in a loop body multiplies the tracing of nested
+            # loops and branches (minutes for a validator called in two nested loops).
+            return False
+        for call in _calls(node):
+            if isinstance(call.func, cst.Name) and self._may_raise(call.func.value):
+                self.lines.add(id(node))
+                break
+        return False
+
+    def _may_raise(self, name: str) -> bool:
+        if name not in self.checked:
+            found, value = self.ctx.global_value(name)
+            self.checked[name] = found and _may_raise(value)
+        return self.checked[name]
+
+
+def _has_raise(stmt) -> bool:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return any(isinstance(s, cst.Raise) and s.exc is not None for s in stmt.body)
+    return contains(stmt, (cst.Raise,))
+
+
+def _flag(value: str) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(FLAG))], cst.Name(value))])
+
+
 class RaiseTransformer(OwnCodeConverter):
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context, watched: set[int] = frozenset(), flag: bool = False):
         super().__init__(ctx)
         self.guarded: set[int] = set()  # statement lines inside the body of a `try` with handlers
+        self.watched, self.flag = watched, flag
 
     def visit_Try(self, node) -> bool:
         if node.handlers:
@@ -43,7 +191,31 @@ class RaiseTransformer(OwnCodeConverter):
         return True
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        return self._statements(original_node, updated_node)
+        new = self._statements(original_node, updated_node)
+        if id(original_node) not in self.watched:
+            return new
+        # `_lx.expect_raise()`, the statement, and where a function it called raised, the same
+        # as a `raise` here (a `return` statement's value is kept in a name in between).
+        position = self.ctx.positions.get(original_node)
+        before = cst.SimpleStatementLine([cst.Expr(
+            runtime_call("expect_raise", cst.Name("True")) if id(original_node) in self.guarded
+            else runtime_call("expect_raise"))])
+        after: list = []
+        last = new.body[-1] if isinstance(new, cst.SimpleStatementLine) else None
+        if isinstance(last, cst.Return) and last.value is not None:
+            keep = self.ctx.fresh("value")
+            new = new.with_changes(body=[*new.body[:-1], cst.Assign([cst.AssignTarget(cst.Name(keep))], last.value)])
+            after = [cst.SimpleStatementLine([cst.Return(cst.Name(keep))])]
+        check = cst.If(test=runtime_call("call_raised"), body=cst.IndentedBlock([
+            _flag("True"), cst.SimpleStatementLine([cst.Return(runtime_call("raised"))])]))
+        out = [before, new, check, *after]
+        if position is not None:
+            for stmt in (before, check, *check.body.body, *after):
+                self.ctx.positions[stmt] = position
+            for stmt in check.body.body:
+                for small in stmt.body:
+                    self.ctx.positions[small] = position
+        return cst.FlattenSentinel(out)
 
     def leave_SimpleStatementSuite(self, original_node, updated_node):
         return self._statements(original_node, updated_node)
@@ -69,20 +241,41 @@ class RaiseTransformer(OwnCodeConverter):
             record = cst.Expr(call, semicolon=cst.Semicolon(
                 whitespace_after=cst.SimpleWhitespace(" ")))
             stop = cst.Return(runtime_call("raised"), semicolon=small.semicolon)
+            marks = [cst.Assign([cst.AssignTarget(cst.Name(FLAG))], cst.Name("True"), semicolon=cst.Semicolon(
+                whitespace_after=cst.SimpleWhitespace(" ")))] if self.flag else []
             if position is not None:
                 # The flag assignments the return converter makes of `stop` keep the user's line.
                 self.ctx.positions[record] = self.ctx.positions[stop] = position
-            body += [record, stop]
+                for mark in marks:
+                    self.ctx.positions[mark] = position
+            body += [record, *marks, stop]
             self.ctx.raises = True
         return updated_node.with_changes(body=body)
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).
-TRIGGERS = (cst.Raise,)
+TRIGGERS = (cst.Raise, cst.Call)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    node = node.visit(RaiseTransformer(ctx))
+    watch = _Watch(ctx, node)
+    node.visit(watch)
+    if watch.local_raisers:
+        node.visit(watch)  # calls before the nested `def` they call (in a loop) are seen now
+    has_raise = contains(node.body, (cst.Raise,))
+    if not has_raise and not watch.lines:
+        return node
+    flag = bool(watch.lines) or watch.nested_raise
+    node = node.visit(RaiseTransformer(ctx, watch.lines, flag))
+    if flag:
+        ctx.raised_flag = True  # the return converter gives it to the caller at the end
+        body = list(node.body.body)
+        first = 1 if body and _is_docstring(body[0]) else 0
+        start = _flag("False")
+        position = ctx.positions.get(node)
+        if position is not None:
+            ctx.positions[start] = position
+        node = node.with_changes(body=node.body.with_changes(body=[*body[:first], start, *body[first:]]))
     body = list(node.body.body)
     if body and not _nested_return(body):
         # No flag will carry the return value: a `raise` that ends the function returns None

@@ -150,5 +150,8 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     else:
         final = cst.Return(runtime_call("final_return", cst.Name(FLAG), cst.Name(VALUE),
                                         cst.Integer(str(pos[0]))))
+    if getattr(ctx, "raised_flag", False):
+        # Where this function raised, for the `_lx.call` that called it (see the raise converter).
+        final = final.with_changes(value=runtime_call("leaving", cst.Name("_lx_raised"), final.value))
     new_body.append(cst.SimpleStatementLine([final]))
     return node.with_changes(body=node.body.with_changes(body=new_body))
