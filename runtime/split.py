@@ -184,12 +184,15 @@ class Plan:
                     entry = self.entries[key] = _compile(dispatcher, spec, flat)
         if entry is _PYTHON:
             return self._python(record, None, dispatcher, args, kwargs)
+        why = None
         try:
             out = entry.jitted(flat.arrays)
         except _TraceFailed as e:
             with self._lock:
                 self.entries[key] = _PYTHON
-            return self._python(record, e.why, dispatcher, args, kwargs)
+            why = e.why
+        if why is not None:  # outside the handler: the user's errors are not chained to it
+            return self._python(record, why, dispatcher, args, kwargs)
         record.compiled_runs += 1
         # Prints staged in the loop run before the Python that follows it.
         jax.block_until_ready(out)
