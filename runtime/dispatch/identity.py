@@ -74,8 +74,9 @@ def _undecided(text: str, why: str) -> NeedsPython:
 
 def bool_unary(op: str, value):
     """``~flag``, ``-flag``, ``+flag`` on a name that holds Python bools: Python's ``int``
-    results (``~True == -2``), also when the flag became a traced boolean."""
-    if not is_traced(value) or value.dtype != jnp.bool_:
+    results (``~True == -2``), also when the flag became a boolean array (traced, or concrete
+    after a loop compiled by the split fallback)."""
+    if getattr(value, "dtype", None) != jnp.bool_:
         return {"~": lambda v: ~v, "-": lambda v: -v, "+": lambda v: +v}[op](value)
     as_int = value.astype(jnp.int32)
     return {"~": lambda v: -v - 1, "-": lambda v: -v, "+": lambda v: v}[op](as_int)

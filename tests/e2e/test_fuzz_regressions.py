@@ -160,3 +160,37 @@ def test_a_branch_reading_a_name_with_no_value_is_a_located_unbound_local_error(
     message = str(info.value)
     assert "cannot access local variable 's0'" in message and "free variable" not in message
     assert f'File "{__file__}"' in message and "s0 + " in message
+
+
+# -- `-flag` after a loop that the split fallback compiled -----------------------------------------
+
+def negated_flag_after_a_compiled_loop_in_a_split_run(a, k):
+    grown = []
+    w = 0
+    while w < k:  # a list grown to a traced length: the function runs split, eagerly
+        grown.append(a)
+        w += 1
+    done = False
+    n = 0
+    while done is False and n < 1:  # compiled by the split run: `done` is a concrete bool array
+        n += 1
+        if 0.0 < a:
+            done = True
+    return len(grown) + (-done) + (~done)
+
+
+@pytest.mark.parametrize("a, k", [(0.0, 0), (1.0, 0), (1.0, 2), (-1.0, 3)])
+def test_negated_flag_after_a_compiled_loop_in_a_split_run_is_pythons_int(a, k):
+    """CI fuzz slice (issue 24's generator block): `-done` on the bool array that a loop compiled
+    by the split fallback left in `done` raised JAX's `neg does not accept dtype bool`; Python
+    gives an int (`-True == -1`, `~True == -2`)."""
+    import warnings
+
+    import laxify
+
+    args = (jnp.float32(a), jnp.int32(k))
+    expected = negated_flag_after_a_compiled_loop_in_a_split_run(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", laxify.FallbackWarning)
+        actual = laxify.to_static(negated_flag_after_a_compiled_loop_in_a_split_run)(*args)
+    assert int(actual) == expected

@@ -349,6 +349,32 @@ def test_bounded_traced_range_pads_list_with_zeros(n):
     assert_trees_close(expected, actual, what=f"n={n}")
 
 
+
+# Reads of a bounded loop's list other than as the padded array: today `len(outs)` is N and
+# `outs[-1]` / iteration read the zero rows where Python reads the last appended item (issue
+# 24, "loop_options(max_iters=N) lists read back as lists"): a silent difference, open.
+def lists_bounded_range_len_and_last(x, n):
+    outs = []
+    with laxify.loop_options(max_iters=MAX_ITERS):
+        for i in range(n):
+            outs.append(x * 2.0 + i)
+    return len(outs), outs[-1], outs[0]
+
+
+def test_bounded_list_len_and_last_item_at_max_iters_match_python():
+    expected = lists_bounded_range_len_and_last(X, MAX_ITERS)
+    actual = laxify.to_static(lists_bounded_range_len_and_last, fallback="error")(X, jnp.int32(MAX_ITERS))
+    assert_trees_close(expected, actual, what=f"n={MAX_ITERS}")
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="issue 24: len()/[-1] of a max_iters list read the padding (silent)")
+@pytest.mark.parametrize("n", [1, 3, MAX_ITERS - 1])
+def test_bounded_list_len_and_last_item_match_python(n):
+    expected = lists_bounded_range_len_and_last(X, n)
+    actual = laxify.to_static(lists_bounded_range_len_and_last, fallback="error")(X, jnp.int32(n))
+    assert_trees_close(expected, actual, what=f"n={n}")
+
 def lists_bounded_while_without_list(x):
     with laxify.loop_options(max_iters=20):
         while x.sum() < 100:

@@ -997,3 +997,158 @@ def _noting_return(self: Builder, sc: Scope, ind: int):
 
 
 Builder.stmt_return = _noting_return
+
+
+# -- Builtins, math, strings, traced filters, growing lists, recursion (issue 24) --------------
+# Builtins and `math` on traced values convert (max/min/abs/int/float/bool/any/all, sorted of
+# ints: floats fall back, docs/semantics.md "Builtins"; math.floor/ceil/fabs/isnan/isinf (math.trunc
+# of a JAX array raises in eager Python: not generated),
+# math.sqrt of a square, exact in float32; `math` is bound in the module's namespace by the
+# oracle, like jax and jnp). The others must stay Python: a string built from a traced value, a
+# comprehension with a traced filter, a list appended to under a traced condition, recursion of
+# traced depth. Like `python_stmt` (and only in `f`'s body) they are in FALLBACK_FEATURES: the
+# oracle expects eager's value from to_static (its fallback warning allowed) and does not run
+# jit(convert). One statement in six is drawn from these.
+
+BUILTIN_FEATURES = ("builtin_call", "math_call", "str_build", "traced_filter", "grown_list", "traced_recursion")
+KNOWN_FEATURES = KNOWN_FEATURES + BUILTIN_FEATURES
+FALLBACK_FEATURES = frozenset({"python_stmt", "str_build", "traced_filter", "grown_list", "traced_recursion"})
+
+
+def _small_float(self: Builder, sc: Scope, limit: float = 8.0) -> Expr:
+    return bounded(self.float_expr(sc, 1), limit)
+
+
+def stmt_builtin_call(self: Builder, sc: Scope, ind: int):
+    """A float or int name set from Python builtins on traced values."""
+    fl, it = _object_target(self, sc, FLOAT), _object_target(self, sc, INT)
+    if (fl is None and it is None) or not self.allowed("builtin_call"):
+        return None
+    self.features.add("builtin_call")
+    p = self.pad(ind)
+    if fl is not None and (it is None or self.flag()):
+        e1, e2, e3 = (_small_float(self, sc) for _ in range(3))
+        i1 = bounded(self.int_expr(sc, 1), 8)
+        value = self.pick([f"max({e1.src}, {e2.src})", f"min({e1.src}, {e2.src}, {e3.src})",
+                           f"abs({e1.src})", f"float({i1.src})", f"max([{e1.src}, {e2.src}, {e3.src}])",
+                           f"min({sc.base})", f"max({sc.base}) + {e1.src}", f"sum([{e1.src}, {e2.src}])"])
+        return [f"{p}{fl.name} = {value}"], sc, False
+    e1 = _small_float(self, sc)
+    i1, i2, i3 = (bounded(self.int_expr(sc, 1), 8) for _ in range(3))
+    value = self.pick([f"int(jnp.nan_to_num({e1.src}))", f"int(bool({self.cond(sc, 1)}))",
+                       f"int({self.pick(['any', 'all'])}([{self.cond(sc, 1)}, {self.cond(sc, 1)}]))",
+                       f"int({self.pick(['any', 'all'])}({sc.base} > {e1.src}))",
+                       f"sorted([{i1.src}, {i2.src}, {i3.src}]){self.pick(['[0]', '[1]', '[-1]'])}",
+                       f"sorted([{i1.src}, {i2.src}], reverse=True)[0]", f"abs({i1.src})",
+                       f"max({i1.src}, {i2.src}) - min({i2.src}, {i3.src})"])
+    return [f"{p}{it.name} = {value} + {it.name} % 5"], sc, False
+
+
+def stmt_math_call(self: Builder, sc: Scope, ind: int):
+    """A float or int name set from `math` functions of a traced value (exact in float32)."""
+    fl, it = _object_target(self, sc, FLOAT), _object_target(self, sc, INT)
+    if (fl is None and it is None) or not self.allowed("math_call"):
+        return None
+    self.features.add("math_call")
+    p = self.pad(ind)
+    e = _small_float(self, sc)
+    if fl is not None and (it is None or self.flag()):
+        value = self.pick([f"math.fabs({e.src})", f"math.sqrt({e.src} * {e.src})",
+                           f"math.floor({e.src}) + 0.5", f"math.fabs({e.src}) - math.ceil({e.src})"])
+        return [f"{p}{fl.name} = {value}"], sc, False
+    value = self.pick([f"math.floor({e.src})", f"math.ceil({e.src})",
+                       f"int(math.isnan({e.src}))", f"int(math.isinf({e.src} * 2.0))",
+                       f"math.floor(math.sqrt({e.src} * {e.src}))"])
+    return [f"{p}{it.name} = {value} + {it.name} % 5"], sc, False
+
+
+def stmt_str_build(self: Builder, sc: Scope, ind: int):
+    """A string built from a traced value (once, or digit by digit in a loop); its length is
+    read into an int name."""
+    it = _object_target(self, sc, INT)
+    if it is None or not sc.main or not self.allowed("str_build"):
+        return None
+    self.features.add("str_build")
+    p, s = self.pad(ind), self.fresh("txt")
+    e = _small_float(self, sc)
+    if self.flag():
+        lines = [f"{p}{s} = str(int(jnp.nan_to_num({e.src})))"]
+    else:
+        w = self.fresh("w")
+        lines = [f"{p}{s} = ''", f"{p}{w} = jnp.abs(jnp.int32(jnp.nan_to_num({e.src})))",
+                 f"{p}while {w} > 0:", f"{p}    {s} = str({w} % 2) + {s}", f"{p}    {w} = {w} // 2"]
+    lines.append(f"{p}{it.name} = len({s}) + {it.name} % 5")
+    return lines, sc, False
+
+
+def stmt_traced_filter(self: Builder, sc: Scope, ind: int):
+    """A comprehension filtered by a traced condition, then its length or its sum."""
+    fl, it = _object_target(self, sc, FLOAT), _object_target(self, sc, INT)
+    if (fl is None and it is None) or not sc.main or not self.allowed("traced_filter"):
+        return None
+    self.features.add("traced_filter")
+    p, kept, v = self.pad(ind), self.fresh("kept"), self.fresh("fv")
+    if sc.args and self.flag():
+        bound = bounded(self.int_expr(sc, 1), 8).src
+        lines = [f"{p}{kept} = [{v} for {v} in y if {v} {self.pick(['>', '<=', '!='])} {bound}]"]
+    else:
+        bound = _small_float(self, sc).src
+        lines = [f"{p}{kept} = [{v} * 2.0 for {v} in {sc.base} if {v} {self.pick(['>', '<', '>='])} {bound}]"]
+    if it is not None and (fl is None or self.flag()):
+        lines.append(f"{p}{it.name} = len({kept}) + {it.name} % 5")
+    else:
+        lines.append(f"{p}{fl.name} = jnp.clip(sum({kept}, 0.0), -{FLOAT_LIMIT}, {FLOAT_LIMIT})")
+    return lines, sc, False
+
+
+def stmt_grown_list(self: Builder, sc: Scope, ind: int):
+    """A list appended to under a traced condition in a loop (static or traced trip count),
+    then its length or its sum."""
+    fl, it = _object_target(self, sc, FLOAT), _object_target(self, sc, INT)
+    if (fl is None and it is None) or not sc.main or not self.allowed("grown_list"):
+        return None
+    self.features.add("grown_list")
+    p, g, i = self.pad(ind), self.fresh("g"), self.fresh("i")
+    trips = sc.small_int if self.flag() else str(self.int_in(1, 4))
+    body = self.loop_scope(sc).add(Var(i, INT, 5, writable=False))
+    lines = [f"{p}{g} = []", f"{p}for {i} in range({trips}):", f"{p}    if {self.cond(body, 1)}:",
+             f"{p}        {g}.append({_small_float(self, body).src})"]
+    if it is not None and (fl is None or self.flag()):
+        lines.append(f"{p}{it.name} = len({g}) + {it.name} % 5")
+    else:
+        lines.append(f"{p}{fl.name} = jnp.clip(sum({g}, 0.5), -{FLOAT_LIMIT}, {FLOAT_LIMIT})")
+    return lines, sc, False
+
+
+def stmt_traced_recursion(self: Builder, sc: Scope, ind: int):
+    """A nested recursive helper whose depth is a traced int in 0..5, called at once."""
+    fl = _object_target(self, sc, FLOAT)
+    if fl is None or not sc.main or sc.in_loop_body or not self.allowed("traced_recursion"):
+        return None
+    self.features.add("traced_recursion")
+    p, h = self.pad(ind), self.fresh("rec")
+    inner = replace(sc, vars=tuple(Var(v.name, v.kind, v.bound, writable=False) for v in sc.vars)
+                    + (Var("z", FLOAT, FLOAT_LIMIT, writable=False),), loops=(), main=False,
+                    depth=MAX_DEPTH - 1, in_append_loop=False, top_level=False, lists=(), in_loop_body=False)
+    step = _small_float(self, inner)
+    lines = [f"{p}def {h}(n, z):", f"{p}    if n <= 0:", f"{p}        return z",
+             f"{p}    return jnp.clip({h}(n - 1, z) + {step.src}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})",
+             f"{p}{fl.name} = {h}({sc.small_int}, {_small_float(self, sc).src})"]
+    return lines, sc, False
+
+
+_BUILTIN_STMTS = (stmt_builtin_call, stmt_math_call, stmt_str_build, stmt_traced_filter, stmt_grown_list,
+                  stmt_traced_recursion)
+_stmt_before_builtins = Builder.stmt
+
+
+def _stmt_with_builtins(self: Builder, sc: Scope, ind: int):
+    """One statement: one in six of the builtin/Python forms above (where one fits)."""
+    if self.int_in(0, 5) == 0:
+        result = self.pick(_BUILTIN_STMTS)(self, sc, ind)
+        if result is not None:
+            return result
+    return _stmt_before_builtins(self, sc, ind)
+
+
+Builder.stmt = _stmt_with_builtins

@@ -17,6 +17,7 @@ import contextlib
 import io
 import itertools
 import linecache
+import math
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import laxify
-from generator import Program
+from generator import FALLBACK_FEATURES, Program
 
 MESSAGES: list[str] = []  # every user-facing text laxify produced during the fuzz run
 
@@ -74,7 +75,7 @@ def load(program: Program) -> Callable:
     # Bound here rather than by `import` lines in the source: CPython 3.11 compiles
     # `jnp.f(...)` differently when `jnp` is a module-level import, which laxify's stale-source
     # check takes for an edited file (finding F1 in /tmp/fuzz_findings.md).
-    namespace: dict = {"__name__": f"laxify_fuzz_{filename[13:-1]}", "jax": jax, "jnp": jnp}
+    namespace: dict = {"__name__": f"laxify_fuzz_{filename[13:-1]}", "jax": jax, "jnp": jnp, "math": math}
     exec(compile(src, filename, "exec", dont_inherit=True), namespace)
     return namespace["f"]
 
@@ -210,7 +211,7 @@ def check_program(program: Program) -> FuzzFailure | None:
             detail = f"eager run raised {type(expected.error).__name__}: {expected.error}"
             return failure_type("invalid program (generator bug)")(detail, program)
         for way, callee in (("to_static", static_fn), ("jit(convert)", jitted)):
-            split = "python_stmt" in program.features  # must fall back (issue 25: split fallback)
+            split = bool(program.features & FALLBACK_FEATURES)  # must fall back (python_stmt: issue 25)
             if split and way == "jit(convert)":
                 continue  # refused with the located error: tests/e2e/test_split.py
             actual = execute(callee, args, barrier=True)

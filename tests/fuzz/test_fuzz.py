@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
 import oracle
-from generator import Config, Program, programs
+from generator import BUILTIN_FEATURES, Config, Program, programs
 from oracle import MESSAGES, check_program, result_difference, stdout_difference
 
 FIXED_SEED = 20_240_611
@@ -75,6 +75,37 @@ def test_generated_programs_run_eagerly(program: Program):
                 if not oracle.generated_raise(e):
                     raise
 
+
+
+def _run_eagerly(program: Program) -> None:
+    fn = oracle.load(program)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for inputs in program.inputs:
+            try:
+                fn(*oracle.arrays(inputs))
+            except Exception as e:  # noqa: BLE001 - only a generated raise may leave
+                if not oracle.generated_raise(e):
+                    raise
+
+
+def test_generator_makes_each_builtin_construct_and_can_leave_each_out():
+    """Builtins, math, string building, traced filters, growing lists and traced-depth
+    recursion (issue 24) are each generated (and run eagerly); `avoid` leaves them all out."""
+    seen: set[str] = set()
+
+    @seed(FIXED_SEED + 3)
+    @settings(max_examples=150, derandomize=True, deadline=None, database=None,
+              suppress_health_check=QUIET, phases=["generate"])
+    @given(programs(), programs(Config(avoid=frozenset(BUILTIN_FEATURES))))
+    def record(program: Program, without: Program):
+        assert not without.features & set(BUILTIN_FEATURES), without.describe()
+        new = (program.features & set(BUILTIN_FEATURES)) - seen
+        if new:
+            seen.update(new)
+            _run_eagerly(program)
+
+    record()
+    assert seen == set(BUILTIN_FEATURES)
 
 def test_oracle_compares_python_scalars_as_jax_default_dtypes():
     assert result_difference((1, 2.0), (jnp.int32(1), jnp.float32(2.0))) is None
