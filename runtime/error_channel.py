@@ -235,9 +235,13 @@ class functionalizing:
 
     def __enter__(self):
         _state.functionalizing = getattr(_state, "functionalizing", 0) + 1
+        # A trace that stopped between `expect_raise` and `call_raised` left its slot behind:
+        # not this trace's (a call of it, not bracketed, must not find that slot).
+        _slots().append(_BARRIER)
 
     def __exit__(self, *exc):
         _state.functionalizing -= 1
+        _pop_to_barrier()
         return False
 
 

@@ -687,3 +687,58 @@ def test_a_call_that_raises_where_an_except_may_catch_it_runs_eagerly():
             f.clear_cache()
         with pytest.raises(laxify.ConversionError, match="the function it calls raises"):
             jax.jit(laxify.convert(fn))(jnp.float32(6.0), jnp.float32(3.0))
+
+
+# -- a caller with a bracketed call, whose every path raises (found reducing fuzz seed 2309) ----
+
+def non_negative(v):
+    if v < 0.0:
+        raise NegativeError(v)
+    return v + 0.5
+
+
+def rejects_long_inputs(x):
+    raise ValueError(f"too long: {x.shape[0]}")  # a static message: no traced value in it
+
+
+def validates_then_rejects_long_inputs(x, a):
+    u = 0.0
+    if a > 0:
+        u = non_negative(x[1])  # bracketed: the rest of the function runs under its flag
+    if x.shape[0] > 3:
+        rejects_long_inputs(x)
+    return u + a
+
+
+def test_a_bracketed_caller_whose_every_path_raises_returns_no_fillable():
+    fn = validates_then_rejects_long_inputs
+    short_bad, long_bad = jnp.array([1.0, -3.0, 2.0]), jnp.array([1.0, -3.0, 2.0, 4.0])
+    short_good, long_good = jnp.array([1.0, 3.0, 2.0]), jnp.array([1.0, 3.0, 2.0, 4.0])
+    one, minus_one = jnp.float32(1.0), jnp.float32(-1.0)
+    # Before: checked(jit(convert)) raised "cannot access local variable '_lx_retval'" and
+    # to_static fell back (the bracketed caller returned its never-set return value).
+    check_like_python(fn, (short_good, one), (short_bad, one), (short_good, minus_one),
+                      (long_bad, one), (long_good, one), (long_bad, minus_one), prims=("cond",))
+    for route in _routes(fn).values():
+        with pytest.raises(NegativeError, match=r"^bad value -3\.0$"):
+            route(long_bad, one)
+        with pytest.raises(ValueError, match=r"^too long: 4$"):
+            route(long_good, one)
+
+
+def validates_in_a_loop_then_handles_a_raise(x, a):
+    u = 0.0
+    for i in range(2):
+        if a > 0:
+            u = u + non_negative(x[i])
+    try:
+        rejects_long_inputs(x)
+    except ValueError:
+        u = u - 1.0
+    return u + a
+
+
+def test_a_raise_every_run_makes_after_a_check_is_still_caught_by_its_try():
+    good, bad = jnp.array([1.0, 3.0]), jnp.array([1.0, -3.0])
+    check_like_python(validates_in_a_loop_then_handles_a_raise, (good, jnp.float32(1.0)),
+                      (bad, jnp.float32(1.0)), (bad, jnp.float32(-1.0)), prims=("cond",))

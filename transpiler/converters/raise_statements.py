@@ -209,6 +209,7 @@ class RaiseTransformer(OwnCodeConverter):
         check = cst.If(test=runtime_call("call_raised"), body=cst.IndentedBlock([
             _flag("True"), cst.SimpleStatementLine([cst.Return(runtime_call("raised"))])]))
         out = [before, new, check, *after]
+        self.ctx.raises = True  # its `return _lx.raised()`: the function's value may be never set
         if position is not None:
             for stmt in (before, check, *check.body.body, *after):
                 self.ctx.positions[stmt] = position
