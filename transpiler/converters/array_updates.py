@@ -28,7 +28,7 @@ import libcst as cst
 from laxify.ir.naming import is_runtime_name
 from laxify.transpiler.analysis.features import SUBSCRIPT_UPDATE
 from laxify.transpiler.analysis.names import expr_reads, stmt_access, target_names
-from laxify.transpiler.analysis.walk import children, code_of
+from laxify.transpiler.analysis.walk import children, code_of, statement_children
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.converters.guards import runtime_call
 
@@ -590,17 +590,22 @@ def updated_parameters(node: cst.FunctionDef, params) -> frozenset[str]:
     written back into the caller's object (runtime/effects.py), as Python changes it."""
     params = set(params)
     found: set[str] = set()
-    stack = list(children(node.body))
+    # Statements only (an assignment is a statement): expressions, most of a tree, are not
+    # entered; nor are nested functions and classes (their own parameters and names).
+    stack = list(statement_children(node))
     while stack:
         item = stack.pop()
-        if isinstance(item, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue  # (its own parameters and names)
-        if isinstance(item, cst.Assign) and len(item.targets) == 1:
-            target, value = item.targets[0].target, item.value
-            if (isinstance(target, cst.Name) and target.value in params and isinstance(value, cst.Call)
-                    and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name)
-                    and value.func.attr.value in ("setitem", "setitem_op")
-                    and is_runtime_name(value.func.value.value)):
-                found.add(target.value)
-        stack.extend(children(item))
+        kind = type(item)
+        if kind is cst.FunctionDef or kind is cst.ClassDef:
+            continue
+        if kind is cst.Assign:
+            if len(item.targets) == 1:
+                target, value = item.targets[0].target, item.value
+                if (type(target) is cst.Name and target.value in params and type(value) is cst.Call
+                        and type(value.func) is cst.Attribute and type(value.func.value) is cst.Name
+                        and value.func.attr.value in ("setitem", "setitem_op")
+                        and is_runtime_name(value.func.value.value)):
+                    found.add(target.value)
+            continue
+        stack.extend(statement_children(item))
     return frozenset(found)

@@ -23,7 +23,7 @@ import libcst as cst
 
 from laxify.ir.user_code import is_library_function
 
-from laxify.transpiler.analysis.walk import descendants
+from laxify.transpiler.analysis.walk import children, descendants, statement_children
 from laxify.transpiler.converters.base import Context, OwnCodeConverter
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
 from laxify.transpiler.converters.print_calls import formatting
@@ -104,10 +104,10 @@ def _calls(node: cst.CSTNode):
             continue
         if isinstance(child, cst.Call):
             yield child
-        stack.extend(child.children)
+        stack.extend(children(child))
 
 
-class _Watch(cst.CSTVisitor):
+class _Watch:
     """The statement lines of the function (not of nested functions) that call a module
     function that may raise, and whether a ``raise`` stands anywhere but as the function's
     last top-level statement."""
@@ -115,51 +115,38 @@ class _Watch(cst.CSTVisitor):
     def __init__(self, ctx: Context, top: cst.FunctionDef):
         self.ctx, self.top = ctx, top
         self.lines: set[int] = set()
-        self.nested_raise = False
         self.checked: dict[str, bool] = {}
         self.local_raisers = False
-        self.loops = 0
         body = list(top.body.body)
         # A `raise` as the last statement needs no flag: it raises whenever the function runs
         # that far, which `_lx.raise_` itself tells the caller (error_channel.PathRaised).
         self.nested_raise = any(_has_raise(stmt) for stmt in body[:-1]) or bool(
             body and isinstance(body[-1], cst.BaseCompoundStatement) and _has_raise(body[-1]))
 
-    def visit_FunctionDef(self, node) -> bool:
-        if node is not self.top and contains(node.body, (cst.Raise,)):
-            self.checked[node.name.value] = self.local_raisers = True  # a nested function that may raise
-        return node is self.top
+    def scan(self) -> None:
+        """Every statement of the function, through its statement fields only (expressions
+        hold no statement lines); nested functions and classes are not entered."""
+        stack = [(child, 0) for child in statement_children(self.top)]
+        while stack:
+            node, loops = stack.pop()
+            kind = type(node)
+            if kind is cst.SimpleStatementLine:
+                if not loops:
+                    self.line(node)
+            elif kind is cst.FunctionDef:
+                if contains(node.body, (cst.Raise,)):
+                    self.checked[node.name.value] = self.local_raisers = True  # a nested function that may raise
+            elif kind is not cst.ClassDef and kind is not cst.SimpleStatementSuite:
+                inner = loops + (kind is cst.For or kind is cst.While)
+                stack.extend((child, inner) for child in statement_children(node))
 
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
-    def visit_For(self, node) -> bool:
-        self.loops += 1
-        return True
-
-    def leave_For(self, node) -> None:
-        self.loops -= 1
-
-    def visit_While(self, node) -> bool:
-        self.loops += 1
-        return True
-
-    def leave_While(self, node) -> None:
-        self.loops -= 1
-
-    def visit_SimpleStatementLine(self, node) -> bool:
-        if self.loops:
-            # Not in loops: a `return` flag in a loop body multiplies the tracing of nested
-            # loops and branches (minutes for a validator called in two nested loops).
-            return False
+    def line(self, node: cst.SimpleStatementLine) -> None:
+        # Only outside loops: a `return` flag in a loop body multiplies the tracing of nested
+        # loops and branches (minutes for a validator called in two nested loops).
         for call in _calls(node):
             if isinstance(call.func, cst.Name) and self._may_raise(call.func.value):
                 self.lines.add(id(node))
                 break
-        return False
 
     def _may_raise(self, name: str) -> bool:
         if name not in self.checked:
@@ -260,9 +247,9 @@ TRIGGERS = (cst.Raise, cst.Call)
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     watch = _Watch(ctx, node)
-    node.visit(watch)
+    watch.scan()
     if watch.local_raisers:
-        node.visit(watch)  # calls before the nested `def` they call (in a loop) are seen now
+        watch.scan()  # calls before the nested `def` they call are seen now
     has_raise = contains(node.body, (cst.Raise,))
     if not has_raise and not watch.lines:
         return node
