@@ -599,25 +599,22 @@ class StaticFunction:
         if not kwargs and len(key) == 2 and self._hot:
             self._remember_types(jitted, key, args)
         failed = None
-        try:
-            return written_back(jitted(*args, **kwargs), args, kwargs)
-        except NeedsChecks:
-            pass  # traced again below, with its run-time checks (outside this handler)
-        except CONCRETE_ERRORS as e:
-            return self._concrete_error(e, key, args, kwargs)
-        except Exception as e:
-            if not raised_while_tracing(e):
-                raise
-            failed = e
-        if failed is None:
+        # The program of the key; a trace that recorded a run-time check (NeedsChecks) is made
+        # again with its checks, once, outside the first handler.
+        for again in (False, True):
             try:
-                return written_back(self._jit_for(key)(*args, **kwargs), args, kwargs)
+                program = self._jit_for(key) if again else jitted
+                return written_back(program(*args, **kwargs), args, kwargs)
+            except NeedsChecks:
+                if again:
+                    raise
             except CONCRETE_ERRORS as e:
                 return self._concrete_error(e, key, args, kwargs)
             except Exception as e:
                 if not raised_while_tracing(e):
                     raise
                 failed = e
+                break
         # Outside the handlers: an error of the eager run is not chained to the trace's.
         return self._eager_after_trace_error(failed, key, args, kwargs)
 

@@ -306,13 +306,14 @@ class HandlerNeedsData(ConversionError):
     FIX = ("Compute the handler's value with the condition instead of raising (for example "
            "`r = jnp.where(b == 0, 0.0, a / b)`), or move the `raise` out of the `try`.")
 
+    MESSAGE = ("This `raise` stands under a condition on a traced value inside a `try` whose `except` "
+               "clauses may catch it: which of them runs would depend on the data, and one XLA "
+               "program cannot choose a handler at run time.")
+
     def __init__(self, filename: str, line: int):
         text = linecache.getline(filename, line)
         super().__init__(
-            f"This `raise` stands under a condition on a traced value inside a `try` whose `except` "
-            f"clauses may catch it: which of them runs would depend on the data, and one XLA "
-            f"program cannot choose a handler at run time.",
-            Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), self.FIX)
+            self.MESSAGE, Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), self.FIX)
         self.filename, self.line = filename, line
 
 
@@ -326,14 +327,9 @@ class CallHandlerNeedsData(HandlerNeedsData):
     FIX = ("Compute the handler's value with the condition instead of raising (for example "
            "`r = jnp.where(b == 0, 0.0, a / b)`), or move the call out of the `try`.")
 
-    def __init__(self, filename: str, line: int):
-        super().__init__(filename, line)
-        text = linecache.getline(filename, line)
-        ConversionError.__init__(
-            self, "This call stands inside a `try` whose `except` clauses may catch what the function "
-            "it calls raises on a path the data may not take: which of them runs would depend on the "
-            "data, and one XLA program cannot choose a handler at run time.",
-            Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), self.FIX)
+    MESSAGE = ("This call stands inside a `try` whose `except` clauses may catch what the function "
+               "it calls raises on a path the data may not take: which of them runs would depend on the "
+               "data, and one XLA program cannot choose a handler at run time.")
 
 
 class NeedsChecks(Exception):
