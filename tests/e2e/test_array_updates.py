@@ -325,6 +325,67 @@ def test_parameter_updated_for_the_caller_only_is_a_located_error():
     assert float(state["h"][0]) == 1.0
 
 
+def clip_for_the_caller(arr):
+    for i in range(arr.shape[0]):
+        if arr[i] < 0:  # reads the items, but only to decide further updates of `arr`
+            arr[i] = 0
+
+
+def clip_by_enumerate_for_the_caller(arr):
+    for i, v in enumerate(arr):
+        if v < 0:
+            arr[i] = 0
+
+
+def sum_after_clip(a):
+    clip_for_the_caller(a)  # NumPy: the caller's `a` is clipped; a functional update is lost
+    return a.sum()
+
+
+def sum_after_enumerate_clip(a):
+    clip_by_enumerate_for_the_caller(a)
+    return a.sum()
+
+
+def sum_after_nested_clip(a):
+    def clip(arr):
+        for i in range(arr.shape[0]):
+            if arr[i] < 0:
+                arr[i] = 0
+    clip(a)
+    return a.sum()
+
+
+def clip_and_count(arr):
+    count = 0
+    for i in range(arr.shape[0]):
+        if arr[i] < 0:
+            arr[i] = 0
+            count += 1  # the loop's reads reach `count`: the function's own result
+    return count
+
+
+@pytest.mark.parametrize("fn", [sum_after_clip, sum_after_nested_clip, sum_after_enumerate_clip])
+def test_parameter_updated_in_a_loop_for_the_caller_only_is_a_located_error(fn):
+    # The loop reads `arr` again, but only to decide its own updates: the new items reach only
+    # the caller, which NumPy would change (eager on a NumPy copy sums 4, a lost update 2).
+    a = jnp.array([-1, -2, 3, 1])
+    assert fn(np.array(a)) == 4
+    for route in (laxify.to_static(fn), jax.jit(laxify.convert(fn))):
+        with pytest.raises(laxify.ConversionError) as info:
+            route(a)
+        message = str(info.value)
+        assert "`arr`, a parameter of the function" in message and "arr[i] = 0" in message
+        assert "_lx" not in message
+
+
+def test_parameter_updated_in_a_loop_that_reads_it_for_its_result_is_no_error():
+    a = jnp.array([-1, -2, 3, 1])
+    assert int(laxify.to_static(clip_and_count)(a)) == clip_and_count(np.array(a)) == 2
+    assert control_flow_prims(jaxpr_of(clip_and_count, a)) & {"scan", "while"}
+    assert control_flow_prims(jaxpr_of(clip_and_count, a)) >= {"cond"}
+
+
 # -- Python lists keep Python's semantics ---------------------------------------------------
 
 def test_python_list_is_changed_in_place_aliases_included():

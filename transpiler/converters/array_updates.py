@@ -361,7 +361,7 @@ def _lost_parameter_updates(info, params: set[str], found: dict) -> None:
         for name in _direct_updates(node):
             if name not in params:
                 continue
-            rebound = False
+            rebound = at_end = False
             for k in range(p + 1, len(info)):
                 if name in info[k][2]:
                     break
@@ -369,14 +369,75 @@ def _lost_parameter_updates(info, params: set[str], found: dict) -> None:
                     rebound = True
                     break
             else:
-                rebound = True  # the end of the function: nothing read it
+                rebound = at_end = True  # the end of the function: nothing read it
             if not rebound:
                 continue
-            if loops and any(name in info[k][2] and set(loops) & set(info[k][1]) and k != p
+            # A loop around the update that reads the parameter again keeps the update useful
+            # inside the function. When nothing after the update reads the parameter before the
+            # function ends, only a read whose value reaches another name counts: one that only
+            # decides further updates of the parameter (`for i in range(len(a)): if a[i] < 0:
+            # a[i] = 0` in a helper) makes new items that only the caller would ever see.
+            if loops and any(name in info[k][2] and k != p
+                             and (set(loops) & set(info[k][1]) or (at_end and id(info[k][0]) in loops))
+                             and (not at_end or _read_reaches_others(info[k][0], name))
                              for k in range(len(info))):
                 continue  # a loop around the update reads it again
             found[id(node)] = (name, name, "param")
             break
+
+
+_METADATA = frozenset({"shape", "ndim", "dtype", "size"})
+
+
+def _reads_items(expr, name: str) -> bool:
+    """``expr`` reads the items of ``name`` (not only ``name.shape``, ``.ndim``, ``.dtype``,
+    ``.size`` or ``len(name)``)."""
+    stack = [expr]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is cst.Name:
+            if item.value == name:
+                return True
+            continue
+        if kind is cst.Attribute and type(item.value) is cst.Name and item.attr.value in _METADATA:
+            continue
+        if (kind is cst.Call and type(item.func) is cst.Name and item.func.value == "len"
+                and len(item.args) == 1 and type(item.args[0].value) is cst.Name):
+            continue
+        stack.extend(item.children)
+    return False
+
+
+def _only_updates(suite, name: str) -> bool:
+    """Every statement in ``suite`` (nested too) is an item update of ``name`` or a test or
+    loop around such updates: nothing else is bound, called, returned or left."""
+    stack = list(statement_children(suite))
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if isinstance(item, cst.BaseSmallStatement):
+            if kind is cst.Pass:
+                continue
+            if not (_direct_updates(item) == [name] and _header(item)[1] <= {name}):
+                return False
+            continue
+        if kind in _SCOPES or kind in (cst.Try, cst.With):
+            return False
+        stack.extend(statement_children(item))
+    return True
+
+
+def _read_reaches_others(node, name: str) -> bool:
+    """A statement of a loop around an update of the parameter ``name`` that reads it: does the
+    value it reads reach anything but further updates of ``name``?"""
+    kind = type(node)
+    if kind in (cst.For, cst.If, cst.While):
+        header = node.iter if kind is cst.For else node.test
+        return _reads_items(header, name) and not _only_updates(node, name)
+    if isinstance(node, cst.BaseSmallStatement):
+        return not (_direct_updates(node) == [name] and _header(node)[1] <= {name})
+    return True
 
 
 def _aliases(events: list, params: set[str] = frozenset()) -> dict[int, tuple[str, ...]]:
