@@ -146,6 +146,15 @@ def _update(obj, index, op, value, alias):
     return new
 
 
+def shared_change(obj, names: tuple[str, str]) -> None:
+    """Before ``a.append(v)`` (a method that changes a list, dict or set in place, or ``a += ...``)
+    where the conversion saw ``b = a`` and ``b`` read after: inside a traced branch or loop body
+    ``a`` is the construct's copy, so the change reaches ``b`` only if the construct carries
+    ``a`` out (and writes it back); otherwise the construct is Python (effects.alias_error)."""
+    if effects.watching() and type(obj) in (list, dict, set):
+        effects.note_aliased_change(obj, names[0], names[1])
+
+
 def _get(container, step):
     if isinstance(step, _Attr):
         return getattr(container, step.name)

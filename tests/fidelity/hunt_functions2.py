@@ -312,6 +312,119 @@ def aug_assign_tuple(xs):
             hi = v
     return hi - lo
 
+# -- objects that keep state, aliases, sentinels ---------------------------------------------
+
+class Stack:
+    def __init__(self):
+        self.items = []
+    def push(self, v):
+        self.items.append(v)
+    def pop(self):
+        return self.items.pop()
+    def empty(self):
+        return len(self.items) == 0
+
+def stack_reverse(xs):
+    s = Stack()
+    for v in xs:
+        s.push(v)
+    out = []
+    while not s.empty():
+        out.append(s.pop())
+    return out
+
+class Running:
+    def __init__(self):
+        self.best = None
+    def see(self, v):
+        if self.best is None or v > self.best:
+            self.best = v
+
+def running_best(xs):
+    r = Running()
+    for v in xs:
+        r.see(v)
+    return r.best
+
+def dict_of_lists(xs):
+    groups = {"small": [], "big": []}
+    for v in xs:
+        groups["small" if v < 2 else "big"].append(v)
+    return len(groups["small"]), len(groups["big"])
+
+def tuple_state(xs):
+    state = (0.0, 0)
+    for v in xs:
+        s, c = state
+        if v > 0:
+            state = (s + v, c + 1)
+    return state
+
+def counter_global(xs):
+    total = 0
+    seen = []
+    for v in xs:
+        if v not in seen:
+            seen.append(v)
+            total += 1
+    return total
+
+def list_index_update(xs):
+    out = [0, 0, 0]
+    for v in xs:
+        out[v % 3] += 1
+    return out
+
+def chained_compare(x):
+    if 0 < x < 10:
+        return 1
+    return 0
+
+def ternary_chain(x):
+    return "neg" if x < 0 else "zero" if x == 0 else "pos"
+
+def float_int_mix(n):
+    total = 0
+    for i in range(n):
+        total += i / 2
+    return total
+
+def early_exit_nested_for(m, target):
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            if m[i, j] == target:
+                return i, j
+    return -1, -1
+
+def list_copy_then_mutate(xs):
+    a = list(xs)
+    b = a
+    c = a[:]
+    a[0] = 100
+    return b[0], c[0]
+
+def augmented_list_alias(x):
+    a = [1]
+    b = a
+    if x > 0:
+        a += [2]
+    return len(b)
+
+def is_none_default(x, scale=None):
+    if scale is None:
+        scale = 2.0
+    if x > 0:
+        return x * scale
+    return -x
+
+def accumulate_pairs(xs):
+    pairs = []
+    for i in range(len(xs) - 1):
+        if xs[i] < xs[i + 1]:
+            pairs.append((i, i + 1))
+    return len(pairs)
+
+
 CASES = [
     (newton_sqrt, [(f32(2.0),), (f32(0.0),), (f32(9.0),)], False),
     (bisection_root, [(f32(0.0), f32(2.0))], False),
@@ -352,4 +465,18 @@ CASES = [
     (early_return_flag, [(arr(1, 0, 2),), (arr(1, 2),)], False),
     (is_identity_loop, [(arr(1.0, 5.0, 2.0),)], False),
     (aug_assign_tuple, [(arr(4.0, -1.0, 7.0),)], False),
+    (stack_reverse, [(arr(1.0, 2.0, 3.0),)], False),
+    (running_best, [(arr(1.0, 5.0, 2.0),)], False),
+    (dict_of_lists, [(arr(1, 3, 0, 5),)], False),
+    (tuple_state, [(arr(1.0, -2.0, 3.0),)], False),
+    (counter_global, [(arr(1, 2, 1, 3),)], False),
+    (list_index_update, [(arr(1, 2, 4, 5),)], False),
+    (chained_compare, [(f32(5.0),), (f32(15.0),)], False),
+    (ternary_chain, [(f32(-1.0),), (f32(0.0),), (f32(2.0),)], False),
+    (float_int_mix, [(i32(5),)], False),
+    (early_exit_nested_for, [(jnp.array([[1, 2], [3, 4]]), i32(3)), (jnp.array([[1, 2], [3, 4]]), i32(9))], False),
+    (list_copy_then_mutate, [(arr(1.0, 2.0),)], False),
+    (augmented_list_alias, [(f32(1.0),), (f32(-1.0),)], False),
+    (is_none_default, [(f32(1.0),), (f32(-1.0),)], False),
+    (accumulate_pairs, [(arr(1, 3, 2, 4),)], False),
 ]

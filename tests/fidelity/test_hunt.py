@@ -142,7 +142,11 @@ KNOWN_UNCLEAR = {("histogram_list", "jit(convert)"), ("mode_small", "jit(convert
                  ("rotate_by_reversal", "jit(convert)"),
                  # `min(range(len(xs)), key=lambda i: xs[i])`: the key's comparison inside the
                  # C builtin `min`, JAX's TracerBoolConversionError (to_static falls back)
-                 ("min_index_key", "jit(convert)")}
+                 ("min_index_key", "jit(convert)"),
+                 # a Python list indexed by a traced value (`out[v % 3] += 1`,
+                 # `groups["small" if v < 2 else "big"]`) and a str chosen by a traced value
+                 ("list_index_update", "jit(convert)"), ("dict_of_lists", "jit(convert)"),
+                 ("ternary_chain", "jit(convert)")}
 
 
 @pytest.mark.filterwarnings("ignore::laxify.FallbackWarning")

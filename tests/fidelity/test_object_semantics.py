@@ -721,3 +721,67 @@ def test_a_carried_list_stays_the_same_object():
     converts(alias_kept_through_a_loop_that_does_not_change_it, (jnp.array(2.0),), (jnp.array(-1.0),),
              prims=("scan",))
     converts(same_list_under_two_carried_names, (jnp.array(2.0),), (jnp.array(-1.0),), prims=("scan", "cond"))
+
+
+# -- 3b. a method or `+=` changing a list another name holds, under a traced `if` ----------------
+# (found by the hunt's second batch: the branch worked on a copy, so `b` kept the old list)
+
+def append_through_an_alias(x):
+    a = [0.0]
+    b = a
+    if x > 0:
+        a.append(x)
+    return len(b)
+
+
+def extend_through_an_alias(x):
+    a = [1.0]
+    b = a
+    if x > 0:
+        a += [x]
+    return len(b)
+
+
+def reverse_through_an_alias(x):
+    a = [0.0, 1.0]
+    b = a
+    if x > 0:
+        a.reverse()
+    return b[0]
+
+
+def update_through_an_alias(x):
+    d = {"k": 0.0}
+    e = d
+    if x > 0:
+        d.update({"k": x})
+    return e["k"]
+
+
+def reverse_through_a_holder(x):
+    a = [x, 2 * x]
+    pair = [a, 5]
+    if x > 0:
+        a.reverse()
+    return pair[0][0]
+
+
+@pytest.mark.parametrize("x", [2.0, -1.0])
+@pytest.mark.parametrize("fn, snippet", [
+    (append_through_an_alias, "if x > 0:"), (extend_through_an_alias, "if x > 0:"),
+    (reverse_through_an_alias, "if x > 0:"), (update_through_an_alias, "if x > 0:"),
+    (reverse_through_a_holder, "if x > 0:")])
+def test_method_changing_an_aliased_list_under_traced_if_falls_back(fn, snippet, x):
+    falls_back(fn, jnp.array(x), snippet=snippet)
+
+
+def reverse_carried_out(x):
+    a = [0.0, 1.0]
+    b = a
+    if x > 0:
+        a.reverse()
+    return a[0], b[0]  # `a` is carried out of the `if` and written back into the list `b` holds
+
+
+def test_method_changing_an_aliased_list_that_the_if_carries_out_converts():
+    converts(reverse_carried_out, (jnp.array(2.0),), (jnp.array(-1.0),), prims=("cond",))

@@ -11,7 +11,7 @@ from laxify.transpiler.analysis.walk import descendants
 
 __all__ = ["features", "user_callee", "attribute_root", "is_indexed_update", "APPEND_CALL", "BUILTIN_CALL",
            "CONTAINS", "RULED_BUILTINS", "RULED_MATH", "CHAINED_COMPARISON",
-           "ITERABLE_CALL", "LIBRARY_METHODS", "LOOP_ELSE", "PRINT_CALL", "SUBSCRIPT_UPDATE", "USER_CALL"]
+           "ITERABLE_CALL", "LIBRARY_METHODS", "LOOP_ELSE", "PRINT_CALL", "SHARED_OBJECT", "SUBSCRIPT_UPDATE", "USER_CALL"]
 
 CHAINED_COMPARISON = "chained comparison"
 LOOP_ELSE = "loop else"
@@ -20,6 +20,7 @@ USER_CALL = "user call"
 PRINT_CALL = "print call"
 SUBSCRIPT_UPDATE = "subscript update"  # `x[i] = v`, `x[i] += v`, `a, x[i] = ...`
 ITERABLE_CALL = "for over enumerate/zip/reversed"
+SHARED_OBJECT = "a name given another's object"  # `b = a`, `holder = [a]`, `d = {"h": a}`
 BUILTIN_CALL = "builtin or math call with a rule"  # `max(a, b)`, `math.floor(x)`, `floor(x)`
 CONTAINS = "in / not in"
 
@@ -108,6 +109,11 @@ def features(node: cst.CSTNode) -> set:
         elif kind is cst.Assign:
             if any(_holds_subscript(t.target) for t in n.targets):
                 found.add(SUBSCRIPT_UPDATE)
+            value = n.value
+            if type(value) is cst.Name or (type(value) in (cst.List, cst.Tuple) and any(
+                    type(e.value) is cst.Name for e in value.elements)) or (type(value) is cst.Dict and any(
+                    type(getattr(e, "value", None)) is cst.Name for e in value.elements)):
+                found.add(SHARED_OBJECT)
         elif kind is cst.Comparison:
             if len(n.comparisons) > 1:
                 found.add(CHAINED_COMPARISON)

@@ -26,8 +26,8 @@ import re
 import libcst as cst
 
 from laxify.ir.naming import is_runtime_name
-from laxify.transpiler.analysis.features import SUBSCRIPT_UPDATE
-from laxify.transpiler.analysis.names import expr_reads, stmt_access, target_names
+from laxify.transpiler.analysis.features import SHARED_OBJECT, SUBSCRIPT_UPDATE
+from laxify.transpiler.analysis.names import MUTATING_METHODS, expr_reads, stmt_access, target_names
 from laxify.transpiler.analysis.walk import children, code_of, statement_children
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.converters.guards import runtime_call
@@ -178,6 +178,15 @@ class ArrayUpdateRewriter:
     def small(self, node) -> list | None:
         """The statements that replace one small statement, or None to keep it."""
         kind = type(node)
+        whole = _changed_in_place(node) if kind in (cst.Expr, cst.AugAssign) else None
+        if whole is not None:
+            alias = self.aliases.get(id(node))
+            if alias is None or alias[0] != whole:
+                return None
+            # `b = a` before and `b` read after: in a traced branch or loop body `a` is a copy,
+            # so the change must be seen where it happens (runtime/effects.py).
+            pair = cst.Tuple([cst.Element(cst.SimpleString(f'"{self.user_text(n)}"')) for n in alias[:2]])
+            return [cst.Expr(runtime_call("shared_change", cst.Name(whole), pair)), node]
         if kind is cst.AugAssign:
             if not self.rewritable(node.target):
                 return None
@@ -288,6 +297,22 @@ def _own_statements(body, loops: tuple, out: list) -> None:
             elif isinstance(child, (cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)):
                 parts.extend((s, loops) for s in child.body.body)  # a loop's `else` runs after it
         stack.extend(reversed(parts))
+
+
+def _changed_in_place(small) -> str | None:
+    """The name a small statement may change in place as a whole object, not item by item:
+    ``a.append(v)`` and the other mutating methods of lists, dicts and sets, and ``a += ...``
+    (``list.__iadd__`` extends the list itself)."""
+    kind = type(small)
+    if kind is cst.Expr:
+        call = small.value
+        if (type(call) is cst.Call and type(call.func) is cst.Attribute and type(call.func.value) is cst.Name
+                and call.func.attr.value in MUTATING_METHODS and not is_runtime_name(call.func.value.value)):
+            return call.func.value.value
+        return None
+    if kind is cst.AugAssign and type(small.target) is cst.Name and not is_runtime_name(small.target.value):
+        return small.target.value
+    return None
 
 
 def _header(stmt) -> tuple[set[str], set[str]]:
@@ -461,7 +486,8 @@ def _aliases(events: list, params: set[str] = frozenset()) -> dict[int, tuple[st
     for p, (node, loops, _, _, _) in enumerate(info):
         if not pairs:
             break
-        for name in _updated_names(node):
+        whole = _changed_in_place(node)
+        for name in (*_updated_names(node), *((whole,) if whole is not None else ())):
             alias = _aliased(info, pairs, p, name)
             if alias is not None:
                 found[id(node)] = alias
@@ -577,7 +603,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).
-TRIGGERS = (SUBSCRIPT_UPDATE,)
+TRIGGERS = (SUBSCRIPT_UPDATE, SHARED_OBJECT)
 
 
 # -- explain() ---------------------------------------------------------------------------
