@@ -65,8 +65,13 @@ def test_checkpointed_loop_needs_less_temporary_memory(api):
 
 def test_checkpointed_loop_gives_the_same_gradients():
     args = inputs()
-    plain = jax.jit(jax.grad(laxify.convert(mlp_loop)))(*args)
-    checkpointed = jax.jit(jax.grad(laxify.convert(mlp_loop_checkpointed)))(*args)
+    # Full float32 matmuls. On an H100 (JAX 0.11.2) the two gradients differed by up to 60%
+    # with the default precision, which rounds products to TF32 there; the likely cause is that
+    # the remat's recomputed forward pass rounds differently from the stored one over 1,000
+    # steps (not yet confirmed on a GPU with this setting; CPU matmuls are float32 either way).
+    with jax.default_matmul_precision("float32"):
+        plain = jax.jit(jax.grad(laxify.convert(mlp_loop)))(*args)
+        checkpointed = jax.jit(jax.grad(laxify.convert(mlp_loop_checkpointed)))(*args)
     assert_trees_close(plain, checkpointed, what="checkpoint=True vs plain", rtol=1e-5, atol=1e-7)
     counts = primitive_counts(jax.make_jaxpr(jax.grad(laxify.convert(mlp_loop_checkpointed)))(*args))
     assert counts["scan"] >= 2 and any("remat" in name or "checkpoint" in name for name in counts), counts
