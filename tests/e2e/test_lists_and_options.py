@@ -707,3 +707,51 @@ def test_loop_options_do_not_leak_out_of_the_block():
     fn(f32(1.0, 2.0))
     with pytest.raises(laxify.ConversionError, match="max_iters"):
         laxify.to_static(lists_append_in_traced_while, fallback="error")(f32(1.0, 2.0))
+
+
+def lists_bounded_while_last_or_start(x):
+    outs = []
+    with laxify.loop_options(max_iters=10):
+        while x.sum() < 20:
+            x = x * 2
+            outs.append(x)
+    last = outs[-1] if len(outs) > 0 else x
+    grew = len(outs) > 1 and outs[1].sum() > 10
+    return last, len(outs), grew
+
+
+def test_bounded_list_read_on_an_untaken_side_raises_nothing():
+    """`outs[-1] if len(outs) > 0 else x` and `len(outs) > 1 and outs[1]...`: both sides are
+    computed, but the read's IndexError is Python's only where the condition picks it."""
+    for start in (f32(30.0), f32(15.0), f32(1.0, 2.0)):
+        expected = lists_bounded_while_last_or_start(start)
+        for what, f in (("to_static", laxify.to_static(lists_bounded_while_last_or_start, fallback="error")),
+                        ("checked", laxify.checked(laxify.convert(lists_bounded_while_last_or_start)))):
+            actual = f(start)
+            assert_trees_close((expected[0], jnp.int32(expected[1]), jnp.asarray(expected[2])), actual,
+                               what=f"{what} {start}")
+
+
+def lists_bounded_tuples(x, n):
+    outs = [(x, jnp.int32(7))]
+    with laxify.loop_options(max_iters=6):
+        for i in range(n):
+            outs.append((x * i, jnp.int32(i)))
+    return outs[-1], len(outs), outs[0]
+
+
+@pytest.mark.parametrize("n", [0, 2, 6])
+def test_bounded_list_of_tuples_with_items_before_the_loop(n):
+    expected = lists_bounded_tuples(X, n)
+    actual = laxify.to_static(lists_bounded_tuples, fallback="error")(X, jnp.int32(n))
+    assert_trees_close(jax.tree_util.tree_map(jnp.asarray, expected), actual, what=f"n={n}")
+
+
+def test_bounded_list_under_vmap():
+    ns = jnp.array([0, 2, 5], jnp.int32)
+    last, count, first = jax.vmap(laxify.convert(lists_bounded_tuples), in_axes=(None, 0))(X, ns)
+    for j, n in enumerate([0, 2, 5]):
+        expected = lists_bounded_tuples(X, n)
+        assert_trees_close(jax.tree_util.tree_map(jnp.asarray, expected),
+                           (jax.tree_util.tree_map(lambda a: a[j], last), count[j],
+                            jax.tree_util.tree_map(lambda a: a[j], first)), what=f"vmap n={n}")
