@@ -956,4 +956,11 @@ def load(path_or_bytes: str | os.PathLike | bytes | bytearray) -> Callable[..., 
         exported = jax.export.deserialize(bytearray(data))
     except ImportError as e:
         raise ImportError(f"{e}: install it with `pip install flatbuffers`") from None
-    return exported.call
+    if "BoundedList" not in str(exported.out_tree):
+        return exported.call
+
+    def call(*args, **kwargs):
+        # A list a `max_iters` loop appended to: its first `count` rows, as `to_static` gives it.
+        return materialized(exported.call(*args, **kwargs))
+
+    return call

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import json
 import linecache
 import operator
 import sys
@@ -15,6 +16,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import export as _jax_export
 from jax import lax
 
 from laxify.ir.errors import ConversionError, Location, NeedsPython
@@ -663,6 +665,22 @@ class BoundedList:
         if self.traced:
             return f"<list {self.info.name}: {self._size()} rows, count {self.count}>"
         return f"BoundedList({self.exact()!r})"
+
+
+def _info_bytes(info: _ListInfo) -> bytes:
+    return json.dumps([info.name, info.max_iters, info.least]).encode()
+
+
+def _info_of(data: bytes) -> _ListInfo:
+    name, max_iters, least = json.loads(bytes(data).decode())
+    return _ListInfo(name, None, max_iters, least)
+
+
+# A function that returns such a list exports (`f.export(...)`, `laxify.load`): its output
+# tree names the list's type, which jax.export serializes only when registered.
+_jax_export.register_pytree_node_serialization(
+    BoundedList, serialized_name="laxify.BoundedList", serialize_auxdata=_info_bytes,
+    deserialize_auxdata=_info_of)
 
 
 class _Made:

@@ -755,3 +755,12 @@ def test_bounded_list_under_vmap():
         assert_trees_close(jax.tree_util.tree_map(jnp.asarray, expected),
                            (jax.tree_util.tree_map(lambda a: a[j], last), count[j],
                             jax.tree_util.tree_map(lambda a: a[j], first)), what=f"vmap n={n}")
+
+
+def test_bounded_list_returned_from_an_exported_program():
+    """The list's type is registered for jax.export: a program that returns it exports, and
+    the loaded program gives its first `count` rows, as `to_static` does."""
+    loaded = laxify.load(laxify.to_static(lists_bounded_traced_range).export(X, jnp.int32(0)))
+    for n in (0, 3, MAX_ITERS):
+        eager_x, eager_outs = lists_bounded_traced_range(X, n)
+        assert_trees_close((eager_x, _rows(eager_outs, X)), loaded(X, jnp.int32(n)), what=f"loaded n={n}")
