@@ -40,6 +40,7 @@ from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
 from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
 from laxify.runtime.error_channel import NeedsChecks, PathRaised, at_top, functionalizing, recorded, without_checks
 from laxify.runtime.evaluate import make_evaluator
+from laxify.runtime.lists import materialized
 from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
 from laxify.runtime.writeback import Changes, writing_back, written_back
@@ -568,7 +569,7 @@ class StaticFunction:
                 jitted, key = hot
                 failed = None
                 try:
-                    return jitted(*args)
+                    return materialized(jitted(*args))
                 except NeedsChecks:
                     pass  # traced again below, with its run-time checks
                 except CONCRETE_ERRORS as e:
@@ -581,7 +582,7 @@ class StaticFunction:
                 if failed is not None:  # (outside the handler: eager's error is not chained to it)
                     return self._eager_after_trace_error(failed, key, self._with_self(args), kwargs)
         try:
-            return self._call(self._with_self(args), kwargs)
+            return materialized(self._call(self._with_self(args), kwargs))
         except Exception as e:  # here, so that this frame goes too
             hide_own_frames(e)
             raise
@@ -955,4 +956,11 @@ def load(path_or_bytes: str | os.PathLike | bytes | bytearray) -> Callable[..., 
         exported = jax.export.deserialize(bytearray(data))
     except ImportError as e:
         raise ImportError(f"{e}: install it with `pip install flatbuffers`") from None
-    return exported.call
+    if "BoundedList" not in str(exported.out_tree):
+        return exported.call
+
+    def call(*args, **kwargs):
+        # A list a `max_iters` loop appended to: its first `count` rows, as `to_static` gives it.
+        return materialized(exported.call(*args, **kwargs))
+
+    return call

@@ -39,7 +39,7 @@ from laxify.runtime.dispatch.values import UndefinedReturn
 __all__ = [
     "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling", "check_at", "exception_", "expect_raise", "leaving",
     "functionalizing",
-    "in_traced_region", "is_functionalizing", "is_users_error", "raise_", "raised", "record_exception", "recorded", "report",
+    "in_traced_region", "is_functionalizing", "is_users_error", "on_path", "raise_", "raised", "record_exception", "recorded", "report",
     "traced_region", "without_checks",
 ]
 
@@ -82,6 +82,29 @@ class traced_region:
         _state.depth -= 1
         _state.paths.pop()
         _pop_to_barrier()
+        return False
+
+
+class on_path:
+    """``with on_path(taken):`` around an operand that is evaluated on every run but whose
+    value is used only where ``taken()`` holds (a side of a traced conditional expression, the
+    right operand of a traced ``and``/``or``, chosen by ``jnp.where``): a check recorded while it
+    is evaluated (an index past a list's count) fails only there, as Python evaluates it only
+    there. A ``raise`` is not affected (such operands hold no statements, and no calls)."""
+
+    __slots__ = ("taken",)
+
+    def __init__(self, taken: Callable[[], Any]):
+        self.taken = taken
+
+    def __enter__(self):
+        paths = getattr(_state, "paths", None)
+        if paths is None:
+            paths = _state.paths = []
+        paths.append(self.taken)
+
+    def __exit__(self, *exc):
+        _state.paths.pop()
         return False
 
 

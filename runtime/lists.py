@@ -5,24 +5,29 @@ and ``jnp.stack`` behave as on the list of its rows). Inside the traced loop the
 
 from __future__ import annotations
 
+import builtins
 import functools
+import json
+import linecache
 import operator
+import sys
 import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import export as _jax_export
 from jax import lax
 
-from laxify.ir.errors import ConversionError, NeedsPython
+from laxify.ir.errors import ConversionError, Location, NeedsPython
 from laxify.runtime.lowering import Site
 from laxify.runtime import options
-from laxify.runtime.messages import site_error
+from laxify.runtime.messages import location, site_error
 
 __all__ = [
-    "Accumulator", "ListIndexError", "NeedsPythonLoop", "NeedsRows", "Rows", "StackedList",
-    "append", "appended_carries", "appended_once", "branch_of", "buffer_result", "list_carries",
-    "probe_appends", "stacked_result",
+    "Accumulator", "BoundedList", "ListIndexError", "UnknownLength", "NeedsPythonLoop", "NeedsRows", "Rows", "StackedList",
+    "append", "appended_carries", "appended_once", "bounded_result", "branch_of", "buffer_result",
+    "list_carries", "list_len", "materialized", "probe_appends", "stacked_result",
 ]
 
 
@@ -30,6 +35,12 @@ class NeedsPythonLoop(ConversionError):
     """A list being stacked is used where Python needs a value that changes from one iteration
     to the next as a Python object (``len``, a slice, iteration): the loop must run as Python
     (unrolled) to give Python's result; where it cannot, this is the located error."""
+
+
+class UnknownLength(NeedsPython):
+    """A list appended to in a loop whose trip count is traced (bounded by ``max_iters``) is
+    used where the result's shape depends on its number of items (stacked, iterated, sliced):
+    ``to_static`` runs the function eagerly, ``jax.jit(laxify.convert(f))`` reports it."""
 
 
 class ListIndexError(ConversionError, IndexError):
@@ -264,7 +275,10 @@ def append(lst, value):
 def as_list(x):
     """A name that holds a list in Python, before an operation only a list has (``+``, ``*``,
     ``==``, slicing, ``extend``...): the same object for a Python list (or anything else), the
-    list of its rows for the stacked array (or :class:`StackedList`) an append loop left."""
+    list of its rows for the stacked array (or :class:`StackedList`) an append loop left (a
+    :class:`BoundedList` whose count is traced: the located error, its length being unknown)."""
+    if isinstance(x, BoundedList):
+        return list(x)
     if isinstance(x, StackedList) or (isinstance(x, (jax.Array, jax.core.Tracer)) and x.ndim >= 1):
         return list(x)
     return x
@@ -483,12 +497,237 @@ def buffer_result(stacked):
     return StackedList(stacked)
 
 
+# Packages whose frames are never the user's line that used a list (the converted code runs
+# with the user's module globals; laxify's runtime, JAX and NumPy call into the list).
+_LIBRARY_PACKAGES = frozenset({"laxify", "jax", "jaxlib", "numpy", "flax", "equinox", "optax", "opt_einsum"})
+
+
+def _user_location(site: Site | None) -> Location | None:
+    """The innermost line of the user's code on the stack (the line that read the list)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        package = (frame.f_globals.get("__name__") or "").partition(".")[0]
+        if package not in _LIBRARY_PACKAGES and not frame.f_code.co_filename.startswith("<frozen"):
+            filename, line = frame.f_code.co_filename, frame.f_lineno
+            text = linecache.getline(filename, line).rstrip("\n")
+            return Location(filename, line, len(text) - len(text.lstrip()), text)
+        frame = frame.f_back
+    return None if site is None else location(site)
+
+
+class _ListInfo:
+    """The pytree metadata of a :class:`BoundedList`: the list's name and its loop (for
+    messages), and the number of items it surely holds. Two compare equal when that number
+    is the same (a traced ``if`` that joins lists of two loops keeps one structure; one whose
+    lists differ there is a structure mismatch, never a read left unchecked)."""
+
+    __slots__ = ("name", "site", "max_iters", "least")
+
+    def __init__(self, name: str, site: Site | None, max_iters: int | None, least: int = 0):
+        # `least`: the items it surely holds (those it had before the loop)
+        self.name, self.site, self.max_iters, self.least = name, site, max_iters, least
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _ListInfo) and other.least == self.least
+
+    def __hash__(self) -> int:
+        return hash((_ListInfo, self.least))
+
+
+_NON_MUTATING = frozenset({"count", "index", "copy"})
+
+
+@jax.tree_util.register_pytree_node_class
+class BoundedList:
+    """The list a loop bounded by ``loop_options(max_iters=N)`` appended to, when its number of
+    iterations is traced: ``rows`` holds its items, then zeros (one stacked array per leaf of
+    an item: the items the list had before the loop, then N rows), ``count`` how many items it
+    holds (an int32 array). A pytree: traced ``if``s and loops carry it, ``jax.jit`` returns it.
+
+    It reads as Python's list where one program can: :func:`list_len` is ``count``; an item,
+    at a static or traced index (negative too), is read at the position ``count`` gives, and
+    an index past ``count`` raises ``IndexError`` after the call (the run-time error channel).
+    A use whose result's shape depends on ``count`` (``jnp.stack``, ``jnp.asarray``, iteration,
+    a slice, truth, another list method) is the located ``NeedsPython`` (``to_static`` falls
+    back to eager Python, ``jax.jit(laxify.convert(f))`` reports it). Where ``count`` is
+    concrete (outside any trace: what ``jax.jit`` returned, a loop run eagerly) it is the list
+    of its first ``count`` rows in every use."""
+
+    def __init__(self, rows, count, info: _ListInfo):
+        self.rows, self.count, self.info = rows, count, info
+
+    def tree_flatten(self):
+        return (self.rows, self.count), self.info
+
+    @classmethod
+    def tree_unflatten(cls, info, children):
+        return cls(children[0], children[1], info)
+
+    @property
+    def traced(self) -> bool:
+        return isinstance(self.count, jax.core.Tracer)
+
+    def exact(self):
+        """The list's items as a loop with a static trip count leaves them (an array, or a
+        :class:`StackedList` for tuples): its first ``count`` rows (``count`` concrete)."""
+        n = int(self.count)
+        return buffer_result(jax.tree_util.tree_map(lambda a: a[:n], self.rows))
+
+    def _size(self) -> int:
+        return jax.tree_util.tree_leaves(self.rows)[0].shape[0]
+
+    def _unknown_length(self, what: str) -> UnknownLength:
+        name, site = self.info.name, self.info.site
+        loop = f"the loop at line {site.line}" if site is not None else "a loop"
+        bound = f"loop_options(max_iters={self.info.max_iters})" if self.info.max_iters is not None else "max_iters"
+        return UnknownLength(
+            f"{what} needs the number of items of the list `{name}`, appended to in {loop}, whose "
+            f"number of iterations is traced (bounded by {bound}): that number is known only when "
+            f"the program runs, and one XLA program cannot give a value whose shape depends on it",
+            _user_location(site),
+            f"Read `len({name})` (a traced int32 array) and items `{name}[i]` (a static or traced "
+            f"index, negative too), or write the rows into an array made before the loop "
+            f"(`buf = jnp.zeros((N, ...))` before it, `buf = buf.at[k].set(v)` in it) and use "
+            f"it with the count.")
+
+    def __len__(self) -> int:
+        if self.traced:
+            raise self._unknown_length(f"this use of `{self.info.name}` (stacked, converted to an array, "
+                                       f"iterated or measured)")
+        return int(self.count)
+
+    def __bool__(self) -> bool:
+        if self.traced:
+            raise self._unknown_length(f"the truth value of `{self.info.name}`")
+        return int(self.count) > 0
+
+    def __iter__(self):
+        if self.traced:
+            raise self._unknown_length(f"iterating over `{self.info.name}`")
+        return iter(self.exact())
+
+    def __jax_array__(self):
+        if self.traced:
+            raise self._unknown_length(f"`{self.info.name}` as an array")
+        exact = self.exact()
+        return exact if hasattr(exact, "shape") else jnp.asarray(list(exact))
+
+    def __array__(self, dtype=None, copy=None):
+        if self.traced:
+            raise self._unknown_length(f"`{self.info.name}` as an array")
+        return np.asarray(self.__jax_array__(), dtype=dtype)
+
+    def __getitem__(self, index):
+        name = self.info.name
+        if not self.traced:
+            exact = self.exact()
+            if isinstance(index, slice):
+                return exact[index]
+            i, n = operator.index(index), int(self.count)
+            if not -n <= i < n:
+                raise IndexError("list index out of range")
+            return exact[i]
+        if isinstance(index, slice):
+            raise self._unknown_length(f"`{name}[...]` with a slice")
+        static = _static_index(index)
+        count = self.count
+        if static is not None:
+            pos = count + static if static < 0 else jnp.asarray(static, jnp.int32)
+        else:
+            index = lax.convert_element_type(index, jnp.int32)
+            pos = jnp.where(index < 0, index + count, index)
+        where = None
+        if static is None or not -self.info.least <= static < self.info.least:  # may be past the end
+            where = _user_location(self.info.site)
+        if where is not None:
+            from laxify.runtime import error_channel
+
+            # Python raises IndexError past the list's end: after the call, from the program's
+            # check (the read itself gives a clamped row, never returned then).
+            error_channel.check_at(jnp.logical_and(pos >= 0, pos < count),
+                                   lambda: IndexError("list index out of range"), where.filename, where.line)
+        size = self._size()
+        if size == 0:
+            return jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape[1:], a.dtype), self.rows)
+        pos = jnp.clip(pos, 0, size - 1)
+        return jax.tree_util.tree_map(lambda a: lax.dynamic_index_in_dim(a, pos, keepdims=False), self.rows)
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__") or attr not in _LIST_METHODS:
+            raise AttributeError(f"'list' object has no attribute '{attr}'")
+        if self.traced:
+            raise self._unknown_length(f"`{self.info.name}.{attr}(...)`")
+        if attr in _NON_MUTATING:
+            return getattr(list(self.exact()), attr)
+        raise AttributeError(f"'{type(self.exact()).__name__}' object has no attribute '{attr}'")
+
+    def __repr__(self) -> str:
+        if self.traced:
+            return f"<list {self.info.name}: {self._size()} rows, count {self.count}>"
+        return f"BoundedList({self.exact()!r})"
+
+
+def _info_bytes(info: _ListInfo) -> bytes:
+    return json.dumps([info.name, info.max_iters, info.least]).encode()
+
+
+def _info_of(data: bytes) -> _ListInfo:
+    name, max_iters, least = json.loads(bytes(data).decode())
+    return _ListInfo(name, None, max_iters, least)
+
+
+# A function that returns such a list exports (`f.export(...)`, `laxify.load`): its output
+# tree names the list's type, which jax.export serializes only when registered.
+_jax_export.register_pytree_node_serialization(
+    BoundedList, serialized_name="laxify.BoundedList", serialize_auxdata=_info_bytes,
+    deserialize_auxdata=_info_of)
+
+
+class _Made:
+    """Whether a :class:`BoundedList` was ever made (results of ``to_static`` are looked at only then)."""
+
+    made = False
+
+
+def bounded_result(stacked, count, name: str, site: Site | None, max_iters: int | None, least: int = 0):
+    """The list after a bounded loop with a traced trip count: ``stacked`` (its rows then
+    zeros, as :func:`buffer_result` gives them) and ``count`` items (at least ``least``: those
+    it had before the loop, whose reads need no check). A concrete ``count``
+    (the loop ran eagerly) gives its first ``count`` rows, as a static trip count would."""
+    rows = stacked.stacked if isinstance(stacked, StackedList) else stacked
+    if not isinstance(count, jax.core.Tracer):
+        return buffer_result(jax.tree_util.tree_map(lambda a: a[:int(count)], rows))
+    _Made.made = True
+    return BoundedList(rows, count, _ListInfo(name, site, max_iters, least))
+
+
+def list_len(x):
+    """``len(xs)`` of a name that holds a list appended to in a loop: the traced count of a
+    :class:`BoundedList` (an int32 array), Python's ``len`` otherwise (a concrete count: an int)."""
+    if isinstance(x, BoundedList):
+        return x.count if x.traced else int(x.count)
+    return builtins.len(x)
+
+
+def materialized(out):
+    """A result of ``to_static`` with each :class:`BoundedList` whose count is concrete given
+    as the stacked rows it holds (the array a static trip count gives); nothing to do (and no
+    cost) in a process that never made one."""
+    if not _Made.made:
+        return out
+    is_list = lambda v: isinstance(v, BoundedList)  # noqa: E731
+    if not any(is_list(v) for v in jax.tree_util.tree_leaves(out, is_leaf=is_list)):
+        return out
+    return jax.tree_util.tree_map(lambda v: v.exact() if is_list(v) and not v.traced else v, out, is_leaf=is_list)
+
+
 def traced_length_error(name: str, site: Site) -> ConversionError:
     return site_error(
         site,
         f"the list `{name}` is appended to in this loop, whose number of iterations is traced, "
         f"and one XLA program cannot hold a list of traced length",
-        f"Give the loop a bound with `with laxify.loop_options(max_iters=N):` (the list becomes an "
-        f"(N, ...) array, zero after the last iteration), or make the trip count static.",
+        f"Give the loop a bound with `with laxify.loop_options(max_iters=N):` (the list then holds "
+        f"at most N rows: `len({name})` is a traced int32 and `{name}[i]` reads an item), or make "
+        f"the trip count static.",
         NeedsPython,
     )

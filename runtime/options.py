@@ -76,8 +76,9 @@ class loop_options:
 
     ``max_iters``: a traced ``while`` (or a ``for`` over a traced range) runs at most this
     many iterations and lowers to a ``lax.scan`` with a ``lax.cond`` per step, which
-    reverse-mode differentiates and lets a list be appended to (it becomes a
-    ``(max_iters, ...)`` array, zero after the last iteration); ``unroll`` is passed to
+    reverse-mode differentiates and lets a list be appended to (it holds at most
+    ``max_iters`` rows and a traced count: ``len`` and item reads are Python's, see
+    docs/semantics.md); ``unroll`` is passed to
     ``lax.scan``; ``checkpoint=True`` rematerialises each iteration in the backward pass.
     ``early_exit=True``: a ``for`` over a static range that a traced ``break`` or ``return``
     may leave lowers to a ``lax.while_loop`` that stops at that iteration (a scan runs every

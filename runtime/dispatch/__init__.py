@@ -21,7 +21,7 @@ from laxify.runtime.dispatch.printing import print_
 from laxify.runtime.dispatch.returns import check_defined, final_return, returned
 from laxify.runtime.dispatch.values import Fillable, Undefined, UndefinedReturn, is_traced
 from laxify.runtime.iterables import enumerate_, iterable, reversed_, zip_
-from laxify.runtime.lists import append, as_list
+from laxify.runtime.lists import append, as_list, list_len
 from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
 from laxify.runtime.dispatch.trying import internal_errors
@@ -33,7 +33,7 @@ from laxify.runtime.error_channel import call_raised, exception_, expect_raise, 
 while_loop, for_range, for_each = splittable(while_loop), splittable(for_range), splittable(for_each)
 
 __all__ = [
-    "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "as_list", "assert_", "at",
+    "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "as_list", "list_len", "assert_", "at",
     "bool_unary", "builtin", "call", "call_raised", "check_defined", "compare", "contains", "cond", "elif_chain", "enumerate_",
     "exception_", "expect_raise", "final_return", "for_each", "for_range", "ifexp", "internal_errors", "is_", "is_not", "is_traced",
     "iterable", "leaving", "live_rows", "not_", "not_contains", "or_", "pop_options", "print_", "push_options", "raise_",

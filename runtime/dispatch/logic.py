@@ -110,7 +110,8 @@ def _and_or(a, b_fn, lazy: bool, op: str):
     pred = truth(a, op)
     if lazy:
         return _lazy_operand(a, pred, _guarded(b_fn, f"this `{op}` on a traced value"), op)
-    b = b_fn()
+    with error_channel.on_path(lambda: pred if op == "and" else jnp.logical_not(pred)):  # where Python reads b
+        b = b_fn()
     _check_operand(a, b, op)
     if _is_bool(a) and _is_bool(b):
         # Comparisons: `b if a else a` is `logical_and` (and `a if a else b` is `logical_or`).
@@ -144,7 +145,8 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
                 if decides:
                     return lax.cond(acc, lambda: jnp.asarray(True), rest)
                 return lax.cond(acc, rest, lambda: jnp.asarray(False))
-        value = truth(thunk(), op)
+        with error_channel.on_path(lambda acc=acc: jnp.logical_not(acc) if decides else acc):  # where Python reads it
+            value = truth(thunk(), op)
         if is_traced(value):
             acc = combine(acc, value)
         elif value == decides:  # a Python operand decides: the later ones are not evaluated
@@ -286,7 +288,13 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
         what = "this conditional expression (`a if c else b`) on a traced value"
         with traced_region():  # each side runs only for some data
             return _lazy_ifexp(pred, _guarded(true_fn, what), _guarded(false_fn, what))
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), true_fn(), false_fn())
+    # Both sides run; each is Python's value only where the condition picks it (a check in
+    # one, such as a list index past its count, fails only there).
+    with error_channel.on_path(lambda: pred):
+        a = true_fn()
+    with error_channel.on_path(lambda: jnp.logical_not(pred)):
+        b = false_fn()
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), a, b)
 
 
 def _shape_or_error(fn):

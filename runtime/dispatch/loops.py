@@ -476,7 +476,7 @@ def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
     """A traced loop run at most ``max_iters`` times, as a scan (reverse differentiable):
     each step runs the body under ``lax.cond`` while the loop is still active."""
 
-    def step(_, active, *vals):
+    def step(_, active, iterations, *vals):
         go = jnp.logical_and(active, _scalar_predicate(cond_fn(*vals), site, "while"))
         accs = [k for k, v in enumerate(vals) if _appendable(v)]
         plain = [k for k in range(len(vals)) if k not in accs]
@@ -501,15 +501,22 @@ def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
             out[k] = v
         for k, v in zip(accs, appended):
             out[k].append(v)
-        return (go, *out)
+        return (go, iterations + go.astype(jnp.int32), *out)
 
-    flagged = replace(site, names=("(loop active)", *site.names))
-    out = _scan(step, (jnp.asarray(True), *init), Count(0, 1, max_iters), flagged)
+    flagged = replace(site, names=("(loop active)", "(iterations)", *site.names))
+    out = _scan(step, (jnp.asarray(True), jnp.asarray(0, jnp.int32), *init), Count(0, 1, max_iters), flagged)
     # The last step ran and the condition still holds: Python would have gone on. Say so.
-    cut = jnp.logical_and(out[0], _scalar_predicate(cond_fn(*fresh(out[1:])), site, "while"))
+    cut = jnp.logical_and(out[0], _scalar_predicate(cond_fn(*fresh(out[2:])), site, "while"))
     if options.run_time_warnings():
         jax.debug.callback(functools.partial(_warn_cut_short, site, max_iters), cut)
-    return out[1:]
+    # A list the loop appended to holds a row per step (zeros after the last iteration): it
+    # is the list of its first items, as many as the loop had before plus the iterations run.
+    result = list(out[2:])
+    for k, (before, after) in enumerate(zip(init, result)):
+        if isinstance(before, list) and not isinstance(after, list):
+            name = site.names[k] if k < len(site.names) else "list"
+            result[k] = lists_mod.bounded_result(after, out[1] + len(before), name, site, max_iters, len(before))
+    return tuple(result)
 
 
 def _warn_cut_short(site: Site, max_iters: int, cut) -> None:

@@ -3,8 +3,8 @@
 In a loop with a static trip count, appends become the stacked output of one `scan` and the
 name behaves as the Python list would (`jnp.stack`, `[-1]`, `len`, iteration), without
 unrolling. In a loop with a traced trip count they need `loop_options(max_iters=N)`: the list
-is then an `(N, ...)` array whose rows past the last iteration are zero (docs: runtime
-`loop_options`, the `traced_length_error` fix text).
+then holds N rows and a traced count, and reads back as Python's list (`len` is the count,
+`outs[-1]`/`outs[k]` the item Python reads; a use whose shape depends on the count falls back).
 """
 
 from __future__ import annotations
@@ -311,24 +311,39 @@ def lists_bounded_traced_range(x, n):
     return x, outs
 
 
-def _padded(outs, n, like):
-    """The documented value of a bounded loop's list: its rows, then zeros up to n rows."""
-    rows = [np.asarray(o) for o in outs]
-    rows += [np.zeros(like.shape, like.dtype)] * (n - len(rows))
-    return np.stack(rows)
+def _rows(outs, like):
+    """Python's list after the loop as the stacked array of its items (none: zero rows)."""
+    if not outs:
+        return np.zeros((0, *like.shape), like.dtype)
+    return np.stack([np.asarray(o) for o in outs])
+
+
+def _assert_list(expected_outs, actual, like, what):
+    """``actual`` (what `jax.jit(laxify.convert(f))` returns for the list: its count and rows,
+    read back outside the program) holds exactly Python's items."""
+    assert isinstance(actual, laxify.runtime.lists.BoundedList), (what, type(actual))
+    assert len(actual) == len(expected_outs), (what, len(actual), len(expected_outs))
+    np.testing.assert_allclose(np.asarray(actual), _rows(expected_outs, like), rtol=1e-6, err_msg=what)
+    for k, item in enumerate(actual):
+        np.testing.assert_allclose(item, expected_outs[k], rtol=1e-6, err_msg=f"{what} item {k}")
 
 
 @pytest.mark.parametrize("fn", [lists_bounded_while_with_block, lists_bounded_while_decorated],
                          ids=lambda f: f.__name__)
 @pytest.mark.parametrize("start", [f32(200.0, 1.0), f32(30.0, 40.0), f32(1.0, 2.0)],
                          ids=["zero_trips", "one_trip", "six_trips"])
-def test_bounded_while_pads_list_with_zeros(fn, start):
+def test_bounded_while_list_is_pythons_list(fn, start):
+    """Returned from `to_static`, the list is the stacked array of the items Python appended
+    (what a static trip count gives); from `jax.jit(laxify.convert(f))`, a value that reads
+    back as that list (`len`, iteration, `np.asarray`). The loop is one scan of conds."""
     eager_x, eager_outs = fn(start)
-    expected = (eager_x, _padded(eager_outs, MAX_ITERS, start))
+    expected = (eager_x, _rows(eager_outs, start))
     assert_trees_close(expected, laxify.to_static(fn, fallback="error")(start), what="to_static")
-    assert_trees_close(expected, jax.jit(laxify.convert(fn))(start), what="jit(convert)")
+    x, outs = jax.jit(laxify.convert(fn))(start)
+    assert_trees_close(eager_x, x, what="jit(convert) x")
+    _assert_list(eager_outs, outs, start, "jit(convert)")
     counts = primitive_counts(jaxpr_of(fn, start))
-    assert counts["scan"] == 1 and counts["while"] == 0, counts
+    assert counts["scan"] == 1 and counts["while"] == 0 and counts["cond"] >= 1, counts
 
 
 @pytest.mark.parametrize("fn", [lists_bounded_while_options_over_to_static,
@@ -336,23 +351,25 @@ def test_bounded_while_pads_list_with_zeros(fn, start):
 def test_bounded_while_decorator_stacked_with_to_static(fn):
     start = f32(1.0, 2.0)
     eager_x, eager_outs = fn.python_function(start)
-    expected = (eager_x, _padded(eager_outs, MAX_ITERS, start))
+    expected = (eager_x, _rows(eager_outs, start))
     assert_trees_close(expected, fn(start), what="decorated to_static")
-    assert_trees_close(expected, jax.jit(laxify.convert(fn))(start), what="jit(convert)")
+    x, outs = jax.jit(laxify.convert(fn))(start)
+    _assert_list(eager_outs, outs, start, "jit(convert)")
 
 
-@pytest.mark.parametrize("n", [0, 3, MAX_ITERS])
-def test_bounded_traced_range_pads_list_with_zeros(n):
+@pytest.mark.parametrize("n", [0, 1, 3, MAX_ITERS - 1, MAX_ITERS])
+def test_bounded_traced_range_list_is_pythons_list(n):
     eager_x, eager_outs = lists_bounded_traced_range(X, n)
-    expected = (eager_x, _padded(eager_outs, MAX_ITERS, X))
-    actual = jax.jit(laxify.convert(lists_bounded_traced_range))(X, jnp.int32(n))
-    assert_trees_close(expected, actual, what=f"n={n}")
+    expected = (eager_x, _rows(eager_outs, X))
+    assert_trees_close(expected, laxify.to_static(lists_bounded_traced_range, fallback="error")(X, jnp.int32(n)),
+                       what=f"to_static n={n}")
+    x, outs = jax.jit(laxify.convert(lists_bounded_traced_range))(X, jnp.int32(n))
+    assert_trees_close(eager_x, x, what=f"jit(convert) n={n}")
+    _assert_list(eager_outs, outs, X, f"jit(convert) n={n}")
 
 
-
-# Reads of a bounded loop's list other than as the padded array: today `len(outs)` is N and
-# `outs[-1]` / iteration read the zero rows where Python reads the last appended item (issue
-# 24, "loop_options(max_iters=N) lists read back as lists"): a silent difference, open.
+# Reads of a bounded loop's list inside the function: `len(outs)` is the traced count (an int32
+# array), `outs[-1]`, `outs[k]` read the item Python reads (issue 24: they read the padding).
 def lists_bounded_range_len_and_last(x, n):
     outs = []
     with laxify.loop_options(max_iters=MAX_ITERS):
@@ -361,19 +378,146 @@ def lists_bounded_range_len_and_last(x, n):
     return len(outs), outs[-1], outs[0]
 
 
-def test_bounded_list_len_and_last_item_at_max_iters_match_python():
-    expected = lists_bounded_range_len_and_last(X, MAX_ITERS)
-    actual = laxify.to_static(lists_bounded_range_len_and_last, fallback="error")(X, jnp.int32(MAX_ITERS))
-    assert_trees_close(expected, actual, what=f"n={MAX_ITERS}")
+LEN_AND_LAST_LINE = lists_bounded_range_len_and_last.__code__.co_firstlineno + 5
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 24: len()/[-1] of a max_iters list read the padding (silent)")
-@pytest.mark.parametrize("n", [1, 3, MAX_ITERS - 1])
+@pytest.mark.parametrize("n", [1, 3, MAX_ITERS - 1, MAX_ITERS])
 def test_bounded_list_len_and_last_item_match_python(n):
     expected = lists_bounded_range_len_and_last(X, n)
-    actual = laxify.to_static(lists_bounded_range_len_and_last, fallback="error")(X, jnp.int32(n))
-    assert_trees_close(expected, actual, what=f"n={n}")
+    for what, fn in (("to_static", laxify.to_static(lists_bounded_range_len_and_last, fallback="error")),
+                     ("jit(convert)", jax.jit(laxify.convert(lists_bounded_range_len_and_last))),
+                     ("checked", laxify.checked(laxify.convert(lists_bounded_range_len_and_last)))):
+        actual = fn(X, jnp.int32(n))
+        assert_trees_close((jnp.int32(expected[0]), *expected[1:]), actual, what=f"{what} n={n}")
+        assert actual[0].dtype == jnp.int32, what
+
+
+def test_bounded_list_len_and_reads_stay_one_scan_of_conds():
+    counts = primitive_counts(jaxpr_of(lists_bounded_range_len_and_last, X, jnp.int32(3)))
+    assert counts["scan"] == 1 and counts["while"] == 0 and counts["cond"] >= 1, counts
+
+
+def test_bounded_list_last_item_of_empty_list_raises_index_error():
+    """n = 0: Python's `outs[-1]` raises IndexError; so do `to_static` and `laxify.checked`,
+    after the call, at the user's line (the run-time error channel), never the padding."""
+    with pytest.raises(IndexError, match="list index out of range"):
+        lists_bounded_range_len_and_last(X, 0)
+    for fn in (laxify.to_static(lists_bounded_range_len_and_last, fallback="error"),
+               laxify.checked(laxify.convert(lists_bounded_range_len_and_last))):
+        with pytest.raises(IndexError, match="list index out of range") as info:
+            fn(X, jnp.int32(0))
+        assert info.traceback[-1].lineno + 1 == LEN_AND_LAST_LINE, info.traceback[-1]
+
+
+def lists_bounded_read_at(x, n, k):
+    outs = []
+    with laxify.loop_options(max_iters=MAX_ITERS):
+        for i in range(n):
+            outs.append(x * 2.0 + i)
+    return outs[k], outs[-2], len(outs) * 2
+
+
+@pytest.mark.parametrize("n,k", [(3, 0), (3, 2), (3, -1), (3, -3), (5, 1), (5, -4), (MAX_ITERS, MAX_ITERS - 1),
+                                 (MAX_ITERS, -MAX_ITERS)])
+def test_bounded_list_traced_index_matches_python(n, k):
+    expected = lists_bounded_read_at(X, n, k)
+    f = laxify.to_static(lists_bounded_read_at, fallback="error")
+    actual = f(X, jnp.int32(n), jnp.int32(k))
+    assert_trees_close((expected[0], expected[1], jnp.int32(expected[2])), actual, what=f"n={n} k={k}")
+
+
+@pytest.mark.parametrize("n,k", [(3, 3), (3, -4), (1, 0), (MAX_ITERS, MAX_ITERS), (2, 5)])
+def test_bounded_list_index_past_count_raises_index_error(n, k):
+    """An index the list does not have (within the buffer of N rows, or past it) raises
+    Python's IndexError after the call, where Python raises it (`outs[-2]` of a one-item list too)."""
+    with pytest.raises(IndexError, match="list index out of range"):
+        lists_bounded_read_at(X, n, k)
+    with pytest.raises(IndexError, match="list index out of range"):
+        laxify.to_static(lists_bounded_read_at, fallback="error")(X, jnp.int32(n), jnp.int32(k))
+
+
+def lists_bounded_then_stacked(x, n):
+    outs = []
+    with laxify.loop_options(max_iters=MAX_ITERS):
+        for i in range(n):
+            outs.append(x * 2.0 + i)
+    return jnp.stack(outs).mean(axis=0)
+
+
+def lists_bounded_then_iterated(x, n):
+    outs = []
+    with laxify.loop_options(max_iters=MAX_ITERS):
+        for i in range(n):
+            outs.append(x * 2.0 + i)
+    total = x * 0
+    for row in outs:
+        total = total * 0.5 + row
+    return total
+
+
+def lists_bounded_then_sliced(x, n):
+    outs = []
+    with laxify.loop_options(max_iters=MAX_ITERS):
+        for i in range(n):
+            outs.append(x * 2.0 + i)
+    return jnp.asarray(outs[1:]).sum()
+
+
+SHAPE_USES = [
+    (lists_bounded_then_stacked, "jnp.stack(outs).mean(axis=0)", 5),
+    (lists_bounded_then_iterated, "for row in outs:", 6),
+    (lists_bounded_then_sliced, "return jnp.asarray(outs[1:]).sum()", 5),
+]
+
+
+@pytest.mark.parametrize("fn,text,offset", SHAPE_USES, ids=lambda v: getattr(v, "__name__", "_"))
+def test_bounded_list_use_of_unknown_shape_falls_back_under_to_static(fn, text, offset):
+    """A use whose result's shape is the number of items (stacking, iteration, a slice) is
+    not one program: `to_static` runs eagerly (Python's exact value) with a FallbackWarning at
+    the user's line."""
+    line = fn.__code__.co_firstlineno + offset
+    for n in (1, 3, MAX_ITERS):
+        expected = fn(X, n)
+        f = laxify.to_static(fn)
+        with pytest.warns(laxify.FallbackWarning, match=r"(?s)`outs`.*max_iters") as record:
+            actual = f(X, jnp.int32(n))
+        assert_trees_close(expected, actual, what=f"{fn.__name__} n={n}")
+        warning = next(w for w in record if issubclass(w.category, laxify.FallbackWarning))
+        assert (warning.filename, warning.lineno) == (__file__, line), (warning.filename, warning.lineno)
+
+
+@pytest.mark.parametrize("fn,text,offset", SHAPE_USES, ids=lambda v: getattr(v, "__name__", "_"))
+def test_bounded_list_use_of_unknown_shape_is_located_error_under_jit(fn, text, offset):
+    with pytest.raises(laxify.ConversionError) as info:
+        jax.jit(laxify.convert(fn))(X, jnp.int32(3))
+    error = info.value
+    assert error.location.line == fn.__code__.co_firstlineno + offset, str(error)
+    assert text in str(error) and "`outs`" in error.message and "len(outs)" in error.fix, str(error)
+    assert "_lx" not in str(error), str(error)
+
+
+def lists_bounded_sum_of_items(x, n):
+    outs = []
+    with laxify.loop_options(max_iters=MAX_ITERS):
+        for i in range(n):
+            x = jnp.sin(x) * 1.5 + i
+            outs.append(x)
+    total = outs[0] * 0
+    for k in range(MAX_ITERS):
+        if k < len(outs):
+            total = total + outs[k] * (k + 1)
+    return (total * outs[-1]).sum()
+
+
+@pytest.mark.parametrize("n", [1, 4, MAX_ITERS])
+def test_grad_through_bounded_list_reads_matches_eager(n):
+    """Reads of a max_iters list (traced count, `outs[k]`, `outs[-1]`) differentiate in
+    reverse mode as eager Python does (the loop is a scan)."""
+    expected = jax.grad(lists_bounded_sum_of_items)(X, n)
+    for what, f in (("convert", laxify.convert(lists_bounded_sum_of_items)),
+                    ("to_static", laxify.to_static(lists_bounded_sum_of_items, fallback="error"))):
+        assert_trees_close(expected, jax.grad(f)(X, jnp.int32(n)), what=f"grad {what} n={n}", rtol=1e-4)
+
 
 def lists_bounded_while_without_list(x):
     with laxify.loop_options(max_iters=20):
@@ -563,3 +707,60 @@ def test_loop_options_do_not_leak_out_of_the_block():
     fn(f32(1.0, 2.0))
     with pytest.raises(laxify.ConversionError, match="max_iters"):
         laxify.to_static(lists_append_in_traced_while, fallback="error")(f32(1.0, 2.0))
+
+
+def lists_bounded_while_last_or_start(x):
+    outs = []
+    with laxify.loop_options(max_iters=10):
+        while x.sum() < 20:
+            x = x * 2
+            outs.append(x)
+    last = outs[-1] if len(outs) > 0 else x
+    grew = len(outs) > 1 and outs[1].sum() > 10
+    return last, len(outs), grew
+
+
+def test_bounded_list_read_on_an_untaken_side_raises_nothing():
+    """`outs[-1] if len(outs) > 0 else x` and `len(outs) > 1 and outs[1]...`: both sides are
+    computed, but the read's IndexError is Python's only where the condition picks it."""
+    for start in (f32(30.0), f32(15.0), f32(1.0, 2.0)):
+        expected = lists_bounded_while_last_or_start(start)
+        for what, f in (("to_static", laxify.to_static(lists_bounded_while_last_or_start, fallback="error")),
+                        ("checked", laxify.checked(laxify.convert(lists_bounded_while_last_or_start)))):
+            actual = f(start)
+            assert_trees_close((expected[0], jnp.int32(expected[1]), jnp.asarray(expected[2])), actual,
+                               what=f"{what} {start}")
+
+
+def lists_bounded_tuples(x, n):
+    outs = [(x, jnp.int32(7))]
+    with laxify.loop_options(max_iters=6):
+        for i in range(n):
+            outs.append((x * i, jnp.int32(i)))
+    return outs[-1], len(outs), outs[0]
+
+
+@pytest.mark.parametrize("n", [0, 2, 6])
+def test_bounded_list_of_tuples_with_items_before_the_loop(n):
+    expected = lists_bounded_tuples(X, n)
+    actual = laxify.to_static(lists_bounded_tuples, fallback="error")(X, jnp.int32(n))
+    assert_trees_close(jax.tree_util.tree_map(jnp.asarray, expected), actual, what=f"n={n}")
+
+
+def test_bounded_list_under_vmap():
+    ns = jnp.array([0, 2, 5], jnp.int32)
+    last, count, first = jax.vmap(laxify.convert(lists_bounded_tuples), in_axes=(None, 0))(X, ns)
+    for j, n in enumerate([0, 2, 5]):
+        expected = lists_bounded_tuples(X, n)
+        assert_trees_close(jax.tree_util.tree_map(jnp.asarray, expected),
+                           (jax.tree_util.tree_map(lambda a: a[j], last), count[j],
+                            jax.tree_util.tree_map(lambda a: a[j], first)), what=f"vmap n={n}")
+
+
+def test_bounded_list_returned_from_an_exported_program():
+    """The list's type is registered for jax.export: a program that returns it exports, and
+    the loaded program gives its first `count` rows, as `to_static` does."""
+    loaded = laxify.load(laxify.to_static(lists_bounded_traced_range).export(X, jnp.int32(0)))
+    for n in (0, 3, MAX_ITERS):
+        eager_x, eager_outs = lists_bounded_traced_range(X, n)
+        assert_trees_close((eager_x, _rows(eager_outs, X)), loaded(X, jnp.int32(n)), what=f"loaded n={n}")

@@ -558,7 +558,7 @@ def test_list_operators_after_an_append_loop_get_the_list():
         outs = _lx.as_list(outs)
         if outs[1:] == outs:
             total += 1
-        return total, outs[0], len(outs)
+        return total, outs[0], _lx.list_len(outs)
     """
     check(list_appends, before, after)
 

@@ -271,11 +271,21 @@ def _header_parts(stmt: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 class ListUseTransformer(OwnCodeConverter):
-    """Puts ``xs = _lx.as_list(xs)`` before each statement that uses a list as only a list can."""
+    """Puts ``xs = _lx.as_list(xs)`` before each statement that uses a list as only a list can,
+    and makes ``len(xs)`` ``_lx.list_len(xs)`` (the traced count of a list appended to in a
+    loop bounded by ``max_iters``, Python's ``len`` otherwise)."""
 
     def __init__(self, ctx: Context, names: set[str]):
         super().__init__(ctx)
         self.names = names
+
+    def leave_Call(self, original_node, updated_node):
+        func, args = updated_node.func, updated_node.args
+        if (type(func) is cst.Name and func.value == "len" and len(args) == 1 and args[0].keyword is None
+                and not args[0].star and type(args[0].value) is cst.Name and args[0].value.value in self.names
+                and "len" not in self.ctx.local_names and not self.ctx.global_value("len")[0]):
+            return updated_node.with_changes(func=runtime_call("list_len").func)
+        return updated_node
 
     def leave_IndentedBlock(self, original_node, updated_node):
         body, changed = [], False
