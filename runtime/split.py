@@ -41,7 +41,7 @@ from laxify.runtime import checks, effects, error_channel
 from laxify.runtime.dispatch.values import Undefined, any_traced
 from laxify.runtime.lowering import Site
 
-__all__ = ["Plan", "SiteRecord", "runs_as_python", "splittable", "splitting"]
+__all__ = ["Plan", "SiteRecord", "branch", "run_branch", "runs_as_python", "splittable", "splitting"]
 
 # Distinct signatures one loop is compiled for before it stays Python (a loop inside a Python
 # loop that reads the outer loop's Python index would otherwise compile once per index).
@@ -78,38 +78,64 @@ class _TraceFailed(Exception):
 
 
 _PYTHON = "python"
+_EAGER = "eager"  # an `if` branch that does no operation (see LIGHT_OPS)
 
 
 @dataclass
 class SiteRecord:
-    """What the plan decided for one loop (by its ``Site``) and what it ran."""
+    """What the plan decided for one construct (by its ``Site``) and what it ran."""
 
     site: Site
     compiled_runs: int = 0
     python_runs: int = 0
+    eager_runs: int = 0  # an `if` branch that does no operation (see LIGHT_OPS)
     signatures: set = field(default_factory=set)
     why: str | None = None  # why it runs as Python (the first reason met)
+    is_loop: bool = True  # else an `if` (its taken branch, see ``run_branch``)
+
+    @property
+    def is_guard(self) -> bool:
+        """An `if` laxify made: the code after a statement that may return or raise, run
+        when it did not (runtime/lowering/rules.py names its branches so)."""
+        return not self.is_loop and self.site.branches[:1] == ("the code after it",)
 
     def describe(self) -> str:
-        where = f"the `{self.site.construct}` loop at line {self.site.line}"
+        if self.is_loop:
+            where, one = f"the `{self.site.construct}` loop at line {self.site.line}", "one program"
+        elif self.is_guard:
+            where, one = (f"the code after the `{self.site.construct}` at line {self.site.line}",
+                          "one program")
+        else:
+            where, one = f"the `if` at line {self.site.line}", "its taken branch as one program"
         if self.python_runs and not self.compiled_runs:
             return f"{where} runs as Python ({self.why})" if self.why else f"{where} runs as Python"
         if self.python_runs:
             return (f"{where} ran compiled {self.compiled_runs} and as Python {self.python_runs} "
                     f"time(s) ({self.why})")
-        return f"{where} runs compiled (one program)"
+        if self.eager_runs and not self.compiled_runs:
+            return f"{where} runs eagerly (its branch does no operation on arrays)"
+        return f"{where} runs compiled ({one})"
+
+
+# An `if` branch whose program has fewer equations than this runs eagerly: a jitted call that
+# does nothing costs more than running no operation. One operation already gains: an eager
+# `x * 1.5` costs more than a jitted call (measured: a branch of 1 operation 34 -> 29 us per
+# call of the function, of 5 operations 89 -> 29 us; see docs/benchmarks.md).
+LIGHT_OPS = 1
 
 
 class _Entry:
-    """A loop compiled for one signature: its jitted program and how its outputs are rebuilt."""
+    """A construct compiled for one signature: its jitted program and how its outputs are
+    rebuilt."""
 
-    __slots__ = ("jitted", "out_tree", "out_spec", "arguments")
+    __slots__ = ("jitted", "out_tree", "out_spec", "arguments", "effects")
 
     def __init__(self):
         self.jitted = None
         self.arguments = None  # the program's argument types (for jax.make_jaxpr in tests)
         self.out_tree = None
         self.out_spec = None  # per output leaf: ("array", k) | ("in", j) | ("const", value)
+        self.effects = True  # whether its program has effects (prints): the run waits for it
 
 
 class Plan:
@@ -117,9 +143,11 @@ class Plan:
 
     def __init__(self):
         self.entries: dict = {}
-        self.library: dict = {}  # code -> whether its function is library code
-        self.globals: dict = {}  # code -> the global names it reads
+        # code -> (whether its function is library code, the global names it reads, its
+        # namespace's key)
+        self.library: dict = {}
         self.records: dict[Site, SiteRecord] = {}
+        self._sites: dict[int, tuple] = {}  # id of a site -> (the site, its record)
         self._lock = threading.RLock()
 
     # -- reporting -----------------------------------------------------------------------
@@ -137,9 +165,18 @@ class Plan:
         compiled = [r for r in records if r.compiled_runs and not r.python_runs]
         python = [r for r in records if r.python_runs]
         parts = []
-        if compiled:
-            lines = ", ".join(str(r.site.line) for r in compiled)
-            parts.append(f"{len(compiled)} loop(s) run as compiled programs of their own (line(s) {lines})")
+        loops = [r for r in compiled if r.is_loop]
+        if loops:
+            lines = ", ".join(str(r.site.line) for r in loops)
+            parts.append(f"{len(loops)} loop(s) run as compiled programs of their own (line(s) {lines})")
+        ifs = [r for r in compiled if not r.is_loop and not r.is_guard]
+        if ifs:
+            lines = ", ".join(str(r.site.line) for r in ifs)
+            parts.append(f"{len(ifs)} `if`(s) run their taken branch as a compiled program (line(s) {lines})")
+        rest = [r for r in compiled if r.is_guard]
+        if rest:
+            lines = ", ".join(str(r.site.line) for r in rest)
+            parts.append(f"the code after the statement(s) at line(s) {lines} runs as a compiled program")
         parts.extend(r.describe() for r in python)
         return ("It runs eagerly, op by op, split around the Python it needs: " + "; ".join(parts) + ".")
 
@@ -158,34 +195,57 @@ class Plan:
 
     # -- running a loop ------------------------------------------------------------------
     def construct(self, dispatcher, args: tuple, kwargs: dict):
-        site = next((a for a in args if isinstance(a, Site)), None) or kwargs.get("site")
+        # (Runs at every call of every construct of a split run: its common case, a site last
+        # among the arguments, seen before, is taken first.)
+        site = args[-1] if args and type(args[-1]) is Site else (
+            next((a for a in args if isinstance(a, Site)), None) or kwargs.get("site"))
         if site is None:
             return dispatcher(*args, **kwargs)
-        record = self._record(site)
+        known = self._sites.get(id(site))  # (holds the site: its id is not reused meanwhile)
+        if known is not None and known[0] is site:
+            record = known[1]
+        else:
+            record = self._record(site)
+            record.is_loop = dispatcher is not branch
+            self._sites[id(site)] = (site, record)
         try:
-            flat = _Flat(self.library, self.globals)
-            spec = (flat.spec(args), tuple(kwargs), tuple(flat.spec(v) for v in kwargs.values()))
+            flat = _Flat(self.library)
+            spec = (flat.spec(args), tuple(kwargs), tuple(flat.spec(v) for v in kwargs.values())) if kwargs \
+                else (flat.spec(args), (), ())
         except _Refuse as e:
             return self._python(record, e.why, dispatcher, args, kwargs)
         if flat.traced:  # under an outer transformation: nothing here runs compiled on its own
             return dispatcher(*args, **kwargs)
-        avals = tuple((a.shape, a.dtype, bool(getattr(a, "weak_type", False))) for a in flat.arrays)
+        avals = tuple([(a.shape, a.dtype, getattr(a, "weak_type", False)) for a in flat.arrays])
         key = (dispatcher, spec, avals)
-        with self._lock:
-            entry = self.entries.get(key)
-            if entry is None:
-                record.signatures.add(key)
-                if len(record.signatures) > MAX_SIGNATURES:
-                    entry = self.entries[key] = _PYTHON
-                    record.why = record.why or (
-                        f"it was compiled for {MAX_SIGNATURES} different static values, which change "
-                        f"from run to run")
-                else:
-                    entry = self.entries[key] = _compile(dispatcher, spec, flat)
+        entry = self.entries.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self.entries.get(key)
+                if entry is None:
+                    record.signatures.add(key)
+                    if len(record.signatures) > MAX_SIGNATURES:
+                        entry = self.entries[key] = _PYTHON
+                        record.why = record.why or (
+                            f"it was compiled for {MAX_SIGNATURES} different static values, which change "
+                            f"from run to run")
+                    else:
+                        entry = self.entries[key] = _compile(dispatcher, spec, flat)
         if entry is _PYTHON:
             return self._python(record, None, dispatcher, args, kwargs)
+        if entry is _EAGER:
+            record.eager_runs += 1
+            return dispatcher(*args, **kwargs)
         why = None
         try:
+            if entry.out_spec is None:  # its first run: traced here, to see what it holds
+                traced = entry.jitted.trace(flat.arrays).jaxpr
+                entry.effects = bool(traced.effects)
+                if dispatcher is branch and _light(traced.jaxpr):
+                    with self._lock:
+                        self.entries[key] = _EAGER
+                    record.eager_runs += 1
+                    return dispatcher(*args, **kwargs)
             out = entry.jitted(flat.arrays)
         except _TraceFailed as e:
             with self._lock:
@@ -194,8 +254,8 @@ class Plan:
         if why is not None:  # outside the handler: the user's errors are not chained to it
             return self._python(record, why, dispatcher, args, kwargs)
         record.compiled_runs += 1
-        # Prints staged in the loop run before the Python that follows it.
-        jax.block_until_ready(out)
+        if entry.effects:  # its prints come out before the Python that follows them
+            jax.block_until_ready(out)
         return _outputs(entry, out, flat.objects)
 
     def _python(self, record: SiteRecord, why, dispatcher, args, kwargs):
@@ -327,13 +387,12 @@ class _Flat:
     the Python objects the spec stands for (this call's originals). Runs at every call of a
     compiled loop: the common kinds are told apart by their exact type first."""
 
-    def __init__(self, library: dict, globals_: dict):
-        self._globals = globals_  # code -> the global names it (and the code it nests) reads
+    def __init__(self, library: dict):
         self.arrays: list = []
         self.objects: list = []
         self.traced = False
         self._seen: dict[int, tuple] = {}
-        self._library = library  # code -> whether its function is library code (the plan's)
+        self._library = library  # the plan's (see Plan.library)
 
     def spec(self, v, depth: int = 0, closed: bool = False):
         """``closed``: ``v`` is read through a closure (a list or dict there is watched while
@@ -398,36 +457,40 @@ class _Flat:
 
     def _function(self, fn: types.FunctionType, depth: int):
         code = fn.__code__
-        library = self._library.get(code)
-        if library is None:
+        namespace = fn.__globals__
+        known = self._library.get(code)
+        if known is None or known[2].obj is not namespace:
             # A tracer-aware library's function (jax, numpy, ...) is static; converted code
             # (generated names) and any other function, also from an installed package or the
             # standard library that laxify converted, is rebuilt around its closure's values.
-            library = self._library[code] = (not code.co_name.startswith(DEFAULT_PREFIX)
-                                             and _library_package(getattr(fn, "__module__", None)))
-        if library:
+            library = (not code.co_name.startswith(DEFAULT_PREFIX)
+                       and _library_package(getattr(fn, "__module__", None)))
+            # The globals its code reads (kept per code object, as the namespace's key).
+            known = self._library[code] = (library, _global_names(code, namespace), _ById(namespace))
+        if known[0]:
             return ("L", _ById(fn))
         if depth > 20:
             raise _Refuse("its values are nested too deeply")
         defaults = self.spec(fn.__defaults__, depth + 1, True) if fn.__defaults__ else None
         kwdefaults = self.spec(fn.__kwdefaults__, depth + 1, True) if fn.__kwdefaults__ else None
-        cells = []
-        for cell in fn.__closure__ or ():
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                cells.append(("empty",))
-                continue
-            cells.append(self.spec(value, depth + 1, True))
+        closure = fn.__closure__
+        cells = ()
+        if closure:
+            cells = []
+            for cell in closure:
+                try:
+                    value = cell.cell_contents
+                except ValueError:
+                    cells.append(("empty",))
+                    continue
+                cells.append(self.spec(value, depth + 1, True))
+            cells = tuple(cells)
         # The globals its code reads, as they are now: a global rebound between calls (a
         # number changed, another array) is another signature, not a stale constant.
-        namespace = fn.__globals__
-        names = self._globals.get(code)
-        if names is None:
-            names = self._globals[code] = _global_names(code, namespace)
-        read = tuple([_global_key(namespace.get(name, _MISSING)) for name in names])
-        return ("F", code, _ById(namespace), fn.__name__, defaults, kwdefaults, tuple(cells), read,
-                self._object(fn))
+        names = known[1]
+        read = tuple([_global_key(namespace.get(name, _MISSING)) for name in names]) if names else ()
+        self.objects.append(fn)
+        return ("F", code, known[2], fn.__name__, defaults, kwdefaults, cells, read, len(self.objects) - 1)
 
 
 _MISSING = object()
@@ -505,6 +568,28 @@ def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
             made.append(fn)
         return fn
     raise AssertionError(f"unknown spec {tag}")
+
+
+def _light(jaxpr) -> bool:
+    """Whether a branch's program does no operation (it only passes values through)."""
+    return len(jaxpr.eqns) < LIGHT_OPS
+
+
+def branch(fn, operands: tuple, site: Site):
+    """The taken branch of an ``if`` whose condition is a Python value (``site``: the ``if``),
+    as the construct that the plan compiles (see :func:`run_branch`)."""
+    return fn(*operands)
+
+
+def run_branch(fn, operands: tuple, site: Site):
+    """``fn(*operands)``, the taken branch of an ``if`` on a Python condition: in a split run
+    (inside :func:`splitting`, not while a construct is traced) tried as one compiled program
+    of its own, cached per ``if`` and signature as a loop is (the module's docstring), unless
+    it does no operation (``LIGHT_OPS``): then it runs as it is."""
+    plan = _state.plan
+    if plan is None or _state.tracing:
+        return fn(*operands)
+    return plan.construct(branch, (fn, operands, site), {})
 
 
 def runs_as_python(values) -> bool:
