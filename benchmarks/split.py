@@ -1,9 +1,11 @@
 """Split fallback (docs/semantics.md "Split fallback"): a function with a traced `while` of N
 iterations and one statement that must stay Python (a string built from a traced value, or a
-list grown to a traced length), before, after and inside the loop.
+list grown to a traced length), before, after and inside the loop; and the string before a
+traced `if` whose branch does a few operations, then the loop ("str, if").
 
 Per case, the median time of one call (result waited for) of
-- split: `to_static` as it runs now (the loop compiled on its own, the rest eager);
+- split: `to_static` as it runs now (each loop, and each traced `if`'s taken branch that does
+  some operation, compiled as a program of its own; the rest eager);
 - eager: today's whole-function fallback before this change (the converted function run
   eagerly, op by op: every iteration of the loop is Python dispatching JAX ops);
 - compiled: `to_static` of the same function without the Python statement (one program);
@@ -12,7 +14,7 @@ and the first call of the split function (its failed trace, the eager run, the c
 loop) against the first call of the compiled one. Inside the loop: an outer loop of 3
 iterations holds the statement and the N-iteration loop.
 
-Run: `.venv/bin/python benchmarks/split.py` (`--quick`: N = 100 only).
+Run: `.venv/bin/python benchmarks/split.py` (`--quick`: N = 100 only, as `make bench` runs it).
 """
 
 from __future__ import annotations
@@ -60,6 +62,29 @@ def str_inside(x, n):
         s = s + str(int(acc * 1000))
         k += 1
     return acc, s
+
+
+def str_branch(x, n):
+    s = str(int(x * 1000))
+    if x > 0:  # a traced `if` whose branch does a few operations
+        y = jnp.sin(x) * 0.5 + x * x
+        y = jnp.where(y > 1.0, y - 1.0, y) * 0.25 + 0.1
+    else:
+        y = -x
+    acc, i = y, 0
+    while i < n:
+        acc = acc * 0.999 + 0.001
+        i += 1
+    return acc, s
+
+
+def plain_branch(x, n):
+    if x > 0:
+        y = jnp.sin(x) * 0.5 + x * x
+        y = jnp.where(y > 1.0, y - 1.0, y) * 0.25 + 0.1
+    else:
+        y = -x
+    return plain(y, n)
 
 
 def plain(x, n):
@@ -149,6 +174,7 @@ CASES = [
     ("str before", str_before, plain, 1, False),
     ("str after", str_after, plain, 1, False),
     ("str inside", str_inside, plain_inside, 3, False),
+    ("str, if", str_branch, plain_branch, 1, False),
     ("list before", list_before, plain_m, 1, True),
     ("list after", list_after, plain_m, 1, True),
     ("list inside", list_inside, plain_inside_m, 3, True),

@@ -9,8 +9,10 @@ over the loop's carries and the array values its functions read from their closu
 arguments, so that the program is reused by every call with the same signature, not traced
 again). Only when that trace needs Python (a value-dependent error, ``NeedsPython``, an effect
 on a Python object, a run-time check) does the loop run as a Python loop, and each of its
-iterations tries the loops inside it in turn (nesting). Straight-line code and ``if``s between
-the loops run eagerly, as the eager fallback did.
+iterations tries the loops inside it in turn (nesting). An ``if`` whose dispatcher (``cond``,
+``elif_chain``) meets a concrete condition runs its taken branch the same way
+(:func:`run_branch`): one compiled program of its own unless it needs Python or does no
+operation. Straight-line code between the constructs runs eagerly, as the eager fallback did.
 
 Each decision — compiled, or Python and why — is made once per loop and signature (its code
 location, the static values it sees, the shapes and dtypes of its arrays) and kept in the
