@@ -652,7 +652,7 @@ class StaticFunction:
         """Let later calls of a signature that runs split, with arguments of these types, take
         the hot path (the split run's own cost per call is the issue-25 benchmark's concern)."""
         if isinstance(runner, SplitRunner) and not kwargs and len(key) == 2 and self._hot:
-            self._remember_types(_SplitHot(runner), key, args)
+            self._remember_types(_SplitHot(runner.concrete), key, args)
 
     def _run_as_python(self, args, kwargs):
         """A generator or coroutine function: called as written (no conversion, no jit), with a

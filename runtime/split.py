@@ -145,8 +145,9 @@ class Plan:
 
     def __init__(self):
         self.entries: dict = {}
-        # code -> (whether its function is library code, the global names it reads, its
-        # namespace's key)
+        # id of a code object -> (whether its function is library code, the global names it
+        # reads, its namespace's token, the code object, its token): the tokens stand for them
+        # in the signatures (hashed and compared by identity, in C)
         self.library: dict = {}
         self.records: dict[Site, SiteRecord] = {}
         self._sites: dict[int, tuple] = {}  # id of a site -> (the site, its record)
@@ -414,8 +415,27 @@ class _Flat:
         if kind is tuple:
             if depth > 20:
                 raise _Refuse("its values are nested too deeply")
-            return ("tuple", tuple([self.spec(e, depth + 1, closed) for e in v]))
+            return ("tuple", self._items(v, depth + 1, closed))
         return self._other(v, kind, depth, closed)
+
+    def _items(self, values, depth: int, closed: bool) -> tuple:
+        """The specs of ``values`` (a tuple's items, a closure's values), the common leaves
+        (arrays, Python atoms) without a call of ``spec`` each."""
+        out = []
+        seen, arrays = self._seen, self.arrays
+        for e in values:
+            kind = type(e)
+            if kind is _ARRAY:
+                known = seen.get(id(e))
+                if known is None:
+                    arrays.append(e)
+                    known = seen[id(e)] = ("A", len(arrays) - 1)
+                out.append(known)
+            elif kind in _ATOM_TYPES:
+                out.append(("S", kind, e))
+            else:
+                out.append(self.spec(e, depth, closed))
+        return tuple(out)
 
     def _other(self, v, kind, depth: int, closed: bool):
         if depth > 20:
@@ -460,15 +480,16 @@ class _Flat:
     def _function(self, fn: types.FunctionType, depth: int):
         code = fn.__code__
         namespace = fn.__globals__
-        known = self._library.get(code)
-        if known is None or known[2].obj is not namespace:
+        known = self._library.get(id(code))  # (the value holds the code: its id stays its own)
+        if known is None or known[3] is not code or known[2].obj is not namespace:
             # A tracer-aware library's function (jax, numpy, ...) is static; converted code
             # (generated names) and any other function, also from an installed package or the
             # standard library that laxify converted, is rebuilt around its closure's values.
             library = (not code.co_name.startswith(DEFAULT_PREFIX)
                        and _library_package(getattr(fn, "__module__", None)))
             # The globals its code reads (kept per code object, as the namespace's key).
-            known = self._library[code] = (library, _global_names(code, namespace), _ById(namespace))
+            known = self._library[id(code)] = (library, _global_names(code, namespace), _Token(namespace), code,
+                                               _Token(code))
         if known[0]:
             return ("L", _ById(fn))
         if depth > 20:
@@ -478,21 +499,28 @@ class _Flat:
         closure = fn.__closure__
         cells = ()
         if closure:
-            cells = []
-            for cell in closure:
-                try:
-                    value = cell.cell_contents
-                except ValueError:
-                    cells.append(("empty",))
-                    continue
-                cells.append(self.spec(value, depth + 1, True))
-            cells = tuple(cells)
+            try:
+                contents = [cell.cell_contents for cell in closure]
+            except ValueError:  # an empty cell (a name not yet assigned)
+                contents = None
+            if contents is not None:
+                cells = self._items(contents, depth + 1, True)
+            else:
+                cells = []
+                for cell in closure:
+                    try:
+                        value = cell.cell_contents
+                    except ValueError:
+                        cells.append(("empty",))
+                        continue
+                    cells.append(self.spec(value, depth + 1, True))
+                cells = tuple(cells)
         # The globals its code reads, as they are now: a global rebound between calls (a
         # number changed, another array) is another signature, not a stale constant.
         names = known[1]
         read = tuple([_global_key(namespace.get(name, _MISSING)) for name in names]) if names else ()
         self.objects.append(fn)
-        return ("F", code, known[2], fn.__name__, defaults, kwdefaults, cells, read, len(self.objects) - 1)
+        return ("F", known[4], known[2], fn.__name__, defaults, kwdefaults, cells, read, len(self.objects) - 1)
 
 
 _MISSING = object()
@@ -514,6 +542,16 @@ def _global_key(value):
     if type(value) in _ATOM_TYPES:
         return (type(value), value)
     return _ById(value)
+
+
+class _Token:
+    """The one key of an object in a plan's signatures (a code object, a module's globals):
+    made once per object and kept, so that it is hashed and compared by identity, in C."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
 
 
 class _ById:
@@ -555,6 +593,7 @@ def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
                                  **_rebuild(spec[3], arrays, objects, rebuilt, made))
     if tag == "F":
         _, code, globals_, name, defaults, kwdefaults, cells, _, index = spec
+        code = code.obj
         closure = tuple(types.CellType() if c[0] == "empty" else types.CellType(_rebuild(c, arrays, objects, rebuilt, made))
                         for c in cells)
         original = objects[index]

@@ -584,3 +584,20 @@ def test_a_branch_in_a_python_loop_is_compiled_per_signature(x, n):
         programs = [e for e in plan.entries.values() if not isinstance(e, str)]
         assert 1 <= len(programs) <= 2  # one per branch taken, reused by the iterations
         assert all(e.jitted._cache_size() == 1 for e in programs)
+
+
+def test_a_split_signature_takes_the_hot_path():
+    from laxify.api import _SplitHot
+
+    f = laxify.to_static(after_loop)
+    for n in (3, 4, 0):
+        args = (jnp.float32(2.0), jnp.int32(n))
+        result, caught = _run(f, *args)
+        _same(result, after_loop(*args))
+        assert len(caught) == (1 if n == 3 else 0)
+    assert [type(hot) for hot, _ in f._by_types.values()] == [_SplitHot]
+    record = _record(_plan(f), _line(after_loop, "while i < n"))
+    assert (record.compiled_runs, record.python_runs) == (3, 0)
+    # Another static value (a Python int): its own signature, still split and correct.
+    result, _ = _run(f, jnp.float32(2.0), 5)
+    _same(result, after_loop(jnp.float32(2.0), 5))
