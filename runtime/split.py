@@ -205,21 +205,23 @@ class Plan:
         if site is None:
             return dispatcher(*args, **kwargs)
         known = self._sites.get(id(site))  # (holds the site: its id is not reused meanwhile)
-        if known is not None and known[0] is site:
-            record = known[1]
-        else:
+        if known is None or known[0] is not site:
             record = self._record(site)
             record.is_loop = dispatcher is not branch
-            self._sites[id(site)] = (site, record)
+            known = self._sites[id(site)] = (site, record, ("T", _Token(site)))
+        record = known[1]
         try:
-            flat = _Flat(self.library)
+            flat = _Flat(self.library, site, known[2])
             spec = (flat.spec(args), tuple(kwargs), tuple(flat.spec(v) for v in kwargs.values())) if kwargs \
                 else (flat.spec(args), (), ())
         except _Refuse as e:
             return self._python(record, e.why, dispatcher, args, kwargs)
         if flat.traced:  # under an outer transformation: nothing here runs compiled on its own
             return dispatcher(*args, **kwargs)
-        avals = tuple([(a.shape, a.dtype, getattr(a, "weak_type", False)) for a in flat.arrays])
+        try:
+            avals = tuple([(v.shape, v.dtype, v.weak_type) for v in [a.aval for a in flat.arrays]])
+        except AttributeError:  # (an array type without `aval`)
+            avals = tuple([(a.shape, a.dtype, getattr(a, "weak_type", False)) for a in flat.arrays])
         key = (dispatcher, spec, avals)
         entry = self.entries.get(key)
         if entry is None:
@@ -390,7 +392,8 @@ class _Flat:
     the Python objects the spec stands for (this call's originals). Runs at every call of a
     compiled loop: the common kinds are told apart by their exact type first."""
 
-    def __init__(self, library: dict):
+    def __init__(self, library: dict, site: Site | None = None, site_spec: tuple | None = None):
+        self._site, self._site_spec = site, site_spec  # the construct's site: its plan's token
         self.arrays: list = []
         self.objects: list = []
         self.traced = False
@@ -433,6 +436,8 @@ class _Flat:
                 out.append(known)
             elif kind in _ATOM_TYPES:
                 out.append(("S", kind, e))
+            elif e is self._site:
+                out.append(self._site_spec)
             else:
                 out.append(self.spec(e, depth, closed))
         return tuple(out)
@@ -575,6 +580,8 @@ def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
         return arrays[spec[1]]
     if tag == "S":
         return spec[2]
+    if tag == "T":
+        return spec[1].obj
     if tag == "L":
         return spec[1].obj
     if tag == "U":
