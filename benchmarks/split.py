@@ -12,7 +12,10 @@ Per case, the median time of one call (result waited for) of
 - stmt: the statement's own Python cost, alone, on concrete values;
 and the first call of the split function (its failed trace, the eager run, the compile of the
 loop) against the first call of the compiled one. Inside the loop: an outer loop of 3
-iterations holds the statement and the N-iteration loop.
+iterations holds the statement and the N-iteration loop. Then a second table: a split function
+whose traced `if` takes a branch of k operations: that branch compiled (as it runs now), run
+eagerly after the plan has looked it up (what a branch left eager costs), and run eagerly as
+before (the figures behind `runtime/split.py`'s LIGHT_OPS: which branches are worth a program).
 
 Run: `.venv/bin/python benchmarks/split.py` (`--quick`: N = 100 only, as `make bench` runs it).
 """
@@ -209,6 +212,48 @@ def _eager_whole(static_fn):
     return run
 
 
+# -- a traced `if` whose branch does k operations: its branch compiled, or run eagerly ---------
+
+
+@laxify.do_not_convert
+def _ops(x, k):
+    for _ in range(k):  # (Python as written: k operations in a row)
+        x = x * 0.999
+    return x
+
+
+def branch_ops(x, k):
+    tag = str(int(x))  # the function is split
+    if x > 0:
+        x = _ops(x, k)
+    return x, tag
+
+
+def branch_table() -> None:
+    """Per k, in us a call: the split function with the taken branch compiled (as it runs
+    now); run eagerly after the plan's lookup (``LIGHT_OPS`` raised: what a branch the plan
+    leaves eager costs); run eagerly as before (``run_branch`` replaced by the plain call)."""
+    from laxify.runtime import split as split_module
+
+    x = jnp.float32(0.5)
+    print()
+    print("| branch operations | compiled us | eager after the lookup us | eager as before us |")
+    print("|---:|---:|---:|---:|")
+    compiled, light = split_module.run_branch, split_module.LIGHT_OPS
+    variants = [(compiled, light), (compiled, 10**9), (lambda fn, operands, site: fn(*operands), light)]
+    try:
+        for k in (0, 1, 2, 4, 8, 16):
+            times = []
+            for run_branch, light_ops in variants:
+                split_module.run_branch, split_module.LIGHT_OPS = run_branch, light_ops
+                fn = laxify.to_static(branch_ops, fallback="silent", static_argnums=1)
+                fn(x, k)
+                times.append(_time(fn, (x, k), 0.5))
+            print(f"| {k} | " + " | ".join(f"{t * 1e6:.1f}" for t in times) + " |")
+    finally:
+        split_module.run_branch, split_module.LIGHT_OPS = compiled, light
+
+
 def _ms(t: float) -> str:
     return f"{t * 1e3:.3f}" if t < 0.1 else f"{t * 1e3:.1f}"
 
@@ -242,6 +287,8 @@ def main(argv) -> None:
     for n, name, ts, te, tc, tst, fs, fc in rows:
         print(f"| {n:,} | {name} | {_ms(ts)} | {_ms(te)} | {_ms(tc)} | {_ms(tst)} | {ts / te:.4f} | "
               f"{ts / tc:.2f} | {ts / (tc + tst):.2f} | {_ms(fs)} | {_ms(fc)} |")
+    if hasattr(__import__("laxify.runtime.split").runtime.split, "run_branch"):  # (not before issue 25's ifs)
+        branch_table()
 
 
 if __name__ == "__main__":

@@ -119,10 +119,10 @@ class SiteRecord:
         return f"{where} runs compiled ({one})"
 
 
-# An `if` branch whose program has fewer equations than this runs eagerly: a jitted call that
-# does nothing costs more than running no operation. One operation already gains: an eager
-# `x * 1.5` costs more than a jitted call (measured: a branch of 1 operation 34 -> 29 us per
-# call of the function, of 5 operations 89 -> 29 us; see docs/benchmarks.md).
+# An `if` branch whose program has fewer equations than this runs eagerly. Its signature is
+# looked up either way (the decision is per signature), and after that lookup a compiled branch
+# of one operation already costs less than the eager one (benchmarks/split.py, second table:
+# 25.1 against 30.2 us a call; 0 operations: the same). So only a branch doing nothing is eager.
 LIGHT_OPS = 1
 
 
