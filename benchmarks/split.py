@@ -13,9 +13,9 @@ Per case, the median time of one call (result waited for) of
 and the first call of the split function (its failed trace, the eager run, the compile of the
 loop) against the first call of the compiled one. Inside the loop: an outer loop of 3
 iterations holds the statement and the N-iteration loop. Then a second table: a split function
-whose traced `if` takes a branch of k operations: that branch compiled (as it runs now), run
-eagerly after the plan has looked it up (what a branch left eager costs), and run eagerly as
-before (the figures behind `runtime/split.py`'s LIGHT_OPS: which branches are worth a program).
+whose traced `if` takes a branch of k operations: as it runs now, with the branch always
+compiled, and with it run eagerly as before (the figures behind `runtime/split.py`'s LIGHT_OPS:
+which branches are worth a program).
 
 Run: `.venv/bin/python benchmarks/split.py` (`--quick`: N = 100 only, as `make bench` runs it).
 """
@@ -230,17 +230,18 @@ def branch_ops(x, k):
 
 
 def branch_table() -> None:
-    """Per k, in us a call: the split function with the taken branch compiled (as it runs
-    now); run eagerly after the plan's lookup (``LIGHT_OPS`` raised: what a branch the plan
-    leaves eager costs); run eagerly as before (``run_branch`` replaced by the plain call)."""
+    """Per k, in us a call: the split function as it runs now (its branch compiled from
+    ``LIGHT_OPS`` operations on, else run as it is); with every branch compiled
+    (``LIGHT_OPS = 0``); with the branch run eagerly as before (``run_branch`` replaced by the
+    plain call of the branch)."""
     from laxify.runtime import split as split_module
 
     x = jnp.float32(0.5)
     print()
-    print("| branch operations | compiled us | eager after the lookup us | eager as before us |")
+    print("| branch operations | as now us | compiled us | eager as before us |")
     print("|---:|---:|---:|---:|")
     compiled, light = split_module.run_branch, split_module.LIGHT_OPS
-    variants = [(compiled, light), (compiled, 10**9), (lambda fn, operands, site: fn(*operands), light)]
+    variants = [(compiled, light), (compiled, 0), (lambda fn, operands, site: fn(*operands), light)]
     try:
         for k in (0, 1, 2, 4, 8, 16):
             times = []

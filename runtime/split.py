@@ -12,7 +12,8 @@ on a Python object, a run-time check) does the loop run as a Python loop, and ea
 iterations tries the loops inside it in turn (nesting). An ``if`` whose dispatcher (``cond``,
 ``elif_chain``) meets a concrete condition runs its taken branch the same way
 (:func:`run_branch`): one compiled program of its own unless it needs Python or does no
-operation. Straight-line code between the constructs runs eagerly, as the eager fallback did.
+operation or two. Straight-line code between the constructs runs eagerly, as the eager
+fallback did.
 
 Each decision — compiled, or Python and why — is made once per loop and signature (its code
 location, the static values it sees, the shapes and dtypes of its arrays) and kept in the
@@ -80,7 +81,7 @@ class _TraceFailed(Exception):
 
 
 _PYTHON = "python"
-_EAGER = "eager"  # an `if` branch that does no operation (see LIGHT_OPS)
+_EAGER = "eager"  # an `if` branch of fewer than LIGHT_OPS operations
 
 
 @dataclass
@@ -90,7 +91,7 @@ class SiteRecord:
     site: Site
     compiled_runs: int = 0
     python_runs: int = 0
-    eager_runs: int = 0  # an `if` branch that does no operation (see LIGHT_OPS)
+    eager_runs: int = 0  # an `if` branch of fewer than LIGHT_OPS operations
     signatures: set = field(default_factory=set)
     why: str | None = None  # why it runs as Python (the first reason met)
     is_loop: bool = True  # else an `if` (its taken branch, see ``run_branch``)
@@ -115,15 +116,16 @@ class SiteRecord:
             return (f"{where} ran compiled {self.compiled_runs} and as Python {self.python_runs} "
                     f"time(s) ({self.why})")
         if self.eager_runs and not self.compiled_runs:
-            return f"{where} runs eagerly (its branch does no operation on arrays)"
+            return f"{where} runs eagerly (its branch does too little to gain from a program)"
         return f"{where} runs compiled ({one})"
 
 
-# An `if` branch whose program has fewer equations than this runs eagerly. Its signature is
-# looked up either way (the decision is per signature), and after that lookup a compiled branch
-# of one operation already costs less than the eager one (benchmarks/split.py, second table:
-# 25.1 against 30.2 us a call; 0 operations: the same). So only a branch doing nothing is eager.
-LIGHT_OPS = 1
+# An `if` branch whose program has fewer equations than this runs eagerly, and so does every
+# later run of that branch's code (``Plan.idle``: no lookup of its signature). Measured
+# (benchmarks/split.py, second table; us a call of the function): one operation runs faster
+# eagerly (22.2 against 24.8 compiled), two already faster compiled (26.1 against 29.2),
+# sixteen 25.6 against 107.7.
+LIGHT_OPS = 2
 
 
 class _Entry:
@@ -150,7 +152,12 @@ class Plan:
         # in the signatures (hashed and compared by identity, in C)
         self.library: dict = {}
         self.records: dict[Site, SiteRecord] = {}
-        self._sites: dict[int, tuple] = {}  # id of a site -> (the site, its record)
+        self._sites: dict[int, tuple] = {}  # id of a site -> (the site, its record, its token)
+        # id of a branch's code object -> that code, once a branch of it did fewer than
+        # LIGHT_OPS operations: it runs as it is from then on, without the lookup of its
+        # signature (which would cost more than the branch; a branch run eagerly is what the
+        # split run does anyway where it does not compile one).
+        self.idle: dict[int, types.CodeType] = {}
         self._lock = threading.RLock()
 
     # -- reporting -----------------------------------------------------------------------
@@ -249,6 +256,8 @@ class Plan:
                 if dispatcher is branch and _light(traced.jaxpr):
                     with self._lock:
                         self.entries[key] = _EAGER
+                        code = args[0].__code__
+                        self.idle[id(code)] = code
                     record.eager_runs += 1
                     return dispatcher(*args, **kwargs)
             out = entry.jitted(flat.arrays)
@@ -619,7 +628,7 @@ def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
 
 
 def _light(jaxpr) -> bool:
-    """Whether a branch's program does no operation (it only passes values through)."""
+    """Whether a branch's program does too little to gain from being compiled (LIGHT_OPS)."""
     return len(jaxpr.eqns) < LIGHT_OPS
 
 
@@ -633,9 +642,13 @@ def run_branch(fn, operands: tuple, site: Site):
     """``fn(*operands)``, the taken branch of an ``if`` on a Python condition: in a split run
     (inside :func:`splitting`, not while a construct is traced) tried as one compiled program
     of its own, cached per ``if`` and signature as a loop is (the module's docstring), unless
-    it does no operation (``LIGHT_OPS``): then it runs as it is."""
+    it does fewer than ``LIGHT_OPS`` operations: then it runs as it is, and so does every later
+    run of that branch's code (``Plan.idle``)."""
     plan = _state.plan
     if plan is None or _state.tracing:
+        return fn(*operands)
+    code = getattr(fn, "__code__", None)
+    if code is not None and plan.idle.get(id(code)) is code:
         return fn(*operands)
     return plan.construct(branch, (fn, operands, site), {})
 

@@ -466,7 +466,7 @@ def branch_with_work(x, n):
     if n > 2:
         z = y  # no operation: runs as it is
     else:
-        z = y * 3.0
+        z = y * 3.0 + 1.0
     return y, z, tag
 
 
@@ -533,7 +533,7 @@ def raises_in_a_branch(x):
             raise ValueError("too big")
         y = y + 1.0
     else:
-        y = x - 1.0
+        y = x * 0.5 - 1.0
     return y, tag
 
 
@@ -601,3 +601,26 @@ def test_a_split_signature_takes_the_hot_path():
     # Another static value (a Python int): its own signature, still split and correct.
     result, _ = _run(f, jnp.float32(2.0), 5)
     _same(result, after_loop(jnp.float32(2.0), 5))
+
+
+def one_op_branch(x, k):
+    tag = str(int(x))
+    if k > 0:
+        x = x * 2.0  # one operation: faster eagerly than as a program of its own
+    else:
+        x = x * 2.0 + 1.0
+    return x, tag
+
+
+def test_a_branch_of_one_operation_runs_eagerly_without_a_lookup_later():
+    f = laxify.to_static(one_op_branch)
+    for k in (1, 1, 0, 1, 0):
+        args = (jnp.float32(1.5), jnp.int32(k))
+        result, _ = _run(f, *args)
+        _same(result, one_op_branch(*args))
+    plan = _plan(f)
+    record = _record(plan, _line(one_op_branch, "if k > 0"))
+    # Looked up once for the one-operation branch (then run as it is: Plan.idle); the other
+    # branch compiled and run twice.
+    assert (record.eager_runs, record.compiled_runs, record.python_runs) == (1, 2, 0)
+    assert len(plan.idle) == 1
