@@ -11,9 +11,9 @@ again). Only when that trace needs Python (a value-dependent error, ``NeedsPytho
 on a Python object, a run-time check) does the loop run as a Python loop, and each of its
 iterations tries the loops inside it in turn (nesting). An ``if`` whose dispatcher (``cond``,
 ``elif_chain``) meets a concrete condition runs its taken branch the same way
-(:func:`run_branch`): one compiled program of its own unless it needs Python or does no
-operation or two. Straight-line code between the constructs runs eagerly, as the eager
-fallback did.
+(:func:`run_branch`): one compiled program of its own unless it needs Python or does fewer
+than ``LIGHT_OPS`` operations. Straight-line code between the constructs runs eagerly, as the
+eager fallback did.
 
 Each decision — compiled, or Python and why — is made once per loop and signature (its code
 location, the static values it sees, the shapes and dtypes of its arrays) and kept in the
