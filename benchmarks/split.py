@@ -1,18 +1,23 @@
 """Split fallback (docs/semantics.md "Split fallback"): a function with a traced `while` of N
 iterations and one statement that must stay Python (a string built from a traced value, or a
-list grown to a traced length), before, after and inside the loop.
+list grown to a traced length), before, after and inside the loop; and the string before a
+traced `if` whose branch does a few operations, then the loop ("str, if").
 
 Per case, the median time of one call (result waited for) of
-- split: `to_static` as it runs now (the loop compiled on its own, the rest eager);
+- split: `to_static` as it runs now (each loop, and each traced `if`'s taken branch that does
+  some operation, compiled as a program of its own; the rest eager);
 - eager: today's whole-function fallback before this change (the converted function run
   eagerly, op by op: every iteration of the loop is Python dispatching JAX ops);
 - compiled: `to_static` of the same function without the Python statement (one program);
 - stmt: the statement's own Python cost, alone, on concrete values;
 and the first call of the split function (its failed trace, the eager run, the compile of the
 loop) against the first call of the compiled one. Inside the loop: an outer loop of 3
-iterations holds the statement and the N-iteration loop.
+iterations holds the statement and the N-iteration loop. Then a second table: a split function
+whose traced `if` takes a branch of k operations: as it runs now, with the branch always
+compiled, and with it run eagerly as before (the figures behind `runtime/split.py`'s LIGHT_OPS:
+which branches are worth a program).
 
-Run: `.venv/bin/python benchmarks/split.py` (`--quick`: N = 100 only).
+Run: `.venv/bin/python benchmarks/split.py` (`--quick`: N = 100 only, as `make bench` runs it).
 """
 
 from __future__ import annotations
@@ -60,6 +65,29 @@ def str_inside(x, n):
         s = s + str(int(acc * 1000))
         k += 1
     return acc, s
+
+
+def str_branch(x, n):
+    s = str(int(x * 1000))
+    if x > 0:  # a traced `if` whose branch does a few operations
+        y = jnp.sin(x) * 0.5 + x * x
+        y = jnp.where(y > 1.0, y - 1.0, y) * 0.25 + 0.1
+    else:
+        y = -x
+    acc, i = y, 0
+    while i < n:
+        acc = acc * 0.999 + 0.001
+        i += 1
+    return acc, s
+
+
+def plain_branch(x, n):
+    if x > 0:
+        y = jnp.sin(x) * 0.5 + x * x
+        y = jnp.where(y > 1.0, y - 1.0, y) * 0.25 + 0.1
+    else:
+        y = -x
+    return plain(y, n)
 
 
 def plain(x, n):
@@ -149,6 +177,7 @@ CASES = [
     ("str before", str_before, plain, 1, False),
     ("str after", str_after, plain, 1, False),
     ("str inside", str_inside, plain_inside, 3, False),
+    ("str, if", str_branch, plain_branch, 1, False),
     ("list before", list_before, plain_m, 1, True),
     ("list after", list_after, plain_m, 1, True),
     ("list inside", list_inside, plain_inside_m, 3, True),
@@ -181,6 +210,49 @@ def _eager_whole(static_fn):
             return converted(*args)
 
     return run
+
+
+# -- a traced `if` whose branch does k operations: its branch compiled, or run eagerly ---------
+
+
+@laxify.do_not_convert
+def _ops(x, k):
+    for _ in range(k):  # (Python as written: k operations in a row)
+        x = x * 0.999
+    return x
+
+
+def branch_ops(x, k):
+    tag = str(int(x))  # the function is split
+    if x > 0:
+        x = _ops(x, k)
+    return x, tag
+
+
+def branch_table() -> None:
+    """Per k, in us a call: the split function as it runs now (its branch compiled from
+    ``LIGHT_OPS`` operations on, else run as it is); with every branch compiled
+    (``LIGHT_OPS = 0``); with the branch run eagerly as before (``run_branch`` replaced by the
+    plain call of the branch)."""
+    from laxify.runtime import split as split_module
+
+    x = jnp.float32(0.5)
+    print()
+    print("| branch operations | as now us | compiled us | eager as before us |")
+    print("|---:|---:|---:|---:|")
+    compiled, light = split_module.run_branch, split_module.LIGHT_OPS
+    variants = [(compiled, light), (compiled, 0), (lambda fn, operands, site: fn(*operands), light)]
+    try:
+        for k in (0, 1, 2, 4, 8, 16):
+            times = []
+            for run_branch, light_ops in variants:
+                split_module.run_branch, split_module.LIGHT_OPS = run_branch, light_ops
+                fn = laxify.to_static(branch_ops, fallback="silent", static_argnums=1)
+                fn(x, k)
+                times.append(_time(fn, (x, k), 0.5))
+            print(f"| {k} | " + " | ".join(f"{t * 1e6:.1f}" for t in times) + " |")
+    finally:
+        split_module.run_branch, split_module.LIGHT_OPS = compiled, light
 
 
 def _ms(t: float) -> str:
@@ -216,6 +288,8 @@ def main(argv) -> None:
     for n, name, ts, te, tc, tst, fs, fc in rows:
         print(f"| {n:,} | {name} | {_ms(ts)} | {_ms(te)} | {_ms(tc)} | {_ms(tst)} | {ts / te:.4f} | "
               f"{ts / tc:.2f} | {ts / (tc + tst):.2f} | {_ms(fs)} | {_ms(fc)} |")
+    if hasattr(__import__("laxify.runtime.split").runtime.split, "run_branch"):  # (not before issue 25's ifs)
+        branch_table()
 
 
 if __name__ == "__main__":

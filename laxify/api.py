@@ -92,6 +92,16 @@ def _argument_kind(value: Any) -> str:
     return "identity"
 
 
+class _SplitHot:
+    """A hot-path entry whose signature runs split: its runner, called without the handlers
+    of a jitted program (nothing is traced there; its errors are the eager run's own)."""
+
+    __slots__ = ("runner",)
+
+    def __init__(self, runner: Callable):
+        self.runner = runner
+
+
 def _static_by_type(value: Any) -> bool:
     """Whether every value of ``value``'s type is ``static`` (so its type may stand for its
     kind on the hot path): an object hashed by identity that is a pytree leaf and no array or
@@ -567,6 +577,12 @@ class StaticFunction:
                 type(args[0]) if n == 1 else (type(args[0]), type(args[1])) if n == 2 else tuple(map(type, args)))
             if hot is not None:
                 jitted, key = hot
+                if type(jitted) is _SplitHot:  # a signature that runs split (laxify/split.py)
+                    try:
+                        return jitted.runner(*args)
+                    except Exception as e:
+                        hide_own_frames(e)
+                        raise
                 failed = None
                 try:
                     return materialized(jitted(*args))
@@ -624,11 +640,20 @@ class StaticFunction:
         if isinstance(jitted, CheckedJit):
             jitted = jitted.concrete  # hot-path arguments are concrete arrays and Python scalars
         if self._self is not _UNBOUND:
-            jitted, args = functools.partial(jitted, self._self), args[1:]
+            if type(jitted) is _SplitHot:
+                jitted.runner, args = functools.partial(jitted.runner, self._self), args[1:]
+            else:
+                jitted, args = functools.partial(jitted, self._self), args[1:]
         if not all(type(a) in _HOT_TYPES or _static_by_type(a) for a in args):
             return
         n = len(args)
         self._by_types[type(args[0]) if n == 1 else tuple(map(type, args))] = (jitted, key)
+
+    def _remember_split(self, runner: Callable, key: tuple, args: tuple, kwargs: dict) -> None:
+        """Let later calls of a signature that runs split, with arguments of these types, take
+        the hot path (the split run's own cost per call is the issue-25 benchmark's concern)."""
+        if isinstance(runner, SplitRunner) and not kwargs and len(key) == 2 and self._hot:
+            self._remember_types(_SplitHot(runner.concrete), key, args)
 
     def _run_as_python(self, args, kwargs):
         """A generator or coroutine function: called as written (no conversion, no jit), with a
@@ -681,6 +706,7 @@ class StaticFunction:
                     warn_fallback(found, inner)
         self._eager[key] = runner
         self._by_types.clear()
+        self._remember_split(runner, key, args, kwargs)
         args = tuple(map(_unwrapped, args))
         kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
         return runner(*args, **kwargs)
@@ -717,6 +743,7 @@ class StaticFunction:
                 warn_value_fallback(located, inner)
         self._eager[key] = runner
         self._by_types.clear()
+        self._remember_split(runner, key, args, kwargs)
         return result
 
     def __get__(self, instance, owner=None):

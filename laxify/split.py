@@ -28,6 +28,11 @@ class SplitRunner:
     def __call__(self, *args, **kwargs):
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs))):
             raise self.transformed_error() from None
+        return self.concrete(*args, **kwargs)
+
+    def concrete(self, *args, **kwargs):
+        """The run, for arguments known to hold no tracer (``to_static``'s hot path: concrete
+        arrays and Python scalars)."""
         try:
             with splitting(self.plan):
                 return self.fn(*args, **kwargs)

@@ -333,6 +333,9 @@ RULES: dict[Any, Callable] = {
     math.copysign: _math_binary(jnp.copysign),
 }
 
+# Types of a value that is concrete and no iterator: a builtin of it alone is the builtin.
+_CONCRETE = frozenset({type(jnp.zeros(())), int, float, bool, str})
+
 _OF_ITERABLE = frozenset({builtins.max, builtins.min, builtins.any, builtins.all, builtins.sorted})
 
 
@@ -372,6 +375,8 @@ def builtin(fn, *args, **kwargs):
         rule = None
     if rule is None:
         return call(fn, *args, **kwargs)
+    if len(args) == 1 and not kwargs and type(args[0]) in _CONCRETE:  # (the eager run's `int(x)`)
+        return fn(args[0])
     if len(args) == 1 and fn in _OF_ITERABLE and _is_iterator(args[0]):
         if fn is builtins.any or fn is builtins.all:
             items, decided = _short_circuit(fn, args[0])

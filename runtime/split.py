@@ -9,8 +9,11 @@ over the loop's carries and the array values its functions read from their closu
 arguments, so that the program is reused by every call with the same signature, not traced
 again). Only when that trace needs Python (a value-dependent error, ``NeedsPython``, an effect
 on a Python object, a run-time check) does the loop run as a Python loop, and each of its
-iterations tries the loops inside it in turn (nesting). Straight-line code and ``if``s between
-the loops run eagerly, as the eager fallback did.
+iterations tries the loops inside it in turn (nesting). An ``if`` whose dispatcher (``cond``,
+``elif_chain``) meets a concrete condition runs its taken branch the same way
+(:func:`run_branch`): one compiled program of its own unless it needs Python or does fewer
+than ``LIGHT_OPS`` operations. Straight-line code between the constructs runs eagerly, as the
+eager fallback did.
 
 Each decision — compiled, or Python and why — is made once per loop and signature (its code
 location, the static values it sees, the shapes and dtypes of its arrays) and kept in the
@@ -41,7 +44,7 @@ from laxify.runtime import checks, effects, error_channel
 from laxify.runtime.dispatch.values import Undefined, any_traced
 from laxify.runtime.lowering import Site
 
-__all__ = ["Plan", "SiteRecord", "runs_as_python", "splittable", "splitting"]
+__all__ = ["Plan", "SiteRecord", "branch", "run_branch", "runs_as_python", "splittable", "splitting"]
 
 # Distinct signatures one loop is compiled for before it stays Python (a loop inside a Python
 # loop that reads the outer loop's Python index would otherwise compile once per index).
@@ -78,38 +81,65 @@ class _TraceFailed(Exception):
 
 
 _PYTHON = "python"
+_EAGER = "eager"  # an `if` branch of fewer than LIGHT_OPS operations
 
 
 @dataclass
 class SiteRecord:
-    """What the plan decided for one loop (by its ``Site``) and what it ran."""
+    """What the plan decided for one construct (by its ``Site``) and what it ran."""
 
     site: Site
     compiled_runs: int = 0
     python_runs: int = 0
+    eager_runs: int = 0  # an `if` branch of fewer than LIGHT_OPS operations
     signatures: set = field(default_factory=set)
     why: str | None = None  # why it runs as Python (the first reason met)
+    is_loop: bool = True  # else an `if` (its taken branch, see ``run_branch``)
+
+    @property
+    def is_guard(self) -> bool:
+        """An `if` laxify made: the code after a statement that may return or raise, run
+        when it did not (runtime/lowering/rules.py names its branches so)."""
+        return not self.is_loop and self.site.branches[:1] == ("the code after it",)
 
     def describe(self) -> str:
-        where = f"the `{self.site.construct}` loop at line {self.site.line}"
+        if self.is_loop:
+            where, one = f"the `{self.site.construct}` loop at line {self.site.line}", "one program"
+        elif self.is_guard:
+            where, one = (f"the code after the `{self.site.construct}` at line {self.site.line}",
+                          "one program")
+        else:
+            where, one = f"the `if` at line {self.site.line}", "its taken branch as one program"
         if self.python_runs and not self.compiled_runs:
             return f"{where} runs as Python ({self.why})" if self.why else f"{where} runs as Python"
         if self.python_runs:
             return (f"{where} ran compiled {self.compiled_runs} and as Python {self.python_runs} "
                     f"time(s) ({self.why})")
-        return f"{where} runs compiled (one program)"
+        if self.eager_runs and not self.compiled_runs:
+            return f"{where} runs eagerly (its branch does too little to gain from a program)"
+        return f"{where} runs compiled ({one})"
+
+
+# An `if` branch whose program has fewer equations than this runs eagerly, and so does every
+# later run of that branch's code (``Plan.idle``: no lookup of its signature). Measured
+# (benchmarks/split.py, second table; us a call of the function): one operation runs faster
+# eagerly (22.2 against 24.8 compiled), two already faster compiled (26.1 against 29.2),
+# sixteen 25.6 against 107.7.
+LIGHT_OPS = 2
 
 
 class _Entry:
-    """A loop compiled for one signature: its jitted program and how its outputs are rebuilt."""
+    """A construct compiled for one signature: its jitted program and how its outputs are
+    rebuilt."""
 
-    __slots__ = ("jitted", "out_tree", "out_spec", "arguments")
+    __slots__ = ("jitted", "out_tree", "out_spec", "arguments", "effects")
 
     def __init__(self):
         self.jitted = None
         self.arguments = None  # the program's argument types (for jax.make_jaxpr in tests)
         self.out_tree = None
         self.out_spec = None  # per output leaf: ("array", k) | ("in", j) | ("const", value)
+        self.effects = True  # whether its program has effects (prints): the run waits for it
 
 
 class Plan:
@@ -117,9 +147,17 @@ class Plan:
 
     def __init__(self):
         self.entries: dict = {}
-        self.library: dict = {}  # code -> whether its function is library code
-        self.globals: dict = {}  # code -> the global names it reads
+        # id of a code object -> (whether its function is library code, the global names it
+        # reads, its namespace's token, the code object, its token): the tokens stand for them
+        # in the signatures (hashed and compared by identity, in C)
+        self.library: dict = {}
         self.records: dict[Site, SiteRecord] = {}
+        self._sites: dict[int, tuple] = {}  # id of a site -> (the site, its record, its token)
+        # id of a branch's code object -> that code, once a branch of it did fewer than
+        # LIGHT_OPS operations: it runs as it is from then on, without the lookup of its
+        # signature (which would cost more than the branch; a branch run eagerly is what the
+        # split run does anyway where it does not compile one).
+        self.idle: dict[int, types.CodeType] = {}
         self._lock = threading.RLock()
 
     # -- reporting -----------------------------------------------------------------------
@@ -137,9 +175,18 @@ class Plan:
         compiled = [r for r in records if r.compiled_runs and not r.python_runs]
         python = [r for r in records if r.python_runs]
         parts = []
-        if compiled:
-            lines = ", ".join(str(r.site.line) for r in compiled)
-            parts.append(f"{len(compiled)} loop(s) run as compiled programs of their own (line(s) {lines})")
+        loops = [r for r in compiled if r.is_loop]
+        if loops:
+            lines = ", ".join(str(r.site.line) for r in loops)
+            parts.append(f"{len(loops)} loop(s) run as compiled programs of their own (line(s) {lines})")
+        ifs = [r for r in compiled if not r.is_loop and not r.is_guard]
+        if ifs:
+            lines = ", ".join(str(r.site.line) for r in ifs)
+            parts.append(f"{len(ifs)} `if`(s) run their taken branch as a compiled program (line(s) {lines})")
+        rest = [r for r in compiled if r.is_guard]
+        if rest:
+            lines = ", ".join(str(r.site.line) for r in rest)
+            parts.append(f"the code after the statement(s) at line(s) {lines} runs as a compiled program")
         parts.extend(r.describe() for r in python)
         return ("It runs eagerly, op by op, split around the Python it needs: " + "; ".join(parts) + ".")
 
@@ -158,34 +205,61 @@ class Plan:
 
     # -- running a loop ------------------------------------------------------------------
     def construct(self, dispatcher, args: tuple, kwargs: dict):
-        site = next((a for a in args if isinstance(a, Site)), None) or kwargs.get("site")
+        # (Runs at every call of every construct of a split run: its common case, a site last
+        # among the arguments, seen before, is taken first.)
+        site = args[-1] if args and type(args[-1]) is Site else (
+            next((a for a in args if isinstance(a, Site)), None) or kwargs.get("site"))
         if site is None:
             return dispatcher(*args, **kwargs)
-        record = self._record(site)
+        known = self._sites.get(id(site))  # (holds the site: its id is not reused meanwhile)
+        if known is None or known[0] is not site:
+            record = self._record(site)
+            record.is_loop = dispatcher is not branch
+            known = self._sites[id(site)] = (site, record, ("T", _Token(site)))
+        record = known[1]
         try:
-            flat = _Flat(self.library, self.globals)
-            spec = (flat.spec(args), tuple(kwargs), tuple(flat.spec(v) for v in kwargs.values()))
+            flat = _Flat(self.library, site, known[2])
+            spec = (flat.spec(args), tuple(kwargs), tuple(flat.spec(v) for v in kwargs.values())) if kwargs \
+                else (flat.spec(args), (), ())
         except _Refuse as e:
             return self._python(record, e.why, dispatcher, args, kwargs)
         if flat.traced:  # under an outer transformation: nothing here runs compiled on its own
             return dispatcher(*args, **kwargs)
-        avals = tuple((a.shape, a.dtype, bool(getattr(a, "weak_type", False))) for a in flat.arrays)
+        try:
+            avals = tuple([(v.shape, v.dtype, v.weak_type) for v in [a.aval for a in flat.arrays]])
+        except AttributeError:  # (an array type without `aval`)
+            avals = tuple([(a.shape, a.dtype, getattr(a, "weak_type", False)) for a in flat.arrays])
         key = (dispatcher, spec, avals)
-        with self._lock:
-            entry = self.entries.get(key)
-            if entry is None:
-                record.signatures.add(key)
-                if len(record.signatures) > MAX_SIGNATURES:
-                    entry = self.entries[key] = _PYTHON
-                    record.why = record.why or (
-                        f"it was compiled for {MAX_SIGNATURES} different static values, which change "
-                        f"from run to run")
-                else:
-                    entry = self.entries[key] = _compile(dispatcher, spec, flat)
+        entry = self.entries.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self.entries.get(key)
+                if entry is None:
+                    record.signatures.add(key)
+                    if len(record.signatures) > MAX_SIGNATURES:
+                        entry = self.entries[key] = _PYTHON
+                        record.why = record.why or (
+                            f"it was compiled for {MAX_SIGNATURES} different static values, which change "
+                            f"from run to run")
+                    else:
+                        entry = self.entries[key] = _compile(dispatcher, spec, flat)
         if entry is _PYTHON:
             return self._python(record, None, dispatcher, args, kwargs)
+        if entry is _EAGER:
+            record.eager_runs += 1
+            return dispatcher(*args, **kwargs)
         why = None
         try:
+            if entry.out_spec is None:  # its first run: traced here, to see what it holds
+                traced = entry.jitted.trace(flat.arrays).jaxpr
+                entry.effects = bool(traced.effects)
+                if dispatcher is branch and _light(traced.jaxpr):
+                    with self._lock:
+                        self.entries[key] = _EAGER
+                        code = args[0].__code__
+                        self.idle[id(code)] = code
+                    record.eager_runs += 1
+                    return dispatcher(*args, **kwargs)
             out = entry.jitted(flat.arrays)
         except _TraceFailed as e:
             with self._lock:
@@ -194,8 +268,8 @@ class Plan:
         if why is not None:  # outside the handler: the user's errors are not chained to it
             return self._python(record, why, dispatcher, args, kwargs)
         record.compiled_runs += 1
-        # Prints staged in the loop run before the Python that follows it.
-        jax.block_until_ready(out)
+        if entry.effects:  # its prints come out before the Python that follows them
+            jax.block_until_ready(out)
         return _outputs(entry, out, flat.objects)
 
     def _python(self, record: SiteRecord, why, dispatcher, args, kwargs):
@@ -327,13 +401,13 @@ class _Flat:
     the Python objects the spec stands for (this call's originals). Runs at every call of a
     compiled loop: the common kinds are told apart by their exact type first."""
 
-    def __init__(self, library: dict, globals_: dict):
-        self._globals = globals_  # code -> the global names it (and the code it nests) reads
+    def __init__(self, library: dict, site: Site | None = None, site_spec: tuple | None = None):
+        self._site, self._site_spec = site, site_spec  # the construct's site: its plan's token
         self.arrays: list = []
         self.objects: list = []
         self.traced = False
         self._seen: dict[int, tuple] = {}
-        self._library = library  # code -> whether its function is library code (the plan's)
+        self._library = library  # the plan's (see Plan.library)
 
     def spec(self, v, depth: int = 0, closed: bool = False):
         """``closed``: ``v`` is read through a closure (a list or dict there is watched while
@@ -353,8 +427,29 @@ class _Flat:
         if kind is tuple:
             if depth > 20:
                 raise _Refuse("its values are nested too deeply")
-            return ("tuple", tuple([self.spec(e, depth + 1, closed) for e in v]))
+            return ("tuple", self._items(v, depth + 1, closed))
         return self._other(v, kind, depth, closed)
+
+    def _items(self, values, depth: int, closed: bool) -> tuple:
+        """The specs of ``values`` (a tuple's items, a closure's values), the common leaves
+        (arrays, Python atoms) without a call of ``spec`` each."""
+        out = []
+        seen, arrays = self._seen, self.arrays
+        for e in values:
+            kind = type(e)
+            if kind is _ARRAY:
+                known = seen.get(id(e))
+                if known is None:
+                    arrays.append(e)
+                    known = seen[id(e)] = ("A", len(arrays) - 1)
+                out.append(known)
+            elif kind in _ATOM_TYPES:
+                out.append(("S", kind, e))
+            elif e is self._site:
+                out.append(self._site_spec)
+            else:
+                out.append(self.spec(e, depth, closed))
+        return tuple(out)
 
     def _other(self, v, kind, depth: int, closed: bool):
         if depth > 20:
@@ -398,36 +493,48 @@ class _Flat:
 
     def _function(self, fn: types.FunctionType, depth: int):
         code = fn.__code__
-        library = self._library.get(code)
-        if library is None:
+        namespace = fn.__globals__
+        known = self._library.get(id(code))  # (the value holds the code: its id stays its own)
+        if known is None or known[3] is not code or known[2].obj is not namespace:
             # A tracer-aware library's function (jax, numpy, ...) is static; converted code
             # (generated names) and any other function, also from an installed package or the
             # standard library that laxify converted, is rebuilt around its closure's values.
-            library = self._library[code] = (not code.co_name.startswith(DEFAULT_PREFIX)
-                                             and _library_package(getattr(fn, "__module__", None)))
-        if library:
+            library = (not code.co_name.startswith(DEFAULT_PREFIX)
+                       and _library_package(getattr(fn, "__module__", None)))
+            # The globals its code reads (kept per code object, as the namespace's key).
+            known = self._library[id(code)] = (library, _global_names(code, namespace), _Token(namespace), code,
+                                               _Token(code))
+        if known[0]:
             return ("L", _ById(fn))
         if depth > 20:
             raise _Refuse("its values are nested too deeply")
         defaults = self.spec(fn.__defaults__, depth + 1, True) if fn.__defaults__ else None
         kwdefaults = self.spec(fn.__kwdefaults__, depth + 1, True) if fn.__kwdefaults__ else None
-        cells = []
-        for cell in fn.__closure__ or ():
+        closure = fn.__closure__
+        cells = ()
+        if closure:
             try:
-                value = cell.cell_contents
-            except ValueError:
-                cells.append(("empty",))
-                continue
-            cells.append(self.spec(value, depth + 1, True))
+                contents = [cell.cell_contents for cell in closure]
+            except ValueError:  # an empty cell (a name not yet assigned)
+                contents = None
+            if contents is not None:
+                cells = self._items(contents, depth + 1, True)
+            else:
+                cells = []
+                for cell in closure:
+                    try:
+                        value = cell.cell_contents
+                    except ValueError:
+                        cells.append(("empty",))
+                        continue
+                    cells.append(self.spec(value, depth + 1, True))
+                cells = tuple(cells)
         # The globals its code reads, as they are now: a global rebound between calls (a
         # number changed, another array) is another signature, not a stale constant.
-        namespace = fn.__globals__
-        names = self._globals.get(code)
-        if names is None:
-            names = self._globals[code] = _global_names(code, namespace)
-        read = tuple([_global_key(namespace.get(name, _MISSING)) for name in names])
-        return ("F", code, _ById(namespace), fn.__name__, defaults, kwdefaults, tuple(cells), read,
-                self._object(fn))
+        names = known[1]
+        read = tuple([_global_key(namespace.get(name, _MISSING)) for name in names]) if names else ()
+        self.objects.append(fn)
+        return ("F", known[4], known[2], fn.__name__, defaults, kwdefaults, cells, read, len(self.objects) - 1)
 
 
 _MISSING = object()
@@ -451,6 +558,16 @@ def _global_key(value):
     return _ById(value)
 
 
+class _Token:
+    """The one key of an object in a plan's signatures (a code object, a module's globals):
+    made once per object and kept, so that it is hashed and compared by identity, in C."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+
 class _ById:
     """A key for an object by its identity (a module's globals, a library function)."""
 
@@ -472,6 +589,8 @@ def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
         return arrays[spec[1]]
     if tag == "S":
         return spec[2]
+    if tag == "T":
+        return spec[1].obj
     if tag == "L":
         return spec[1].obj
     if tag == "U":
@@ -490,6 +609,7 @@ def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
                                  **_rebuild(spec[3], arrays, objects, rebuilt, made))
     if tag == "F":
         _, code, globals_, name, defaults, kwdefaults, cells, _, index = spec
+        code = code.obj
         closure = tuple(types.CellType() if c[0] == "empty" else types.CellType(_rebuild(c, arrays, objects, rebuilt, made))
                         for c in cells)
         original = objects[index]
@@ -505,6 +625,32 @@ def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
             made.append(fn)
         return fn
     raise AssertionError(f"unknown spec {tag}")
+
+
+def _light(jaxpr) -> bool:
+    """Whether a branch's program does too little to gain from being compiled (LIGHT_OPS)."""
+    return len(jaxpr.eqns) < LIGHT_OPS
+
+
+def branch(fn, operands: tuple, site: Site):
+    """The taken branch of an ``if`` whose condition is a Python value (``site``: the ``if``),
+    as the construct that the plan compiles (see :func:`run_branch`)."""
+    return fn(*operands)
+
+
+def run_branch(fn, operands: tuple, site: Site):
+    """``fn(*operands)``, the taken branch of an ``if`` on a Python condition: in a split run
+    (inside :func:`splitting`, not while a construct is traced) tried as one compiled program
+    of its own, cached per ``if`` and signature as a loop is (the module's docstring), unless
+    it does fewer than ``LIGHT_OPS`` operations: then it runs as it is, and so does every later
+    run of that branch's code (``Plan.idle``)."""
+    plan = _state.plan
+    if plan is None or _state.tracing:
+        return fn(*operands)
+    code = getattr(fn, "__code__", None)
+    if code is not None and plan.idle.get(id(code)) is code:
+        return fn(*operands)
+    return plan.construct(branch, (fn, operands, site), {})
 
 
 def runs_as_python(values) -> bool:

@@ -14,7 +14,7 @@ import numpy as np
 
 from laxify.ir.errors import ConversionError, NeedsPython
 from laxify.ir.naming import is_return_flag, is_return_value
-from laxify.runtime import effects
+from laxify.runtime import effects, split
 from laxify.runtime import lists as lists_mod
 from laxify.ir.user_code import raised_by_array_library
 from laxify.runtime import error_channel
@@ -50,7 +50,7 @@ def cond(pred, branches, operands, site: Site):
     """``if``/``elif``/``else`` (2 branches: ``pred`` is a predicate; more: an index)."""
     if not is_traced(pred):
         index = (0 if pred else 1) if len(branches) == 2 else operator.index(pred)
-        return branches[index](*operands)
+        return split.run_branch(branches[index], operands, site)
     pred = _scalar_predicate(pred, site, "if")
     with traced_region():  # the branches run only for some data: a `raise` in them waits
         return _traced_cond(pred, branches, operands, site)
@@ -127,7 +127,7 @@ def elif_chain(arms, operands, site: Site):
     possible.append(chosen)
     branches = [arms[k][1] for k in possible]
     if not preds:
-        return branches[0](*operands)
+        return split.run_branch(branches[0], operands, site)
     if site.branches:
         site = replace(site, branches=tuple(site.branches[k] for k in possible),
                        branch_lines=tuple(site.branch_lines[k] for k in possible))

@@ -154,7 +154,8 @@ def _same(a, b):
 
 
 def _record(plan, line):
-    found = [r for r in plan.records.values() if r.site.line == line]
+    # (not an `if` laxify made around the code after a statement that may return or raise)
+    found = [r for r in plan.records.values() if r.site.line == line and not r.is_guard]
     assert len(found) == 1, plan.lines()
     return found[0]
 
@@ -450,3 +451,176 @@ def test_converted_code_of_an_installed_package_is_rebuilt_not_shared():
     for n in (17, 70000, 0):
         result, _ = _run(f, jnp.int32(n))
         assert result == bic.int_to_bytes_big_endian(n)
+
+
+# -- traced `if`s in the split run: the taken branch compiled as a program of its own ----------
+
+
+def branch_with_work(x, n):
+    tag = str(int(x))  # must stay Python: the function is split
+    if x > 1.0:  # a traced `if`, decided by Python here
+        y = jnp.sin(x) * 2.0 + x * x - 1.0
+        y = jnp.where(y > 3.0, y / 2.0, y)
+    else:
+        y = jnp.cos(x) - x * 0.5
+    if n > 2:
+        z = y  # no operation: runs as it is
+    else:
+        z = y * 3.0 + 1.0
+    return y, z, tag
+
+
+@pytest.mark.parametrize("x,n", [(0.5, 1), (2.0, 1), (3.0, 5), (-4.0, 5)])
+def test_a_traced_if_runs_its_taken_branch_compiled(x, n):
+    f = laxify.to_static(branch_with_work)
+    args = (jnp.float32(x), jnp.int32(n))
+    result, caught = _run(f, *args)
+    _same(result, branch_with_work(*args))
+    assert len(caught) == 1
+    plan = _plan(f)
+    first = _record(plan, _line(branch_with_work, "if x > 1.0"))
+    assert (first.compiled_runs, first.python_runs, first.is_loop) == (1, 0, False)
+    second = _record(plan, _line(branch_with_work, "if n > 2"))
+    assert second.python_runs == 0
+    assert (second.compiled_runs, second.eager_runs) == ((0, 1) if n > 2 else (1, 0))
+    if n <= 2:
+        assert "2 `if`(s) run their taken branch as a compiled program" in str(caught[0].message)
+    # The branch's program holds its operations (no `cond`: Python chose the branch).
+    programs = [e for e in plan.entries.values() if not isinstance(e, str)]
+    jaxpr = str(jax.make_jaxpr(programs[0].jitted)(programs[0].arguments))
+    assert ("sin" in jaxpr) == (x > 1.0) and "cond" not in jaxpr
+    # Both branches, again and again on the same signature: each program traced once.
+    for x2 in (x, -x, 2.5, 0.0, x):
+        args = (jnp.float32(x2), jnp.int32(n))
+        result, caught = _run(f, *args)
+        _same(result, branch_with_work(*args))
+        assert caught == []
+    sizes = [e.jitted._cache_size() for e in plan.entries.values() if not isinstance(e, str)]
+    assert sizes and all(size == 1 for size in sizes)
+    assert first.python_runs == 0 and first.compiled_runs == 6
+
+
+def prints_in_a_branch(x):
+    label = "v" + str(int(x))  # must stay Python
+    print("before", label)
+    if x > 0:
+        y = x * 2.0 + 1.0
+        print("in branch", y)
+        y = y - 0.5
+    else:
+        y = x
+    print("after")
+    return y
+
+
+def test_prints_in_a_compiled_branch_keep_pythons_order(capsys):
+    f = laxify.to_static(prints_in_a_branch)
+    for x in (1.0, 2.0, -1.0):
+        expected = prints_in_a_branch(jnp.float32(x))
+        out_eager = capsys.readouterr().out
+        result, _ = _run(f, jnp.float32(x))
+        _same(result, expected)
+        assert capsys.readouterr().out == out_eager
+    record = _record(_plan(f), _line(prints_in_a_branch, "if x > 0"))
+    assert record.compiled_runs == 2 and record.python_runs == 0
+
+
+def raises_in_a_branch(x):
+    tag = str(int(x))
+    if x > 0:
+        y = x * 2.0
+        if y > 5.0:
+            raise ValueError("too big")
+        y = y + 1.0
+    else:
+        y = x * 0.5 - 1.0
+    return y, tag
+
+
+@pytest.mark.parametrize("x", [1.0, 4.0, -2.0])
+def test_a_branch_that_may_raise_runs_as_python(x):
+    f = laxify.to_static(raises_in_a_branch)
+    args = (jnp.float32(x),)
+    for _ in range(2):
+        if x == 4.0:
+            with pytest.raises(ValueError, match="too big"):
+                raises_in_a_branch(*args)
+            with pytest.raises(ValueError, match="too big"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", laxify.FallbackWarning)
+                f(*args)
+        else:
+            result, _ = _run(f, *args)
+            _same(result, raises_in_a_branch(*args))
+    record = _record(_plan(f), _line(raises_in_a_branch, "if x > 0"))
+    if x > 0:
+        assert record.compiled_runs == 0 and record.python_runs == 2 and "check made at run time" in record.why
+    else:
+        assert record.compiled_runs == 2 and record.python_runs == 0
+
+
+def branch_in_a_python_loop(x, n):
+    out = ""
+    acc = x
+    for i in range(n):  # Python: its body makes a string
+        if acc > 1.0:  # compiled branch, at each iteration
+            acc = jnp.sqrt(acc) * 0.9 + 0.05
+        else:
+            acc = acc * 3.0 + 0.5
+        out = out + str(int(acc * 10)) + ","
+    return acc, out
+
+
+@pytest.mark.parametrize("x,n", [(0.2, 6), (9.0, 4), (1.0, 0)])
+def test_a_branch_in_a_python_loop_is_compiled_per_signature(x, n):
+    f = laxify.to_static(branch_in_a_python_loop)
+    args = (jnp.float32(x), n)
+    result, _ = _run(f, *args)
+    _same(result, branch_in_a_python_loop(*args))
+    plan = _plan(f)
+    if n:
+        assert _record(plan, _line(branch_in_a_python_loop, "for i in range(n)")).python_runs == 1
+        record = _record(plan, _line(branch_in_a_python_loop, "if acc > 1.0"))
+        assert record.compiled_runs == n and record.python_runs == 0
+        programs = [e for e in plan.entries.values() if not isinstance(e, str)]
+        assert 1 <= len(programs) <= 2  # one per branch taken, reused by the iterations
+        assert all(e.jitted._cache_size() == 1 for e in programs)
+
+
+def test_a_split_signature_takes_the_hot_path():
+    from laxify.api import _SplitHot
+
+    f = laxify.to_static(after_loop)
+    for n in (3, 4, 0):
+        args = (jnp.float32(2.0), jnp.int32(n))
+        result, caught = _run(f, *args)
+        _same(result, after_loop(*args))
+        assert len(caught) == (1 if n == 3 else 0)
+    assert [type(hot) for hot, _ in f._by_types.values()] == [_SplitHot]
+    record = _record(_plan(f), _line(after_loop, "while i < n"))
+    assert (record.compiled_runs, record.python_runs) == (3, 0)
+    # Another static value (a Python int): its own signature, still split and correct.
+    result, _ = _run(f, jnp.float32(2.0), 5)
+    _same(result, after_loop(jnp.float32(2.0), 5))
+
+
+def one_op_branch(x, k):
+    tag = str(int(x))
+    if k > 0:
+        x = x * 2.0  # one operation: faster eagerly than as a program of its own
+    else:
+        x = x * 2.0 + 1.0
+    return x, tag
+
+
+def test_a_branch_of_one_operation_runs_eagerly_without_a_lookup_later():
+    f = laxify.to_static(one_op_branch)
+    for k in (1, 1, 0, 1, 0):
+        args = (jnp.float32(1.5), jnp.int32(k))
+        result, _ = _run(f, *args)
+        _same(result, one_op_branch(*args))
+    plan = _plan(f)
+    record = _record(plan, _line(one_op_branch, "if k > 0"))
+    # Looked up once for the one-operation branch (then run as it is: Plan.idle); the other
+    # branch compiled and run twice.
+    assert (record.eager_runs, record.compiled_runs, record.python_runs) == (1, 2, 0)
+    assert len(plan.idle) == 1
