@@ -34,12 +34,13 @@ from laxify.fallback import (
     warn_fallback,
     warn_unconverted_eager,
 )
-from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython
+from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython, warn_at
 from laxify.ir.printer import print_function
 from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
 from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
 from laxify.runtime.error_channel import NeedsChecks, PathRaised, at_top, functionalizing, recorded, without_checks
 from laxify.runtime.evaluate import make_evaluator
+from laxify.runtime.int_overflow import Int32OverflowError
 from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
 from laxify.runtime.writeback import Changes, writing_back, written_back
@@ -571,6 +572,8 @@ class StaticFunction:
                     return jitted(*args)
                 except NeedsChecks:
                     pass  # traced again below, with its run-time checks
+                except Int32OverflowError as e:
+                    failed = e
                 except CONCRETE_ERRORS as e:
                     return self._concrete_error(e, key, self._with_self(args), kwargs)
                 except Exception as e:  # the user's error: shown with the user's frames only
@@ -578,6 +581,8 @@ class StaticFunction:
                         hide_own_frames(e)
                         raise
                     failed = e
+                if isinstance(failed, Int32OverflowError):
+                    return self._overflowed(failed, self._with_self(args), kwargs)
                 if failed is not None:  # (outside the handler: eager's error is not chained to it)
                     return self._eager_after_trace_error(failed, key, self._with_self(args), kwargs)
         try:
@@ -608,6 +613,9 @@ class StaticFunction:
             except NeedsChecks:
                 if again:
                     raise
+            except Int32OverflowError as e:
+                failed = e
+                break
             except CONCRETE_ERRORS as e:
                 return self._concrete_error(e, key, args, kwargs)
             except Exception as e:
@@ -616,7 +624,32 @@ class StaticFunction:
                 failed = e
                 break
         # Outside the handlers: an error of the eager run is not chained to the trace's.
+        if isinstance(failed, Int32OverflowError):
+            return self._overflowed(failed, args, kwargs)
         return self._eager_after_trace_error(failed, key, args, kwargs)
+
+    def _overflowed(self, error: Int32OverflowError, args: tuple, kwargs: dict):
+        """A value that is a Python int in eager code passed int32 in the program on this input
+        (``runtime/int_overflow.py``): eager Python gives the exact integer, with a
+        FallbackWarning at the user's line (this call only: the next input may fit);
+        ``fallback="error"``: the located ``OverflowError`` itself."""
+        if self.fallback == "error":
+            raise error
+        if self.fallback == "warn":
+            what = f"`{error.name}`" if error.name else "An integer"
+            warn_at(f"{what} is a Python int in eager code but an int32 array in the compiled loop, and on "
+                    f"this input its value passed int32's range (2**31 - 1) here: {self._inner.__qualname__} "
+                    f"ran eagerly, op by op, for Python's exact integer (this call only). To keep it "
+                    f"compiled, enable 64-bit integers before any JAX call "
+                    f"(jax.config.update(\"jax_enable_x64\", True); pass int64 bounds), or compute it as a "
+                    f"float.", FallbackWarning, error.filename, error.line)
+        args = tuple(map(_unwrapped, args))
+        kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
+        try:
+            return self._plain(*args, **kwargs)
+        except Exception as eager_error:  # Python raises too: its error, as Python gives it
+            hide_own_frames(eager_error)
+            raise eager_error from None
 
     def _remember_types(self, jitted: Callable, key: tuple, args: tuple) -> None:
         """Let later calls with arguments of these types take the hot path."""

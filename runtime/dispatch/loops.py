@@ -25,6 +25,7 @@ from laxify.runtime.dispatch.conditionals import (
     _appendable, _fits_default_int, _int_too_large, _join_tree, _scalar_predicate,
 )
 from laxify.runtime import error_channel
+from laxify.runtime import int_overflow
 from laxify.runtime import split
 from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import (
@@ -321,6 +322,7 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
     after it (``effects.Identity``); a ``raise`` in the body waits for run time."""
     identity = effects.Identity()
     cond_fn, body_fn = _guarded(cond_fn, site, construct), _guarded(body_fn, site, construct, identity)
+    body_fn = int_overflow.marking(body_fn, init)  # its Python ints: overflow checked (int_overflow.py)
     try:
         with traced_region():  # the body runs only for some data: a `raise` in it waits
             out = _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
@@ -621,6 +623,7 @@ def _early_exit_range(r: range, body_fn, init, site: Site, stops: tuple[int, ...
     form would run the remaining iterations with the body switched off, so the carries after
     the loop are the same."""
     trips = len(r)
+    body_fn = int_overflow.marking(body_fn, init, lead=1, index=True)  # range gives Python ints
 
     def cond(k, *c):
         go = k < trips
@@ -654,6 +657,7 @@ def _traced_range(start, stop, step, body_fn, init, site: Site):
     )
     trips = jnp.maximum(trips, 0)
     counted = replace(site, names=("(iteration)", *site.names))
+    body_fn = int_overflow.marking(body_fn, init, lead=1, index=True)  # range gives Python ints
     out = _traced_while(
         lambda k, *c: k < trips,
         lambda k, *c: (k + 1, *body_fn(start + k * step, *c)),
@@ -685,6 +689,8 @@ def _scan(body_fn, init, xs, site: Site):
     again with a buffer for each list whose read asked for one (``NeedsRows``)."""
     identity = effects.Identity()
     body_fn = _guarded(body_fn, site, "for", identity)
+    # A range's index (a Count) and the carries that start as Python ints stand for Python ints.
+    body_fn = int_overflow.marking(body_fn, init, lead=1, index=isinstance(xs, Count))
     return identity.write_back(_scan_carries(body_fn, init, xs, site), init, offset=1)
 
 

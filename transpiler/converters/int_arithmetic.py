@@ -1,0 +1,283 @@
+"""``a * b``, ``a + b``, ``a - b``, ``a ** k`` and ``x += e``/``-=``/``*=`` in a loop's body,
+on names that may hold Python ints and int literals → ``_lx.int_op("*", a, b)``: the same
+operation, whose result is checked for int32 overflow at run time where both operands are
+Python ints in eager code and int32 arrays in the traced loop (``runtime/int_overflow.py``).
+
+Which names may hold Python ints is read from the function's own assignments: a ``range``
+loop's target, and names assigned int literals or such operations on them (``r = 1``,
+``a, b = 0, 1``, ``m = i // 2``), not parameters (which may be arrays); a parameter counts
+beside one of those (a static ``k`` in ``r * k``). A counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16) is left as it
+is: the runtime does not check it, and knows the counter for a Python int by its weak type.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from laxify.ir.naming import is_runtime_name
+from laxify.transpiler.analysis.walk import children
+from laxify.transpiler.converters.base import Context, OwnCodeConverter
+
+__all__ = ["transform"]
+
+_BINARY = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Power: "**"}
+_AUGMENTED = {cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign: "*="}
+_NOT_NUMBERS = frozenset({"True", "False", "None"})
+# Operations of Python ints that give Python ints (for which names may hold them).
+_INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Power, cst.FloorDivide, cst.Modulo)
+_SMALL = 2 ** 16  # runtime/int_overflow.py's SMALL_CONSTANT
+
+
+def _own_nodes(node: cst.CSTNode):
+    """The nodes of the function's own code (not of ``def``s, classes and lambdas in it)."""
+    stack = list(children(node))
+    while stack:
+        current = stack.pop()
+        yield current
+        if type(current) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(children(current))
+
+
+def _int_expression(node, names: set, params: set) -> bool:
+    """Whether ``node`` gives a Python int where ``names`` hold Python ints (and parameters
+    may): an int literal, or those names, parameters and int literals under ``+ - * ** // %``
+    with at least one of ``names`` among them (a parameter may be an array: ``x * 2`` is not)."""
+    if type(node) is cst.Integer or (type(node) is cst.UnaryOperation and type(node.expression) is cst.Integer):
+        return True
+    found = []
+
+    def ok(n) -> bool:
+        kind = type(n)
+        if kind is cst.Integer:
+            return True
+        if kind is cst.Name:
+            if n.value in names:
+                found.append(n)
+                return True
+            return n.value in params
+        if kind is cst.UnaryOperation and type(n.operator) is cst.Minus:
+            return ok(n.expression)
+        if kind is cst.BinaryOperation and isinstance(n.operator, _INT_OPERATORS):
+            return ok(n.left) and ok(n.right)
+        return False
+
+    return ok(node) and bool(found)
+
+
+def python_int_names(fn: cst.FunctionDef) -> tuple[set, set]:
+    """The names of ``fn``'s own code that may hold Python ints (see the module's docstring),
+    and its parameters."""
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    names: set = set()
+    pairs: list = []
+    for node in _own_nodes(fn.body):
+        kind = type(node)
+        if kind is cst.For and type(node.target) is cst.Name and type(node.iter) is cst.Call and \
+                type(node.iter.func) is cst.Name and node.iter.func.value == "range":
+            names.add(node.target.value)
+        elif kind is cst.Assign:
+            for target in node.targets:
+                pairs.extend(_pairs(target.target, node.value))
+        elif kind is cst.AnnAssign and node.value is not None:
+            pairs.extend(_pairs(node.target, node.value))
+    grown = True
+    while grown:
+        grown = False
+        for name, value in pairs:
+            if name not in names and name not in params and _int_expression(value, names, params):
+                names.add(name)
+                grown = True
+    return names, params
+
+
+def _pairs(target, value):
+    if type(target) is cst.Name:
+        return [(target.value, value)]
+    if type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List) and \
+            len(target.elements) == len(value.elements):
+        return [pair for t, v in zip(target.elements, value.elements) for pair in _pairs(t.value, v.value)]
+    return []
+
+
+def _target_names(target) -> list:
+    """The names an assignment target binds, or ``[None]`` for a target that is not only names."""
+    if type(target) is cst.Name:
+        return [target.value]
+    if type(target) in (cst.Tuple, cst.List):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    return [None]
+
+
+def _small_step(op: str, value: cst.BaseExpression) -> bool:
+    """``+ c``/``- c`` with a literal ``c`` below 2**16: a counter's step."""
+    if op not in ("+", "-", "+=", "-=") or not _literal(value):
+        return False
+    node, sign = value, 1
+    while type(node) is cst.UnaryOperation:
+        node, sign = node.expression, -sign
+    return abs(int(node.value, 0)) < _SMALL
+
+
+def _is_int_op(node: cst.BaseExpression) -> bool:
+    func = getattr(node, "func", None)
+    return (type(node) is cst.Call and type(func) is cst.Attribute and type(func.value) is cst.Name
+            and is_runtime_name(func.value.value) and func.attr.value == "int_op")
+
+
+def _operand(node: cst.BaseExpression, names: set, params: set) -> str | None:
+    """What an operand is: ``"int"`` (a name that may hold a Python int, an operation this
+    converter routed), ``"param"``, ``"literal"`` (an int literal), or ``None`` (anything else)."""
+    kind = type(node)
+    if kind is cst.Name:
+        if node.value in _NOT_NUMBERS or is_runtime_name(node.value):
+            return None
+        return "int" if node.value in names else "param" if node.value in params else None
+    if kind is cst.Integer:
+        return "literal"
+    if kind is cst.UnaryOperation and type(node.operator) is cst.Minus:
+        return _operand(node.expression, names, params)
+    return "int" if _is_int_op(node) else None
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Integer or (
+        type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus and _literal(node.expression))
+
+
+def _call(op: str, left: cst.BaseExpression, right: cst.BaseExpression, name: str | None = None) -> cst.Call:
+    args = [cst.Arg(cst.SimpleString(repr(op))), cst.Arg(left), cst.Arg(right)]
+    if name is not None:
+        args.append(cst.Arg(cst.SimpleString(repr(name))))
+    return cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name("int_op")), args)
+
+
+def _named(value: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExpression:
+    if type(target) is cst.Name and _is_int_op(value) and len(value.args) == 3:
+        return value.with_changes(args=[*value.args, cst.Arg(cst.SimpleString(repr(target.value)))])
+    return value
+
+
+class IntArithmeticTransformer(OwnCodeConverter):
+    def __init__(self, ctx: Context, names: set, params: set):
+        super().__init__(ctx)
+        self.in_body = 0  # how many loop bodies hold the node being visited
+        self.classes = 0
+        self.names, self.params = names, params
+        self.steps: set[int] = set()  # `i = i + 1` values: a counter's step, left as it is
+        # Whether the statement being visited assigns only names that may hold Python ints:
+        # there a parameter may be one too (`r = r * k`); elsewhere it may be an array (`x + i`).
+        self.into_int = False
+
+    def _routed(self, op: str, left, right) -> bool:
+        """Whether ``left <op> right`` goes through ``_lx.int_op``: both operands may be Python
+        ints, one of them a name that may hold one (or a routed operation)."""
+        params = self.params if self.into_int else ()
+        kinds = (_operand(left, self.names, params), _operand(right, self.names, params))
+        if None in kinds or "int" not in kinds:
+            return False
+        if op == "**":
+            return type(right) is cst.Integer and 2 <= int(right.value, 0) <= 30
+        return True
+
+    def visit_For_body(self, node) -> None:
+        self.in_body += 1
+
+    def leave_For_body(self, node) -> None:
+        self.in_body -= 1
+
+    def visit_While_body(self, node) -> None:
+        self.in_body += 1
+
+    def leave_While_body(self, node) -> None:
+        self.in_body -= 1
+
+    def visit_ClassDef(self, node) -> bool:
+        self.classes += 1
+        return True
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self.classes -= 1
+        return updated_node
+
+    def _active(self) -> bool:
+        return self.in_body > 0 and self.def_depth == 1 and not self.classes
+
+    def _targets_ints(self, targets) -> bool:
+        names = [n for t in targets for n in _target_names(t)]
+        return bool(names) and all(n in self.names for n in names)
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if self._changed and self._changed[-1] and self._active():  # (something in it was routed)
+            pos = self.ctx.positions.get(original_node)
+            if pos is not None:
+                self.ctx.plain.setdefault(pos, original_node)
+        return updated_node
+
+    def visit_AugAssign(self, node) -> bool:
+        self.into_int = self._targets_ints([node.target])
+        return True
+
+    def visit_Assign(self, node) -> bool:
+        self.into_int = self._targets_ints([t.target for t in node.targets])
+        value = node.value
+        if (len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
+                and type(value) is cst.BinaryOperation and type(value.left) is cst.Name
+                and value.left.value == node.targets[0].target.value
+                and _small_step(_BINARY.get(type(value.operator), ""), value.right)):
+            self.steps.add(id(value))
+        return True
+
+    def leave_BinaryOperation(self, original_node, updated_node):
+        op = _BINARY.get(type(updated_node.operator))
+        left, right = updated_node.left, updated_node.right
+        if op is None or not self._active() or id(original_node) in self.steps or not self._routed(op, left, right):
+            return updated_node
+        call = _call(op, left.with_changes(lpar=[], rpar=[]) if left.lpar else left,
+                     right.with_changes(lpar=[], rpar=[]) if right.lpar else right)
+        return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+    def leave_Assign(self, original_node, updated_node):
+        self.into_int = False
+        return self._with_names(updated_node)
+
+    def _with_names(self, updated_node):
+        """The name an operation's result is assigned to goes into the call (for its message):
+        ``r = r * i``, and ``a, b = b, a + b`` item by item."""
+        if not self._active() or len(updated_node.targets) != 1:
+            return updated_node
+        target, value = updated_node.targets[0].target, updated_node.value
+        if type(target) is cst.Name:
+            named = _named(value, target)
+            return updated_node if named is value else updated_node.with_changes(value=named)
+        if (type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List)
+                and len(target.elements) == len(value.elements)):
+            elements = [v.with_changes(value=_named(v.value, t.value))
+                        if type(v) is cst.Element and _named(v.value, t.value) is not v.value else v
+                        for t, v in zip(target.elements, value.elements)]
+            if all(e is v for e, v in zip(elements, value.elements)):
+                return updated_node
+            return updated_node.with_changes(value=value.with_changes(elements=elements))
+        return updated_node
+
+    def leave_AugAssign(self, original_node, updated_node):
+        op = _AUGMENTED.get(type(updated_node.operator))
+        routed = op is not None and self._routed(op[0], updated_node.target, updated_node.value)
+        self.into_int = False
+        target, value = updated_node.target, updated_node.value
+        if op is None or not self._active() or type(target) is not cst.Name or _small_step(op, value):
+            return updated_node
+        if is_runtime_name(target.value) or not routed:
+            return updated_node
+        value = value.with_changes(lpar=[], rpar=[]) if value.lpar else value
+        return cst.Assign([cst.AssignTarget(cst.Name(target.value))], _call(op, cst.Name(target.value), value, target.value))
+
+
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (cst.For, cst.While)
+
+
+def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
+    names, params = python_int_names(node)
+    if not names:
+        return node
+    return node.visit(IntArithmeticTransformer(ctx, names, params))
