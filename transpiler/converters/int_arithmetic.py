@@ -136,7 +136,37 @@ def _operand(node: cst.BaseExpression, names: set, params: set) -> str | None:
         return "literal"
     if kind is cst.UnaryOperation and type(node.operator) is cst.Minus:
         return _operand(node.expression, names, params)
-    return "int" if _is_int_op(node) else None
+    if _is_int_op(node) or _step(node, names):
+        return "int"
+    return None
+
+
+def _step(node, names: set) -> bool:
+    """``i + c``/``i - c``/``c + i`` with a literal ``c`` below 2**16 and ``i`` a name that may
+    hold a Python int (or such a step itself): left as it is where it stands alone (an index
+    ``table[i - 1]``, an argument), routed where its value goes on (see ``_unstepped``)."""
+    if type(node) is not cst.BinaryOperation:
+        return False
+    op = _BINARY.get(type(node.operator))
+    if op not in ("+", "-"):
+        return False
+    for value, step in ((node.left, node.right), (node.right, node.left)):
+        if _small_step(op, step) and (
+                (type(value) is cst.Name and value.value in names) or _is_int_op(value) or _step(value, names)):
+            return True
+    return False
+
+
+def _unstepped(node, names: set):
+    """``node`` with a step (see ``_step``) routed, as an operand of a routed operation."""
+    if not _step(node, names):
+        return node
+    call = _call(_BINARY[type(node.operator)], _unstepped(_bare(node.left), names), _unstepped(_bare(node.right), names))
+    return call
+
+
+def _bare(node):
+    return node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) else node
 
 
 def _literal(node: cst.BaseExpression) -> bool:
@@ -164,6 +194,7 @@ class IntArithmeticTransformer(OwnCodeConverter):
         self.classes = 0
         self.names, self.params = names, params
         self.steps: set[int] = set()  # `i = i + 1` values: a counter's step, left as it is
+        self.assigned: set[int] = set()  # values of assignments (``visit_Assign``)
         # Whether the statement being visited assigns only names that may hold Python ints:
         # there a parameter may be one too (`r = r * k`); elsewhere it may be an array (`x + i`).
         self.into_int = False
@@ -220,6 +251,10 @@ class IntArithmeticTransformer(OwnCodeConverter):
     def visit_Assign(self, node) -> bool:
         self.into_int = self._targets_ints([t.target for t in node.targets])
         value = node.value
+        # Values assigned to names (`j = k + 1`, `a, b = b, a + 1`): a step there is routed.
+        self.assigned.add(id(value))
+        if type(value) in (cst.Tuple, cst.List):
+            self.assigned.update(id(e.value) for e in value.elements)
         if (len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
                 and type(value) is cst.BinaryOperation and type(value.left) is cst.Name
                 and value.left.value == node.targets[0].target.value
@@ -232,8 +267,9 @@ class IntArithmeticTransformer(OwnCodeConverter):
         left, right = updated_node.left, updated_node.right
         if op is None or not self._active() or id(original_node) in self.steps or not self._routed(op, left, right):
             return updated_node
-        call = _call(op, left.with_changes(lpar=[], rpar=[]) if left.lpar else left,
-                     right.with_changes(lpar=[], rpar=[]) if right.lpar else right)
+        if _step(updated_node, self.names) and id(original_node) not in self.assigned:
+            return updated_node  # a step standing alone (`table[i - 1]`): see `_step`
+        call = _call(op, _unstepped(_bare(left), self.names), _unstepped(_bare(right), self.names))
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     def leave_Assign(self, original_node, updated_node):
@@ -268,7 +304,7 @@ class IntArithmeticTransformer(OwnCodeConverter):
             return updated_node
         if is_runtime_name(target.value) or not routed:
             return updated_node
-        value = value.with_changes(lpar=[], rpar=[]) if value.lpar else value
+        value = _unstepped(_bare(value), self.names)
         return cst.Assign([cst.AssignTarget(cst.Name(target.value))], _call(op, cst.Name(target.value), value, target.value))
 
 
