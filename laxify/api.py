@@ -40,7 +40,7 @@ from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
 from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
 from laxify.runtime.error_channel import NeedsChecks, PathRaised, at_top, functionalizing, recorded, without_checks
 from laxify.runtime.evaluate import make_evaluator
-from laxify.runtime.int_overflow import Int32OverflowError
+from laxify.runtime.int_overflow import CodedJit, Int32OverflowError, collects
 from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
 from laxify.runtime.writeback import Changes, writing_back, written_back
@@ -370,6 +370,7 @@ class StaticFunction:
         self._converted_fn: Callable | None = None
         self._jitted: dict[tuple, Callable] = {}
         self._checked_keys: set[tuple] = set()  # programs that report run-time errors
+        self._coded_keys: set[tuple] = set()  # programs that return an int32 overflow code
         self._by_types: dict[Any, tuple] = {}  # argument types -> (jitted, jit cache key)
         # Input signatures that run eagerly, and what runs: the function as written, or (for
         # value-dependent Python met in converted code) the converted function, un-jitted.
@@ -440,7 +441,8 @@ class StaticFunction:
             # An argument holding a Flax NNX module: nnx.jit traces its state and writes back
             # what the function changes on it.
             checked = self.checks or key in self._checked_keys
-            jit = nnx_jit if len(key) == 3 and "nnx" in key[2] else CheckedJit if checked else jax.jit
+            jit = (nnx_jit if len(key) == 3 and "nnx" in key[2] else CheckedJit if checked
+                   else CodedJit if key in self._coded_keys else jax.jit)
             fn = self._traceable(fn, self.checks)
             if jit is jax.jit:
                 fn = self._noting_checks(fn, key)
@@ -474,16 +476,23 @@ class StaticFunction:
         # the user's function and code) alive after the user has dropped them.
         owner = weakref.ref(self)
 
+        # A trace whose loops' int arithmetic gave overflow codes (runtime/int_overflow.py) and
+        # recorded no check is made again as a program that returns the code (CodedJit).
+        codes: list = []
+        collecting = collects(fn, codes)
+
         @functools.wraps(fn)
         def run(*args, **kwargs):
             before = recorded()
+            codes.clear()
             with functionalizing():
-                out = fn(*args, **kwargs)
-            if recorded() != before:
+                out = collecting(*args, **kwargs)
+            checked = recorded() != before
+            if checked or codes:
                 this = owner()
                 if this is not None:
                     with this._lock:
-                        this._checked_keys.add(key)
+                        (this._checked_keys if checked else this._coded_keys).add(key)
                         this._jitted.pop(key, None)
                         this._by_types.clear()
                 raise NeedsChecks()
@@ -653,7 +662,7 @@ class StaticFunction:
 
     def _remember_types(self, jitted: Callable, key: tuple, args: tuple) -> None:
         """Let later calls with arguments of these types take the hot path."""
-        if isinstance(jitted, CheckedJit):
+        if isinstance(jitted, (CheckedJit, CodedJit)):
             jitted = jitted.concrete  # hot-path arguments are concrete arrays and Python scalars
         if self._self is not _UNBOUND:
             jitted, args = functools.partial(jitted, self._self), args[1:]
@@ -831,7 +840,7 @@ class StaticFunction:
         with self._lock:
             for jitted in self._jitted.values():
                 for program in {jitted, *(getattr(jitted, name, jitted)
-                                          for name in ("plain", "plain_checked", "flagged", "checked"))}:
+                                          for name in ("plain", "plain_checked", "flagged", "checked", "coded"))}:
                     clear = getattr(program, "clear_cache", None)
                     if clear is not None:
                         clear()

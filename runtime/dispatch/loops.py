@@ -323,14 +323,18 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
     identity = effects.Identity()
     cond_fn, body_fn = _guarded(cond_fn, site, construct), _guarded(body_fn, site, construct, identity)
     body_fn = int_overflow.marking(body_fn, init)  # its Python ints: overflow checked (int_overflow.py)
+    # The overflow code of the body's int arithmetic: one more carry, checked after the loop.
+    overflows = int_overflow.Overflows(site)
+    cond_fn, body_fn = overflows.cond(cond_fn), overflows.body(body_fn)
+    carried, counted = overflows.init(init), overflows.site(site)
     try:
         with traced_region():  # the body runs only for some data: a `raise` in it waits
-            out = _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
+            out = _traced_while_loop(cond_fn, body_fn, carried, counted, construct, early_exit)
     except Exception as e:
         if not error_channel.is_users_error(e):
             raise
-        out = _raising_loop(e, cond_fn, body_fn, init, site, construct)
-    return identity.write_back(out, init)
+        out = _raising_loop(e, cond_fn, body_fn, carried, counted, construct)
+    return identity.write_back(overflows.finish(out), init)
 
 
 def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construct: str):
@@ -691,7 +695,9 @@ def _scan(body_fn, init, xs, site: Site):
     body_fn = _guarded(body_fn, site, "for", identity)
     # A range's index (a Count) and the carries that start as Python ints stand for Python ints.
     body_fn = int_overflow.marking(body_fn, init, lead=1, index=isinstance(xs, Count))
-    return identity.write_back(_scan_carries(body_fn, init, xs, site), init, offset=1)
+    overflows = int_overflow.Overflows(site)  # (see _traced_while)
+    out = _scan_carries(overflows.body(body_fn), overflows.init(init), xs, overflows.site(site))
+    return identity.write_back(overflows.finish(out), init, offset=1)
 
 
 def _scan_carries(body_fn, init, xs, site: Site):

@@ -236,3 +236,52 @@ def test_x64_carries_int64_and_is_not_checked():
         got = laxify.to_static(fact64, fallback="error")(jnp.int64(20))
         assert got.dtype == jnp.int64 and int(got) == math.factorial(20)
         assert not _checks(fact64, jnp.int64(20))
+
+
+def test_to_static_returns_the_code_as_an_output_not_through_checkify():
+    """A program whose only run-time check is the overflow code stays out of checkify (whose rule
+    for `while` makes the program dispatch slowly): the code is one more output, read after the
+    call."""
+    from laxify.runtime.int_overflow import CodedJit
+
+    static_fn = laxify.to_static(fact)
+    assert int(static_fn(jnp.int32(5))) == 120
+    programs = list(static_fn._jitted.values())
+    assert len(programs) == 1 and isinstance(programs[0], CodedJit)
+    assert "while" in str(programs[0].trace(jnp.int32(5)).jaxpr)
+
+
+def test_a_program_with_a_raise_reports_the_overflow_too():
+    def checked_fact(n):
+        if n < 0:
+            raise ValueError("n must not be negative")
+        r = 1
+        for i in range(1, n + 1):
+            r = r * i
+        return r
+
+    static_fn = laxify.to_static(checked_fact)
+    assert int(static_fn(jnp.int32(12))) == math.factorial(12)
+    with pytest.raises(ValueError, match="negative"):
+        static_fn(jnp.int32(-1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert static_fn(jnp.int32(13)) == math.factorial(13)
+    assert any(issubclass(w.category, laxify.FallbackWarning) for w in caught)
+
+
+def test_each_element_under_checked_vmap_in_axes():
+    checked = laxify.checked(laxify.convert(fact), vmap_in_axes=0)
+    assert [int(v) for v in checked(jnp.array([3, 12]))] == [6, math.factorial(12)]
+    with pytest.raises(OverflowError, match="`r`"):
+        checked(jnp.array([3, 13]))
+
+
+def test_a_loop_under_the_functions_own_vmap_is_not_checked():
+    """Documented gap: converted code inside a `jax.vmap` the function applies itself keeps
+    int32 (its values cannot leave that transformation, and checkify refuses a batched while)."""
+    def batched(ns):
+        return jax.vmap(lambda n: fact(n))(ns)
+
+    got = laxify.to_static(batched)(jnp.array([3, 5, 12], jnp.int32))
+    assert [int(v) for v in got] == [6, 120, math.factorial(12)]

@@ -99,6 +99,16 @@ def _pairs(target, value):
     return []
 
 
+def _calls(node: cst.CSTNode) -> bool:
+    """Whether ``node`` holds a call other than of laxify's runtime (``_lx.not_(...)``)."""
+    for n in _own_nodes(node):
+        if type(n) is cst.Call:
+            func = n.func
+            if not (type(func) is cst.Attribute and type(func.value) is cst.Name and is_runtime_name(func.value.value)):
+                return True
+    return False
+
+
 def _target_names(target) -> list:
     """The names an assignment target binds, or ``[None]`` for a target that is not only names."""
     if type(target) is cst.Name:
@@ -182,7 +192,7 @@ def _call(op: str, left: cst.BaseExpression, right: cst.BaseExpression, name: st
 
 
 def _named(value: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExpression:
-    if type(target) is cst.Name and _is_int_op(value) and len(value.args) == 3:
+    if type(target) is cst.Name and _is_int_op(value) and len(value.args) == 3 and not is_runtime_name(target.value):
         return value.with_changes(args=[*value.args, cst.Arg(cst.SimpleString(repr(target.value)))])
     return value
 
@@ -238,10 +248,12 @@ class IntArithmeticTransformer(OwnCodeConverter):
         return bool(names) and all(n in self.names for n in names)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        if self._changed and self._changed[-1] and self._active():  # (something in it was routed)
+        if self._changed and self._changed[-1] and self._active() and not _calls(original_node):
+            # (something in it was routed; a line with calls is left to the converters after
+            # this one, which route them: its form before routing would skip them)
             pos = self.ctx.positions.get(original_node)
             if pos is not None:
-                self.ctx.plain.setdefault(pos, original_node)
+                self.ctx.plain.setdefault(pos, []).append(original_node)
         return updated_node
 
     def visit_AugAssign(self, node) -> bool:
