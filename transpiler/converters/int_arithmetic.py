@@ -16,7 +16,7 @@ import libcst as cst
 
 from laxify.ir.naming import is_runtime_name
 from laxify.transpiler.analysis.walk import children
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 
 __all__ = ["transform"]
 
@@ -64,22 +64,43 @@ def _int_expression(node, names: set, params: set) -> bool:
     return ok(node) and bool(found)
 
 
-def python_int_names(fn: cst.FunctionDef) -> tuple[set, set]:
+def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list]:
     """The names of ``fn``'s own code that may hold Python ints (see the module's docstring),
-    and its parameters."""
+    its parameters, and the operations in its loops' bodies that may be routed (``+ - * **``
+    and augmented assignments), found in one walk."""
     params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
     names: set = set()
     pairs: list = []
-    for node in _own_nodes(fn.body):
+    operations: list = []
+    assigned: set[int] = set()  # values of assignments other than a counter's step
+    stack = [(child, False) for child in children(fn.body)]
+    while stack:
+        node, in_body = stack.pop()
         kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
         if kind is cst.For and type(node.target) is cst.Name and type(node.iter) is cst.Call and \
                 type(node.iter.func) is cst.Name and node.iter.func.value == "range":
             names.add(node.target.value)
         elif kind is cst.Assign:
             for target in node.targets:
                 pairs.extend(_pairs(target.target, node.value))
+            value = node.value
+            if type(value) in (cst.Tuple, cst.List):
+                assigned.update(id(e.value) for e in value.elements)
+            elif not (len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
+                      and type(value) is cst.BinaryOperation and type(value.left) is cst.Name
+                      and value.left.value == node.targets[0].target.value):
+                assigned.add(id(value))  # (not a counter's `i = i + 1`)
         elif kind is cst.AnnAssign and node.value is not None:
             pairs.extend(_pairs(node.target, node.value))
+        elif in_body and ((kind is cst.BinaryOperation and type(node.operator) in _BINARY)
+                          or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED)):
+            operations.append(node)
+        if kind in (cst.For, cst.While):
+            stack.extend((child, in_body or child is node.body) for child in children(node))
+        else:
+            stack.extend((child, in_body) for child in children(node))
     grown = True
     while grown:
         grown = False
@@ -87,7 +108,23 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set]:
             if name not in names and name not in params and _int_expression(value, names, params):
                 names.add(name)
                 grown = True
-    return names, params
+    # A counter's step (`i += 1`) and a step standing alone (`table[i - 1]`) are left as written
+    # (see `_step`): no need to enter them.
+    operations = [op for op in operations if not (
+        (type(op) is cst.AugAssign and _small_step(_AUGMENTED[type(op.operator)], op.value))
+        or (_step(op, names) and id(op) not in assigned))]
+    return names, params, operations
+
+
+def _reads(node, names: set) -> bool:
+    """Whether an operation's operands name one of ``names`` (nested operations included)."""
+    for side in (node.left, node.right) if type(node) is cst.BinaryOperation else (node.target, node.value):
+        while type(side) is cst.UnaryOperation:
+            side = side.expression
+        if (type(side) is cst.Name and side.value in names) or (
+                type(side) is cst.BinaryOperation and _reads(side, names)):
+            return True
+    return False
 
 
 def _pairs(target, value):
@@ -325,7 +362,9 @@ TRIGGERS = (cst.For, cst.While)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    names, params = python_int_names(node)
-    if not names:
+    names, params, operations = python_int_names(node)
+    targets = {id(op) for op in operations if _reads(op, names)} if names else ()
+    if not targets:
         return node
-    return node.visit(IntArithmeticTransformer(ctx, names, params))
+    # Only the nodes above the operations are entered (libcst rebuilds every node it enters).
+    return transform_above(node, IntArithmeticTransformer(ctx, names, params), lambda n: id(n) in targets)
