@@ -591,7 +591,11 @@ class StaticFunction:
                         raise
                     failed = e
                 if isinstance(failed, Int32OverflowError):
-                    return self._overflowed(failed, self._with_self(args), kwargs)
+                    try:
+                        return self._overflowed(failed, self._with_self(args), kwargs)
+                    except Exception as e:  # (fallback="error", or eager's own error)
+                        hide_own_frames(e)
+                        raise
                 if failed is not None:  # (outside the handler: eager's error is not chained to it)
                     return self._eager_after_trace_error(failed, key, self._with_self(args), kwargs)
         try:

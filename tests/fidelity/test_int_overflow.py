@@ -170,9 +170,15 @@ def test_overflow_under_checked_jit_convert_is_a_located_overflow_error():
     assert int(checked(jnp.int32(12))) == math.factorial(12)  # the next call is fine
 
 
-def test_fallback_error_raises_the_overflow_error():
-    with pytest.raises(OverflowError, match="`b`"):
-        laxify.to_static(fib, fallback="error")(jnp.int32(50))
+def test_fallback_error_raises_the_overflow_error_at_the_users_line():
+    static_fn = laxify.to_static(fib, fallback="error")
+    assert int(static_fn(jnp.int32(10))) == 55
+    for _ in range(2):  # the first call's path and the cached one's
+        with pytest.raises(OverflowError, match="`b`") as info:
+            static_fn(jnp.int32(50))
+        frames = traceback.extract_tb(info.value.__traceback__)
+        assert all(f.filename == __file__ for f in frames), [f.filename for f in frames]
+        assert frames[-1].lineno == line_of(fib, "a, b = b, a + b")
 
 
 def test_to_static_stays_compiled_after_an_overflowing_call():
