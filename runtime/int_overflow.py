@@ -228,12 +228,13 @@ class Overflows:
             outer.sites.update(self.sites)
             return out
         found = _collector()
-        if found is not None and error_channel.region_depth() == 0:
-            if found.holds(code):
-                found.codes.append(code)  # an output of the program (see `coded`)
-            # Else the loop runs inside a jax transformation the function applies itself (a
-            # `vmap` of converted code): its values cannot leave it, and a check would make
-            # checkify refuse the batched loop. Not checked (docs/semantics.md, "Numbers").
+        if found is not None and error_channel.region_depth() == 0 and found.holds(code):
+            found.codes.append(code)  # an output of the program (see `coded`)
+            return out
+        if "Batch" in type(code).__name__:
+            # The loop runs inside a `vmap` the function applies itself to converted code:
+            # checkify refuses a batched `while` in a program that holds a check. Not checked
+            # (docs/semantics.md, "Numbers").
             return out
         for k in sorted(self.sites):
             filename, line, name, _ = _WHERE[k]

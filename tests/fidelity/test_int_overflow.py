@@ -291,3 +291,17 @@ def test_a_loop_under_the_functions_own_vmap_is_not_checked():
 
     got = laxify.to_static(batched)(jnp.array([3, 5, 12], jnp.int32))
     assert [int(v) for v in got] == [6, 120, math.factorial(12)]
+
+
+def test_a_to_static_function_called_from_another_is_checked():
+    inner = laxify.to_static(fact)
+
+    def outer(n):
+        return inner(n) + 1
+
+    static_fn = laxify.to_static(outer)
+    assert int(static_fn(jnp.int32(5))) == 121
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert static_fn(jnp.int32(13)) == math.factorial(13) + 1
+    assert any(issubclass(w.category, laxify.FallbackWarning) and "`r`" in str(w.message) for w in caught)

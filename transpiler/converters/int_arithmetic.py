@@ -6,8 +6,11 @@ Python ints in eager code and int32 arrays in the traced loop (``runtime/int_ove
 Which names may hold Python ints is read from the function's own assignments: a ``range``
 loop's target, and names assigned int literals or such operations on them (``r = 1``,
 ``a, b = 0, 1``, ``m = i // 2``), not parameters (which may be arrays); a parameter counts
-beside one of those (a static ``k`` in ``r * k``). A counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16) is left as it
-is: the runtime does not check it, and knows the counter for a Python int by its weak type.
+beside one of those where the result goes to such a name (a static ``k`` in ``r = r * k``).
+A counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16) and a step standing
+alone (``table[i - 1]``) are left as written: the runtime would not check them, and knows a
+counter for a Python int by its weak type. The user's form of each routed line is kept for
+the lowering (``Context.plain``), which emits it where the line reads only static values.
 """
 
 from __future__ import annotations
