@@ -9,15 +9,16 @@ a marked value of an enclosing loop), a traced range's index, and the result of 
 below on two such values (a Python int known while tracing counts as one). The converter
 (``transpiler/converters/int_arithmetic.py``) routes ``+``, ``-``, ``*`` and ``**`` of names and
 int literals in loop bodies through :func:`int_op`; on two marked values whose result is an
-int32 array, it records an overflow test in the run-time error channel (``error_channel``):
-:class:`Int32OverflowError` at the user's line, which ``to_static`` turns into an eager run of
-the function (Python's exact integer) with a ``FallbackWarning``.
+int32 array, it records an overflow test: into an int32 code the loop carries, checked once
+after the loop (:class:`Overflows`), which ``to_static`` returns as an output of its program
+(:class:`CodedJit`), or else in the run-time error channel (``error_channel``). Either way
+the user gets :class:`Int32OverflowError` at the user's line, which ``to_static`` turns into
+an eager run of the function (Python's exact integer) with a ``FallbackWarning``.
 
 Not checked (the cost rule, see docs/semantics.md "Numbers"): a sum or difference with a
-Python int smaller than 2**16 in magnitude (``i += 1``: a counter needs 2**15 iterations per
-unit of that constant to get there), values the user made as arrays (``jnp.int32(...)``, items
-of array arguments: they wrap, as in JAX and NumPy), and int64 results (under
-``jax_enable_x64``).
+Python int smaller than 2**16 in magnitude (``i += 1``: a counter needs more than 2**31 / |c|
+iterations to get there), values the user made as arrays (``jnp.int32(...)``, items of array
+arguments: they wrap, as in JAX and NumPy), and int64 results (under ``jax_enable_x64``).
 """
 
 from __future__ import annotations
