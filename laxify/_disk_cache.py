@@ -160,7 +160,8 @@ def load(directory: Path, key: str, fn, code: types.CodeType, make):
             return None
         lowered = LoweredSource(
             meta["name"], Emitter([Line(*line) for line in meta["lines"]]),
-            [Site(s[0], s[1], s[2], s[3], tuple(s[4]), tuple(s[5]), tuple(s[6])) for s in meta["sites"]],
+            [Site(s[0], s[1], s[2], s[3], tuple(s[4]), tuple(s[5]), tuple(s[6]), bool(s[7:] and s[7]))
+             for s in meta["sites"]],
             tuple(meta["cells"]), meta["prefix"])
     except Exception:  # noqa: BLE001 - a damaged file: convert again (and overwrite it)
         return None
@@ -178,7 +179,7 @@ def store(directory: Path, key: str, converted) -> None:
         "cells": list(lowered.cells),
         "lines": [[ln.depth, ln.text, ln.user_line, ln.user_col, ln.raw] for ln in lowered.emitter.lines],
         "sites": [[s.construct, s.filename, s.line, s.col, list(s.names), list(s.branches),
-                   list(s.branch_lines)] for s in lowered.sites],
+                   list(s.branch_lines), s.int_checks] for s in lowered.sites],
         "filename": converted.filename,
         "fallbacks": bool(converted.has_fallbacks),
         "pushes_loop_options": bool(converted.pushes_loop_options),

@@ -34,13 +34,14 @@ from laxify.fallback import (
     warn_fallback,
     warn_unconverted_eager,
 )
-from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython
+from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython, warn_at
 from laxify.ir.printer import print_function
 from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
 from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
 from laxify.runtime.error_channel import NeedsChecks, PathRaised, at_top, functionalizing, recorded, without_checks
 from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.lists import materialized
+from laxify.runtime.int_overflow import CodedJit, Int32OverflowError, collects
 from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
 from laxify.runtime.writeback import Changes, writing_back, written_back
@@ -380,6 +381,7 @@ class StaticFunction:
         self._converted_fn: Callable | None = None
         self._jitted: dict[tuple, Callable] = {}
         self._checked_keys: set[tuple] = set()  # programs that report run-time errors
+        self._coded_keys: set[tuple] = set()  # programs that return an int32 overflow code
         self._by_types: dict[Any, tuple] = {}  # argument types -> (jitted, jit cache key)
         # Input signatures that run eagerly, and what runs: the function as written, or (for
         # value-dependent Python met in converted code) the converted function, un-jitted.
@@ -450,7 +452,8 @@ class StaticFunction:
             # An argument holding a Flax NNX module: nnx.jit traces its state and writes back
             # what the function changes on it.
             checked = self.checks or key in self._checked_keys
-            jit = nnx_jit if len(key) == 3 and "nnx" in key[2] else CheckedJit if checked else jax.jit
+            jit = (nnx_jit if len(key) == 3 and "nnx" in key[2] else CheckedJit if checked
+                   else CodedJit if key in self._coded_keys else jax.jit)
             fn = self._traceable(fn, self.checks)
             if jit is jax.jit:
                 fn = self._noting_checks(fn, key)
@@ -484,16 +487,23 @@ class StaticFunction:
         # the user's function and code) alive after the user has dropped them.
         owner = weakref.ref(self)
 
+        # A trace whose loops' int arithmetic gave overflow codes (runtime/int_overflow.py) and
+        # recorded no check is made again as a program that returns the code (CodedJit).
+        codes: list = []
+        collecting = collects(fn, codes)
+
         @functools.wraps(fn)
         def run(*args, **kwargs):
             before = recorded()
+            codes.clear()
             with functionalizing():
-                out = fn(*args, **kwargs)
-            if recorded() != before:
+                out = collecting(*args, **kwargs)
+            checked = recorded() != before
+            if checked or codes:
                 this = owner()
                 if this is not None:
                     with this._lock:
-                        this._checked_keys.add(key)
+                        (this._checked_keys if checked else this._coded_keys).add(key)
                         this._jitted.pop(key, None)
                         this._by_types.clear()
                 raise NeedsChecks()
@@ -588,6 +598,8 @@ class StaticFunction:
                     return materialized(jitted(*args))
                 except NeedsChecks:
                     pass  # traced again below, with its run-time checks
+                except Int32OverflowError as e:
+                    failed = e
                 except CONCRETE_ERRORS as e:
                     return self._concrete_error(e, key, self._with_self(args), kwargs)
                 except Exception as e:  # the user's error: shown with the user's frames only
@@ -595,6 +607,12 @@ class StaticFunction:
                         hide_own_frames(e)
                         raise
                     failed = e
+                if isinstance(failed, Int32OverflowError):
+                    try:
+                        return self._overflowed(failed, self._with_self(args), kwargs)
+                    except Exception as e:  # (fallback="error", or eager's own error)
+                        hide_own_frames(e)
+                        raise
                 if failed is not None:  # (outside the handler: eager's error is not chained to it)
                     return self._eager_after_trace_error(failed, key, self._with_self(args), kwargs)
         try:
@@ -625,6 +643,9 @@ class StaticFunction:
             except NeedsChecks:
                 if again:
                     raise
+            except Int32OverflowError as e:
+                failed = e
+                break
             except CONCRETE_ERRORS as e:
                 return self._concrete_error(e, key, args, kwargs)
             except Exception as e:
@@ -633,11 +654,36 @@ class StaticFunction:
                 failed = e
                 break
         # Outside the handlers: an error of the eager run is not chained to the trace's.
+        if isinstance(failed, Int32OverflowError):
+            return self._overflowed(failed, args, kwargs)
         return self._eager_after_trace_error(failed, key, args, kwargs)
+
+    def _overflowed(self, error: Int32OverflowError, args: tuple, kwargs: dict):
+        """A value that is a Python int in eager code passed int32 in the program on this input
+        (``runtime/int_overflow.py``): eager Python gives the exact integer, with a
+        FallbackWarning at the user's line (this call only: the next input may fit);
+        ``fallback="error"``: the located ``OverflowError`` itself."""
+        if self.fallback == "error":
+            raise error
+        if self.fallback == "warn":
+            what = f"`{error.name}`" if error.name else "An integer"
+            warn_at(f"{what} is a Python int in eager code but an int32 array in the compiled loop, and on "
+                    f"this input its value passed int32's range (2**31 - 1) here: {self._inner.__qualname__} "
+                    f"ran eagerly, op by op, for Python's exact integer (this call only). To keep it "
+                    f"compiled, enable 64-bit integers before any JAX call "
+                    f"(jax.config.update(\"jax_enable_x64\", True); pass int64 bounds), or compute it as a "
+                    f"float.", FallbackWarning, error.filename, error.line)
+        args = tuple(map(_unwrapped, args))
+        kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
+        try:
+            return self._plain(*args, **kwargs)
+        except Exception as eager_error:  # Python raises too: its error, as Python gives it
+            hide_own_frames(eager_error)
+            raise eager_error from None
 
     def _remember_types(self, jitted: Callable, key: tuple, args: tuple) -> None:
         """Let later calls with arguments of these types take the hot path."""
-        if isinstance(jitted, CheckedJit):
+        if isinstance(jitted, (CheckedJit, CodedJit)):
             jitted = jitted.concrete  # hot-path arguments are concrete arrays and Python scalars
         if self._self is not _UNBOUND:
             if type(jitted) is _SplitHot:
@@ -826,7 +872,7 @@ class StaticFunction:
         with self._lock:
             for jitted in self._jitted.values():
                 for program in {jitted, *(getattr(jitted, name, jitted)
-                                          for name in ("plain", "plain_checked", "flagged", "checked"))}:
+                                          for name in ("plain", "plain_checked", "flagged", "checked", "coded"))}:
                     clear = getattr(program, "clear_cache", None)
                     if clear is not None:
                         clear()

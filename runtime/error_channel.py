@@ -52,6 +52,11 @@ _OWN_ROOTS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep for path in (
 
 # -- where tracing stands ------------------------------------------------------------------
 
+def region_depth() -> int:
+    """How many traced regions (branches, loop bodies) hold the code being traced."""
+    return getattr(_state, "depth", 0)
+
+
 def in_traced_region() -> bool:
     """Whether a branch or loop body that the data may not take is being traced."""
     return getattr(_state, "depth", 0) > 0

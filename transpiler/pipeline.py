@@ -26,6 +26,7 @@ from laxify.transpiler.converters import (
     conditional_expressions,
     identity_tests,
     continue_statements,
+    int_arithmetic,
     iterables,
     list_appends,
     logical_expressions,
@@ -92,6 +93,10 @@ CONVERTERS: list = [
     assert_statements,
     # print before calls: `print` is a builtin, which the calls converter leaves alone.
     print_calls,
+    # int arithmetic in loop bodies after every converter that moves statements into a loop's
+    # body or rewrites `x[i] += v` (array updates: not a name target), and before builtins and
+    # calls, which leave the `_lx.int_op(...)` written here alone and route calls in its operands.
+    int_arithmetic,
     # builtins with a rule for traced values (max, int, math.floor, ..., `in`): after and/or/not
     # and chained comparisons (a chain's `in` is `_lx.compare`'s), before calls, which leave the
     # `_lx.builtin(...)` written here alone and route the user's calls in its arguments.
@@ -188,5 +193,5 @@ def _convert_source(fn) -> Conversion:
     # Names the function's own closures capture: generated branch and loop functions share
     # these variables with them (see the lowering of regions).
     cells = source_names(fn.__code__.co_cellvars, fn.__code__)
-    ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells, prefix, ctx.updates)
+    ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells, prefix, ctx.updates, ctx.plain)
     return Conversion(src, src.node, ir_fn, fallbacks, ctx.pushes_loop_options)

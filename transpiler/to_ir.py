@@ -127,6 +127,7 @@ class _Builder:
         self.item_name = ITEM_NAME
         self.cells: frozenset[str] = frozenset()  # names the function's closures capture
         self.updates: dict[tuple[int, int], list] = {}  # rewritten item updates (Context.updates)
+        self.plain: dict[tuple[int, int], list[cst.SimpleStatementLine]] = {}  # (Context.plain)
         self.shared_lists: frozenset[str] = frozenset()  # lists other names may refer to (list_appends)
         self.previous: cst.BaseStatement | None = None  # the statement before the one being built
 
@@ -340,6 +341,11 @@ class _Builder:
             updates = self.updates.pop((span.line, span.col), None)
             if updates:
                 attrs["updates"] = tuple(updates)
+        if self.plain and isinstance(stmt, cst.SimpleStatementLine) and ".int_op(" in attrs["code"]:
+            before = self.plain.get((span.line, span.col))
+            if before:
+                # Lowered instead of `code` where every value the line reads is static.
+                attrs["plain"] = self.code(before.pop(0)).rstrip("\n")
         self.emit_stmt(access, attrs, span)
         for small in line_node.body:
             if isinstance(small, cst.Del):
@@ -702,12 +708,15 @@ def function_params(node: cst.FunctionDef) -> list[str]:
 
 def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str] = frozenset(),
              cells: frozenset[str] = frozenset(), prefix: str = DEFAULT_PREFIX,
-             updates: Mapping[tuple[int, int], list] | None = None) -> tuple[Function, list[Fallback]]:
+             updates: Mapping[tuple[int, int], list] | None = None,
+             plain: Mapping[tuple[int, int], list[cst.SimpleStatementLine]] | None = None) -> tuple[Function, list[Fallback]]:
     """Build the IR of ``src.node`` (already canonicalised by the converters); ``updates``:
-    the item updates the converters rewrote, by position (see ``Context.updates``)."""
+    the item updates the converters rewrote, by position (see ``Context.updates``); ``plain``:
+    the lines before their int arithmetic was routed (see ``Context.plain``)."""
     node = src.node
     b = _Builder(src, positions, freevars)
     b.updates = dict(updates or {})
+    b.plain = {pos: list(lines) for pos, lines in (plain or {}).items()}
     b.cells = cells
     b.item_name = prefix + ITEM_NAME[len(DEFAULT_PREFIX):]
     params = function_params(node)

@@ -25,6 +25,7 @@ from laxify.runtime.dispatch.conditionals import (
     _appendable, _fits_default_int, _int_too_large, _join_tree, _scalar_predicate,
 )
 from laxify.runtime import error_channel
+from laxify.runtime import int_overflow
 from laxify.runtime import split
 from laxify.runtime.error_channel import traced_region
 from laxify.runtime.dispatch.values import (
@@ -321,14 +322,19 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
     after it (``effects.Identity``); a ``raise`` in the body waits for run time."""
     identity = effects.Identity()
     cond_fn, body_fn = _guarded(cond_fn, site, construct), _guarded(body_fn, site, construct, identity)
+    body_fn = int_overflow.marking(body_fn, init)  # its Python ints: overflow checked (int_overflow.py)
+    # The overflow code of the body's int arithmetic: one more carry, checked after the loop.
+    overflows = int_overflow.Overflows(site)
+    cond_fn, body_fn = overflows.cond(cond_fn), overflows.body(body_fn)
+    carried, counted = overflows.init(init), overflows.site(site)
     try:
         with traced_region():  # the body runs only for some data: a `raise` in it waits
-            out = _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
+            out = _traced_while_loop(cond_fn, body_fn, carried, counted, construct, early_exit)
     except Exception as e:
         if not error_channel.is_users_error(e):
             raise
-        out = _raising_loop(e, cond_fn, body_fn, init, site, construct)
-    return identity.write_back(out, init)
+        out = _raising_loop(e, cond_fn, body_fn, carried, counted, construct)
+    return identity.write_back(overflows.finish(out), init)
 
 
 def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construct: str):
@@ -628,6 +634,7 @@ def _early_exit_range(r: range, body_fn, init, site: Site, stops: tuple[int, ...
     form would run the remaining iterations with the body switched off, so the carries after
     the loop are the same."""
     trips = len(r)
+    body_fn = int_overflow.marking(body_fn, init, lead=1, index=True)  # range gives Python ints
 
     def cond(k, *c):
         go = k < trips
@@ -661,6 +668,7 @@ def _traced_range(start, stop, step, body_fn, init, site: Site):
     )
     trips = jnp.maximum(trips, 0)
     counted = replace(site, names=("(iteration)", *site.names))
+    body_fn = int_overflow.marking(body_fn, init, lead=1, index=True)  # range gives Python ints
     out = _traced_while(
         lambda k, *c: k < trips,
         lambda k, *c: (k + 1, *body_fn(start + k * step, *c)),
@@ -692,7 +700,11 @@ def _scan(body_fn, init, xs, site: Site):
     again with a buffer for each list whose read asked for one (``NeedsRows``)."""
     identity = effects.Identity()
     body_fn = _guarded(body_fn, site, "for", identity)
-    return identity.write_back(_scan_carries(body_fn, init, xs, site), init, offset=1)
+    # A range's index (a Count) and the carries that start as Python ints stand for Python ints.
+    body_fn = int_overflow.marking(body_fn, init, lead=1, index=isinstance(xs, Count))
+    overflows = int_overflow.Overflows(site)  # (see _traced_while)
+    out = _scan_carries(overflows.body(body_fn), overflows.init(init), xs, overflows.site(site))
+    return identity.write_back(overflows.finish(out), init, offset=1)
 
 
 def _scan_carries(body_fn, init, xs, site: Site):

@@ -45,6 +45,7 @@ class Site:
     names: tuple[str, ...] = ()
     branches: tuple[str, ...] = ()      # "`if` branch", "`elif` branch on line 7", "`else` branch"
     branch_lines: tuple[int, ...] = ()  # the line of each branch's condition (the `else`: the `if` line)
+    int_checks: bool = False  # a loop whose body holds int arithmetic routed through `int_op`
 
 
 @dataclass
@@ -98,8 +99,9 @@ class Lowerer:
 
     def site(self, op: Op, construct: str, names=(), branches=(), branch_lines=()) -> str:
         line, col = (op.span.line, op.span.col) if op.span else (0, 0)
+        checks = construct in ("while", "for") and _holds_int_ops(op)
         self.sites.append(Site(construct, self.filename, line, col, tuple(names), tuple(branches),
-                               tuple(branch_lines)))
+                               tuple(branch_lines), checks))
         return f"{self.prefix}{SITES[len(DEFAULT_PREFIX):]}[{len(self.sites) - 1}]"
 
     def at(self, op: Op) -> tuple[int, int]:
@@ -149,3 +151,13 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
         low.emitter.line("pass", line, col)
     low.emitter.depth -= 1
     return LoweredSource(fn.name, low.emitter, low.sites, tuple(sorted(low.cells)), low.prefix)
+
+
+def _holds_int_ops(op: Op) -> bool:
+    """Whether ``op``'s regions (at any depth) hold int arithmetic routed through ``int_op``
+    (transpiler/converters/int_arithmetic.py)."""
+    for region in op.regions:
+        for inner in region.ops:
+            if ".int_op(" in (inner.attributes.get("code") or "") or _holds_int_ops(inner):
+                return True
+    return False

@@ -6,6 +6,7 @@ import re
 
 from laxify.ir import CondOp, ForRangeOp, PyOp, Region, ReturnOp, ScanOp, TryOp, UndefOp, WhileOp, WithOp, YieldOp
 from laxify.ir.dataflow import loop_trace_deps
+from laxify.ir.types import is_static
 from laxify.runtime.lowering import Lowerer, lowers
 
 CELL_PARAM = "_cell_"  # after the prefix: the parameter that carries a captured name into a generated function
@@ -59,6 +60,9 @@ def lower_py(low: Lowerer, op: PyOp) -> None:
             return
         low.emitter.verbatim(f"{low.name(result)} = ({code})", line, col)
         return
+    plain = op.attributes.get("plain")
+    if plain is not None and all(is_static(v.type) for v in op.operands):
+        code = plain  # Python ints only: no int32 to overflow (see int_overflow.py)
     low.emitter.verbatim(code, line - _leading_comment_lines(code), col)
 
 

@@ -37,6 +37,11 @@ class Context:
     hidden: dict[str, str] = field(default_factory=dict)
     # Set by the raise converter: some `raise` became a `return` (whose value nothing reads).
     raises: bool = False
+    # Statement lines whose int arithmetic the int-arithmetic converter routed through the
+    # runtime, by position (in their order there: converters put several lines at one
+    # position): the lines before it did, kept where the IR proves every value the line reads
+    # static (a Python loop on Python ints needs no check).
+    plain: dict[tuple[int, int], list[cst.SimpleStatementLine]] = field(default_factory=dict)
 
     def global_value(self, name: str) -> tuple[bool, object]:
         """(whether ``name`` is a global of the module that the function does not bind itself,

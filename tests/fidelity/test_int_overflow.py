@@ -1,0 +1,307 @@
+"""Python ints that a traced loop holds as int32 arrays (issue 22, item 11): eager Python's ints
+never overflow, the program's int32 would wrap. ``+``, ``-``, ``*`` and ``**`` of two such values
+in a traced loop's body are checked at run time: ``to_static`` gives eager's exact integer with a
+FallbackWarning at the user's line where the value passed int32, ``laxify.checked(jax.jit(
+laxify.convert(f)))`` raises a located ``OverflowError``. A counter's step (``i += 1``) and the
+user's own int32 arrays are not checked (the latter wrap, as in eager JAX)."""
+
+from __future__ import annotations
+
+import math
+import traceback
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import laxify
+from fidelity_tools import line_of
+from laxify.runtime.error_channel import functionalizing, recorded
+
+
+def fact(n):
+    r = 1
+    for i in range(1, n + 1):
+        r = r * i
+    return r
+
+
+def fib(n):
+    a, b = 0, 1
+    i = 0
+    while i < n:
+        a, b = b, a + b
+        i += 1
+    return a
+
+
+def squares(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+
+def cubes(n):
+    s = 0
+    k = 0
+    while k < n:
+        s = s + k ** 3
+        k += 1
+    return s
+
+
+def fact_shifted(n):
+    r = 1
+    for k in range(n):
+        r = r * (k + 1)
+    return r
+
+
+def doubling_in_branch(x):
+    r = 1
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            r = r * 3
+    return r
+
+
+def nested(n):
+    total = 0
+    for i in range(n):
+        for j in range(n):
+            total = total + i * j
+    return total
+
+
+def counter_sum(x, n):
+    i = 0
+    s = 0.0
+    while i < n:
+        s = s + x[i]
+        i += 1
+    return s, i
+
+
+def counter_steps(n):
+    k = 0
+    j = 100
+    while k < n:
+        k += 3
+        j = j - 2
+    return k, j
+
+
+def users_int32(n):
+    r = jnp.int32(1)
+    for i in range(1, n + 1):
+        r = r * i
+    return r
+
+
+def _checks(fn, *args) -> bool:
+    """Whether the program of ``fn`` holds a run-time check (traced as ``laxify.checked`` does)."""
+    before = recorded()
+    with functionalizing():
+        jax.make_jaxpr(laxify.convert(fn))(*args)
+    return recorded() != before
+
+
+def _primitives(fn, *args) -> str:
+    return str(jax.make_jaxpr(laxify.convert(fn))(*args))
+
+
+@pytest.mark.parametrize("fn, n, expected, loop", [
+    (fact, 12, math.factorial(12), "while"),
+    (fib, 45, 1134903170, "while"),  # (b holds fib(46) then: fib(47) would pass int32)
+    (squares, 1000, sum(i * i for i in range(1000)), "while"),
+    (cubes, 200, sum(k ** 3 for k in range(200)), "while"),
+    (fact_shifted, 12, math.factorial(12), "while"),
+    (nested, 300, sum(i * j for i in range(300) for j in range(300)), "while"),
+])
+def test_within_int32_converts_and_is_checked(fn, n, expected, loop):
+    assert fn(jnp.int32(n)) == expected
+    static_fn = laxify.to_static(fn, fallback="error")
+    checked = laxify.checked(jax.jit(laxify.convert(fn)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        assert int(static_fn(jnp.int32(n))) == expected
+        assert int(checked(jnp.int32(n))) == expected
+        assert int(jax.jit(laxify.convert(fn))(jnp.int32(n))) == expected
+    assert loop in _primitives(fn, jnp.int32(n))
+    assert _checks(fn, jnp.int32(n))
+
+
+@pytest.mark.parametrize("fn, n, name, snippet", [
+    (fact, 13, "r", "r = r * i"),
+    (fib, 50, "b", "a, b = b, a + b"),
+    (squares, 2000, "s", "s += i * i"),
+    (cubes, 400, "s", "s = s + k ** 3"),
+    (fact_shifted, 13, "r", "r = r * (k + 1)"),
+    (nested, 50000, "total", "total = total + i * j"),
+])
+def test_overflow_gives_eagers_exact_value(fn, n, name, snippet):
+    if fn is nested:
+        n = 2000  # sum of i * j over 2000**2 pairs: about 4e12
+    expected = fn(jnp.int32(n))
+    assert isinstance(expected, int) and expected > 2 ** 31 - 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = laxify.to_static(fn)(jnp.int32(n))
+    assert type(got) is int and got == expected
+    fallbacks = [w for w in caught if issubclass(w.category, laxify.FallbackWarning)]
+    assert len(fallbacks) == 1, [str(w.message) for w in caught]
+    assert fallbacks[0].filename == fn.__code__.co_filename
+    assert fallbacks[0].lineno == line_of(fn, snippet)
+    message = str(fallbacks[0].message)
+    assert f"`{name}`" in message and "jax_enable_x64" in message and "_lx" not in message
+
+
+def test_overflow_under_checked_jit_convert_is_a_located_overflow_error():
+    checked = laxify.checked(jax.jit(laxify.convert(fact)))
+    with pytest.raises(OverflowError) as info:
+        checked(jnp.int32(13))
+    message = str(info.value)
+    assert "`r`" in message and "int32" in message and "jax_enable_x64" in message and "_lx" not in message
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert (last.filename, last.lineno) == (fact.__code__.co_filename, line_of(fact, "r = r * i"))
+    assert int(checked(jnp.int32(12))) == math.factorial(12)  # the next call is fine
+
+
+def test_fallback_error_raises_the_overflow_error_at_the_users_line():
+    static_fn = laxify.to_static(fib, fallback="error")
+    assert int(static_fn(jnp.int32(10))) == 55
+    for _ in range(2):  # the first call's path and the cached one's
+        with pytest.raises(OverflowError, match="`b`") as info:
+            static_fn(jnp.int32(50))
+        frames = traceback.extract_tb(info.value.__traceback__)
+        assert all(f.filename == __file__ for f in frames), [f.filename for f in frames]
+        assert frames[-1].lineno == line_of(fib, "a, b = b, a + b")
+
+
+def test_to_static_stays_compiled_after_an_overflowing_call():
+    static_fn = laxify.to_static(fact)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", laxify.FallbackWarning)
+        assert static_fn(jnp.int32(20)) == math.factorial(20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        got = static_fn(jnp.int32(10))
+    assert isinstance(got, jax.Array) and int(got) == math.factorial(10)
+
+
+def test_a_python_int_counted_up_in_a_branch_is_checked():
+    x = jnp.ones(25)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = laxify.to_static(doubling_in_branch)(x)
+    assert got == 3 ** 25
+    assert any(issubclass(w.category, laxify.FallbackWarning) for w in caught)
+    x = jnp.array([1.0, -1.0] * 5)
+    assert int(laxify.to_static(doubling_in_branch, fallback="error")(x)) == 3 ** 5
+
+
+def test_a_counter_loop_holds_no_check():
+    x = jnp.arange(6.0)
+    assert not _checks(counter_sum, x, jnp.int32(4))
+    assert not _checks(counter_steps, jnp.int32(10))
+    static_fn = laxify.to_static(counter_sum, fallback="error")
+    s, i = static_fn(x, jnp.int32(4))
+    assert float(s) == 6.0 and int(i) == 4
+    assert "while" in _primitives(counter_sum, x, jnp.int32(4))
+    k, j = laxify.to_static(counter_steps, fallback="error")(jnp.int32(10))
+    assert (int(k), int(j)) == counter_steps(10)
+
+
+def test_the_users_int32_array_wraps_as_in_eager_jax():
+    expected = users_int32(jnp.int32(13))
+    assert expected.dtype == jnp.int32 and int(expected) == 1932053504  # eager JAX wraps too
+    assert not _checks(users_int32, jnp.int32(13))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        assert int(laxify.to_static(users_int32)(jnp.int32(13))) == int(expected)
+
+
+def test_the_diff_leaves_a_counters_step_and_a_static_loop_alone():
+    text = str(laxify.to_static(counter_steps).diff())
+    assert "int_op" not in text
+    text = str(laxify.to_static(fact).diff())
+    assert "r = _lx.int_op('*', r, i, 'r')" in text
+
+
+def test_x64_carries_int64_and_is_not_checked():
+    with jax.enable_x64(True):
+        def fact64(n):
+            r = 1
+            for i in range(1, n + 1):
+                r = r * i
+            return r
+
+        got = laxify.to_static(fact64, fallback="error")(jnp.int64(20))
+        assert got.dtype == jnp.int64 and int(got) == math.factorial(20)
+        assert not _checks(fact64, jnp.int64(20))
+
+
+def test_to_static_returns_the_code_as_an_output_not_through_checkify():
+    """A program whose only run-time check is the overflow code stays out of checkify (whose rule
+    for `while` makes the program dispatch slowly): the code is one more output, read after the
+    call."""
+    from laxify.runtime.int_overflow import CodedJit
+
+    static_fn = laxify.to_static(fact)
+    assert int(static_fn(jnp.int32(5))) == 120
+    programs = list(static_fn._jitted.values())
+    assert len(programs) == 1 and isinstance(programs[0], CodedJit)
+    assert "while" in str(programs[0].trace(jnp.int32(5)).jaxpr)
+
+
+def test_a_program_with_a_raise_reports_the_overflow_too():
+    def checked_fact(n):
+        if n < 0:
+            raise ValueError("n must not be negative")
+        r = 1
+        for i in range(1, n + 1):
+            r = r * i
+        return r
+
+    static_fn = laxify.to_static(checked_fact)
+    assert int(static_fn(jnp.int32(12))) == math.factorial(12)
+    with pytest.raises(ValueError, match="negative"):
+        static_fn(jnp.int32(-1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert static_fn(jnp.int32(13)) == math.factorial(13)
+    assert any(issubclass(w.category, laxify.FallbackWarning) for w in caught)
+
+
+def test_each_element_under_checked_vmap_in_axes():
+    checked = laxify.checked(laxify.convert(fact), vmap_in_axes=0)
+    assert [int(v) for v in checked(jnp.array([3, 12]))] == [6, math.factorial(12)]
+    with pytest.raises(OverflowError, match="`r`"):
+        checked(jnp.array([3, 13]))
+
+
+def test_a_loop_under_the_functions_own_vmap_is_not_checked():
+    """Documented gap: converted code inside a `jax.vmap` the function applies itself keeps
+    int32 (its values cannot leave that transformation, and checkify refuses a batched while)."""
+    def batched(ns):
+        return jax.vmap(lambda n: fact(n))(ns)
+
+    got = laxify.to_static(batched)(jnp.array([3, 5, 12], jnp.int32))
+    assert [int(v) for v in got] == [6, 120, math.factorial(12)]
+
+
+def test_a_to_static_function_called_from_another_is_checked():
+    inner = laxify.to_static(fact)
+
+    def outer(n):
+        return inner(n) + 1
+
+    static_fn = laxify.to_static(outer)
+    assert int(static_fn(jnp.int32(5))) == 121
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert static_fn(jnp.int32(13)) == math.factorial(13) + 1
+    assert any(issubclass(w.category, laxify.FallbackWarning) and "`r`" in str(w.message) for w in caught)

@@ -1,0 +1,108 @@
+"""The int-arithmetic converter alone, golden tests (source before, source after)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from laxify.transpiler.converters import int_arithmetic
+from laxify.transpiler.converters.base import Context
+
+
+def convert(before: str) -> str:
+    module = cst.parse_module(textwrap.dedent(before).lstrip("\n"))
+    fn = int_arithmetic.transform(module.body[0], Context({}))
+    return module.with_changes(body=[fn]).code
+
+
+def check(before: str, after: str) -> None:
+    code = convert(before)
+    assert code == textwrap.dedent(after).lstrip("\n")
+    compile(code, "<converted>", "exec")
+
+
+def test_products_and_sums_of_python_ints_in_a_loop_body_are_routed():
+    check("""
+    def f(n):
+        r = 1
+        a, b = 0, 1
+        for i in range(1, n + 1):
+            r = r * i
+            a, b = b, a + b
+            s = r + i ** 2
+        return r, a, s
+    """, """
+    def f(n):
+        r = 1
+        a, b = 0, 1
+        for i in range(1, n + 1):
+            r = _lx.int_op('*', r, i, 'r')
+            a, b = b, _lx.int_op('+', a, b, 'b')
+            s = _lx.int_op('+', r, _lx.int_op('**', i, 2), 's')
+        return r, a, s
+    """)
+
+
+def test_a_counters_step_and_a_step_standing_alone_are_left_as_written():
+    check("""
+    def f(x, n):
+        i = 0
+        j = 5
+        while i < n:
+            x = x + x[i - 1]
+            i += 1
+            j = j - 2
+        return x, j
+    """, """
+    def f(x, n):
+        i = 0
+        j = 5
+        while i < n:
+            x = x + x[i - 1]
+            i += 1
+            j = j - 2
+        return x, j
+    """)
+
+
+def test_a_step_whose_value_goes_on_is_routed():
+    check("""
+    def f(n):
+        r = 1
+        for k in range(n):
+            r = r * (k + 1)
+            m = k + 1
+        return r, m
+    """, """
+    def f(n):
+        r = 1
+        for k in range(n):
+            r = _lx.int_op('*', r, _lx.int_op('+', k, 1), 'r')
+            m = _lx.int_op('+', k, 1, 'm')
+        return r, m
+    """)
+
+
+def test_parameters_floats_and_code_outside_loops_are_left_alone():
+    check("""
+    def f(x, k, n):
+        acc = 0.0
+        t = 1
+        u = t * k
+        for i in range(n):
+            x = x + i
+            acc = acc * 2
+            t *= k
+        return x, acc, t, u
+    """, """
+    def f(x, k, n):
+        acc = 0.0
+        t = 1
+        u = t * k
+        for i in range(n):
+            x = x + i
+            acc = acc * 2
+            t = _lx.int_op('*=', t, k, 't')
+        return x, acc, t, u
+    """)

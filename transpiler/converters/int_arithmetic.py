@@ -1,0 +1,373 @@
+"""``a * b``, ``a + b``, ``a - b``, ``a ** k`` and ``x += e``/``-=``/``*=`` in a loop's body,
+on names that may hold Python ints and int literals → ``_lx.int_op("*", a, b)``: the same
+operation, whose result is checked for int32 overflow at run time where both operands are
+Python ints in eager code and int32 arrays in the traced loop (``runtime/int_overflow.py``).
+
+Which names may hold Python ints is read from the function's own assignments: a ``range``
+loop's target, and names assigned int literals or such operations on them (``r = 1``,
+``a, b = 0, 1``, ``m = i // 2``), not parameters (which may be arrays); a parameter counts
+beside one of those where the result goes to such a name (a static ``k`` in ``r = r * k``).
+A counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16) and a step standing
+alone (``table[i - 1]``) are left as written: the runtime would not check them, and knows a
+counter for a Python int by its weak type. The user's form of each routed line is kept for
+the lowering (``Context.plain``), which emits it where the line reads only static values.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from laxify.ir.naming import is_runtime_name
+from laxify.transpiler.analysis.walk import children
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
+
+__all__ = ["transform"]
+
+_BINARY = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Power: "**"}
+_AUGMENTED = {cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign: "*="}
+_NOT_NUMBERS = frozenset({"True", "False", "None"})
+# Operations of Python ints that give Python ints (for which names may hold them).
+_INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Power, cst.FloorDivide, cst.Modulo)
+_SMALL = 2 ** 16  # runtime/int_overflow.py's SMALL_CONSTANT
+
+
+def _own_nodes(node: cst.CSTNode):
+    """The nodes of the function's own code (not of ``def``s, classes and lambdas in it)."""
+    stack = list(children(node))
+    while stack:
+        current = stack.pop()
+        yield current
+        if type(current) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(children(current))
+
+
+def _int_expression(node, names: set, params: set) -> bool:
+    """Whether ``node`` gives a Python int where ``names`` hold Python ints (and parameters
+    may): an int literal, or those names, parameters and int literals under ``+ - * ** // %``
+    with at least one of ``names`` among them (a parameter may be an array: ``x * 2`` is not)."""
+    if type(node) is cst.Integer or (type(node) is cst.UnaryOperation and type(node.expression) is cst.Integer):
+        return True
+    found = []
+
+    def ok(n) -> bool:
+        kind = type(n)
+        if kind is cst.Integer:
+            return True
+        if kind is cst.Name:
+            if n.value in names:
+                found.append(n)
+                return True
+            return n.value in params
+        if kind is cst.UnaryOperation and type(n.operator) is cst.Minus:
+            return ok(n.expression)
+        if kind is cst.BinaryOperation and isinstance(n.operator, _INT_OPERATORS):
+            return ok(n.left) and ok(n.right)
+        return False
+
+    return ok(node) and bool(found)
+
+
+def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list]:
+    """The names of ``fn``'s own code that may hold Python ints (see the module's docstring),
+    its parameters, and the operations in its loops' bodies that may be routed (``+ - * **``
+    and augmented assignments), found in one walk."""
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    names: set = set()
+    pairs: list = []
+    operations: list = []
+    assigned: set[int] = set()  # values of assignments other than a counter's step
+    stack = [(child, False) for child in children(fn.body)]
+    while stack:
+        node, in_body = stack.pop()
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if kind is cst.For and type(node.target) is cst.Name and type(node.iter) is cst.Call and \
+                type(node.iter.func) is cst.Name and node.iter.func.value == "range":
+            names.add(node.target.value)
+        elif kind is cst.Assign:
+            for target in node.targets:
+                pairs.extend(_pairs(target.target, node.value))
+            value = node.value
+            if type(value) in (cst.Tuple, cst.List):
+                assigned.update(id(e.value) for e in value.elements)
+            elif not (len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
+                      and type(value) is cst.BinaryOperation and type(value.left) is cst.Name
+                      and value.left.value == node.targets[0].target.value):
+                assigned.add(id(value))  # (not a counter's `i = i + 1`)
+        elif kind is cst.AnnAssign and node.value is not None:
+            pairs.extend(_pairs(node.target, node.value))
+        elif in_body and ((kind is cst.BinaryOperation and type(node.operator) in _BINARY)
+                          or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED)):
+            operations.append(node)
+        if kind in (cst.For, cst.While):
+            stack.extend((child, in_body or child is node.body) for child in children(node))
+        else:
+            stack.extend((child, in_body) for child in children(node))
+    grown = True
+    while grown:
+        grown = False
+        for name, value in pairs:
+            if name not in names and name not in params and _int_expression(value, names, params):
+                names.add(name)
+                grown = True
+    # A counter's step (`i += 1`) and a step standing alone (`table[i - 1]`) are left as written
+    # (see `_step`): no need to enter them.
+    operations = [op for op in operations if not (
+        (type(op) is cst.AugAssign and _small_step(_AUGMENTED[type(op.operator)], op.value))
+        or (_step(op, names) and id(op) not in assigned))]
+    return names, params, operations
+
+
+def _reads(node, names: set) -> bool:
+    """Whether an operation's operands name one of ``names`` (nested operations included)."""
+    for side in (node.left, node.right) if type(node) is cst.BinaryOperation else (node.target, node.value):
+        while type(side) is cst.UnaryOperation:
+            side = side.expression
+        if (type(side) is cst.Name and side.value in names) or (
+                type(side) is cst.BinaryOperation and _reads(side, names)):
+            return True
+    return False
+
+
+def _pairs(target, value):
+    if type(target) is cst.Name:
+        return [(target.value, value)]
+    if type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List) and \
+            len(target.elements) == len(value.elements):
+        return [pair for t, v in zip(target.elements, value.elements) for pair in _pairs(t.value, v.value)]
+    return []
+
+
+def _calls(node: cst.CSTNode) -> bool:
+    """Whether ``node`` holds a call other than of laxify's runtime (``_lx.not_(...)``)."""
+    for n in _own_nodes(node):
+        if type(n) is cst.Call:
+            func = n.func
+            if not (type(func) is cst.Attribute and type(func.value) is cst.Name and is_runtime_name(func.value.value)):
+                return True
+    return False
+
+
+def _target_names(target) -> list:
+    """The names an assignment target binds, or ``[None]`` for a target that is not only names."""
+    if type(target) is cst.Name:
+        return [target.value]
+    if type(target) in (cst.Tuple, cst.List):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    return [None]
+
+
+def _small_step(op: str, value: cst.BaseExpression) -> bool:
+    """``+ c``/``- c`` with a literal ``c`` below 2**16: a counter's step."""
+    if op not in ("+", "-", "+=", "-=") or not _literal(value):
+        return False
+    node, sign = value, 1
+    while type(node) is cst.UnaryOperation:
+        node, sign = node.expression, -sign
+    return abs(int(node.value, 0)) < _SMALL
+
+
+def _is_int_op(node: cst.BaseExpression) -> bool:
+    func = getattr(node, "func", None)
+    return (type(node) is cst.Call and type(func) is cst.Attribute and type(func.value) is cst.Name
+            and is_runtime_name(func.value.value) and func.attr.value == "int_op")
+
+
+def _operand(node: cst.BaseExpression, names: set, params: set) -> str | None:
+    """What an operand is: ``"int"`` (a name that may hold a Python int, an operation this
+    converter routed), ``"param"``, ``"literal"`` (an int literal), or ``None`` (anything else)."""
+    kind = type(node)
+    if kind is cst.Name:
+        if node.value in _NOT_NUMBERS or is_runtime_name(node.value):
+            return None
+        return "int" if node.value in names else "param" if node.value in params else None
+    if kind is cst.Integer:
+        return "literal"
+    if kind is cst.UnaryOperation and type(node.operator) is cst.Minus:
+        return _operand(node.expression, names, params)
+    if _is_int_op(node) or _step(node, names):
+        return "int"
+    return None
+
+
+def _step(node, names: set) -> bool:
+    """``i + c``/``i - c``/``c + i`` with a literal ``c`` below 2**16 and ``i`` a name that may
+    hold a Python int (or such a step itself): left as it is where it stands alone (an index
+    ``table[i - 1]``, an argument), routed where its value goes on (see ``_unstepped``)."""
+    if type(node) is not cst.BinaryOperation:
+        return False
+    op = _BINARY.get(type(node.operator))
+    if op not in ("+", "-"):
+        return False
+    for value, step in ((node.left, node.right), (node.right, node.left)):
+        if _small_step(op, step) and (
+                (type(value) is cst.Name and value.value in names) or _is_int_op(value) or _step(value, names)):
+            return True
+    return False
+
+
+def _unstepped(node, names: set):
+    """``node`` with a step (see ``_step``) routed, as an operand of a routed operation."""
+    if not _step(node, names):
+        return node
+    call = _call(_BINARY[type(node.operator)], _unstepped(_bare(node.left), names), _unstepped(_bare(node.right), names))
+    return call
+
+
+def _bare(node):
+    return node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) else node
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Integer or (
+        type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus and _literal(node.expression))
+
+
+def _call(op: str, left: cst.BaseExpression, right: cst.BaseExpression, name: str | None = None) -> cst.Call:
+    args = [cst.Arg(cst.SimpleString(repr(op))), cst.Arg(left), cst.Arg(right)]
+    if name is not None:
+        args.append(cst.Arg(cst.SimpleString(repr(name))))
+    return cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name("int_op")), args)
+
+
+def _named(value: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExpression:
+    if type(target) is cst.Name and _is_int_op(value) and len(value.args) == 3 and not is_runtime_name(target.value):
+        return value.with_changes(args=[*value.args, cst.Arg(cst.SimpleString(repr(target.value)))])
+    return value
+
+
+class IntArithmeticTransformer(OwnCodeConverter):
+    def __init__(self, ctx: Context, names: set, params: set):
+        super().__init__(ctx)
+        self.in_body = 0  # how many loop bodies hold the node being visited
+        self.classes = 0
+        self.names, self.params = names, params
+        self.steps: set[int] = set()  # `i = i + 1` values: a counter's step, left as it is
+        self.assigned: set[int] = set()  # values of assignments (``visit_Assign``)
+        # Whether the statement being visited assigns only names that may hold Python ints:
+        # there a parameter may be one too (`r = r * k`); elsewhere it may be an array (`x + i`).
+        self.into_int = False
+
+    def _routed(self, op: str, left, right) -> bool:
+        """Whether ``left <op> right`` goes through ``_lx.int_op``: both operands may be Python
+        ints, one of them a name that may hold one (or a routed operation)."""
+        params = self.params if self.into_int else ()
+        kinds = (_operand(left, self.names, params), _operand(right, self.names, params))
+        if None in kinds or "int" not in kinds:
+            return False
+        if op == "**":
+            return type(right) is cst.Integer and 2 <= int(right.value, 0) <= 30
+        return True
+
+    def visit_For_body(self, node) -> None:
+        self.in_body += 1
+
+    def leave_For_body(self, node) -> None:
+        self.in_body -= 1
+
+    def visit_While_body(self, node) -> None:
+        self.in_body += 1
+
+    def leave_While_body(self, node) -> None:
+        self.in_body -= 1
+
+    def visit_ClassDef(self, node) -> bool:
+        self.classes += 1
+        return True
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self.classes -= 1
+        return updated_node
+
+    def _active(self) -> bool:
+        return self.in_body > 0 and self.def_depth == 1 and not self.classes
+
+    def _targets_ints(self, targets) -> bool:
+        names = [n for t in targets for n in _target_names(t)]
+        return bool(names) and all(n in self.names for n in names)
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if self._changed and self._changed[-1] and self._active() and not _calls(original_node):
+            # (something in it was routed; a line with calls is left to the converters after
+            # this one, which route them: its form before routing would skip them)
+            pos = self.ctx.positions.get(original_node)
+            if pos is not None:
+                self.ctx.plain.setdefault(pos, []).append(original_node)
+        return updated_node
+
+    def visit_AugAssign(self, node) -> bool:
+        self.into_int = self._targets_ints([node.target])
+        return True
+
+    def visit_Assign(self, node) -> bool:
+        self.into_int = self._targets_ints([t.target for t in node.targets])
+        value = node.value
+        # Values assigned to names (`j = k + 1`, `a, b = b, a + 1`): a step there is routed.
+        self.assigned.add(id(value))
+        if type(value) in (cst.Tuple, cst.List):
+            self.assigned.update(id(e.value) for e in value.elements)
+        if (len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
+                and type(value) is cst.BinaryOperation and type(value.left) is cst.Name
+                and value.left.value == node.targets[0].target.value
+                and _small_step(_BINARY.get(type(value.operator), ""), value.right)):
+            self.steps.add(id(value))
+        return True
+
+    def leave_BinaryOperation(self, original_node, updated_node):
+        op = _BINARY.get(type(updated_node.operator))
+        left, right = updated_node.left, updated_node.right
+        if op is None or not self._active() or id(original_node) in self.steps or not self._routed(op, left, right):
+            return updated_node
+        if _step(updated_node, self.names) and id(original_node) not in self.assigned:
+            return updated_node  # a step standing alone (`table[i - 1]`): see `_step`
+        call = _call(op, _unstepped(_bare(left), self.names), _unstepped(_bare(right), self.names))
+        return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+    def leave_Assign(self, original_node, updated_node):
+        self.into_int = False
+        return self._with_names(updated_node)
+
+    def _with_names(self, updated_node):
+        """The name an operation's result is assigned to goes into the call (for its message):
+        ``r = r * i``, and ``a, b = b, a + b`` item by item."""
+        if not self._active() or len(updated_node.targets) != 1:
+            return updated_node
+        target, value = updated_node.targets[0].target, updated_node.value
+        if type(target) is cst.Name:
+            named = _named(value, target)
+            return updated_node if named is value else updated_node.with_changes(value=named)
+        if (type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List)
+                and len(target.elements) == len(value.elements)):
+            elements = [v.with_changes(value=_named(v.value, t.value))
+                        if type(v) is cst.Element and _named(v.value, t.value) is not v.value else v
+                        for t, v in zip(target.elements, value.elements)]
+            if all(e is v for e, v in zip(elements, value.elements)):
+                return updated_node
+            return updated_node.with_changes(value=value.with_changes(elements=elements))
+        return updated_node
+
+    def leave_AugAssign(self, original_node, updated_node):
+        op = _AUGMENTED.get(type(updated_node.operator))
+        routed = op is not None and self._routed(op[0], updated_node.target, updated_node.value)
+        self.into_int = False
+        target, value = updated_node.target, updated_node.value
+        if op is None or not self._active() or type(target) is not cst.Name or _small_step(op, value):
+            return updated_node
+        if is_runtime_name(target.value) or not routed:
+            return updated_node
+        value = _unstepped(_bare(value), self.names)
+        return cst.Assign([cst.AssignTarget(cst.Name(target.value))], _call(op, cst.Name(target.value), value, target.value))
+
+
+# What the pipeline looks for before running this converter (see analysis/features.py).
+TRIGGERS = (cst.For, cst.While)
+
+
+def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
+    names, params, operations = python_int_names(node)
+    targets = {id(op) for op in operations if _reads(op, names)} if names else ()
+    if not targets:
+        return node
+    # Only the nodes above the operations are entered (libcst rebuilds every node it enters).
+    return transform_above(node, IntArithmeticTransformer(ctx, names, params), lambda n: id(n) in targets)
