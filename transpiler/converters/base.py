@@ -37,6 +37,9 @@ class Context:
     hidden: dict[str, str] = field(default_factory=dict)
     # Set by the raise converter: some `raise` became a `return` (whose value nothing reads).
     raises: bool = False
+    # Set by the raising-calls converter: a call in a loop may raise (the function keeps the
+    # raise converter's flag).
+    loop_raises: bool = False
 
     def global_value(self, name: str) -> tuple[bool, object]:
         """(whether ``name`` is a global of the module that the function does not bind itself,
