@@ -976,3 +976,34 @@ def test_a_method_or_a_function_passed_as_a_value_that_raises_in_a_loop(capsys):
     closed = jax.make_jaxpr(laxify.convert(applies_to_each), static_argnums=0)(jnp.sin, good)
     scan = next(e for e in closed.jaxpr.eqns if e.primitive.name == "scan")
     assert [v.aval.dtype for v in scan.outvars].count(jnp.bool_) == 0
+
+
+def halves_checked_sum_until_small(x):
+    s = 0.0
+    for i in range(3):
+        s = s + check_sign(x[i])
+    n = 0
+    while True:  # left only by its return: not stopped by the flag, so still "always returns"
+        n += 1
+        s = s * 0.5
+        if s < 1.0:
+            return n
+
+
+def guard_in_loops_in_a_while_true(x):
+    n = 0
+    while True:
+        for i in range(2):
+            for j in range(2):
+                if x[i] < 0:  # keeps its return: the flag would not end the `while True`
+                    raise ValueError(f"bad {x[i]}")
+        n += 1
+        x = x * 2.0
+        if x[0] > 10.0:
+            return n
+
+
+def test_while_true_loops_with_a_call_or_guard_that_raises_in_loops():
+    good, bad = jnp.array([4.0, 5.0, 6.0]), jnp.array([4.0, -5.0, 6.0])
+    check_like_python(halves_checked_sum_until_small, (good,), (bad,), prims=("while",))
+    check_like_python(guard_in_loops_in_a_while_true, (good,), (bad,), prims=("while",))

@@ -36,6 +36,9 @@ class _Rewriter:
         self.checked: dict[str, bool] = {}
         self.found = False
         self.assigned: list[frozenset] = [frozenset()]  # names the loops around a statement assign
+        # How many `while True:` loops are around: left only by `break`/`return`, which the
+        # flag does not stop (a guard there keeps its `return`).
+        self.forever = 0
         params = top.params
         self.parameters = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
         # Nested functions that hold a `raise`, wherever they are defined (a call may come first).
@@ -110,7 +113,7 @@ class _Rewriter:
             # loops: 56 s to trace, 0.28 s so). A test that reads an array the body then
             # updates keeps the cond in one loop: without it XLA copies that array each
             # iteration (1.5x the cond's steady state on CPU).
-            raising = _guard(stmt) if loops and not in_try else None
+            raising = _guard(stmt) if loops and not in_try and not self.forever else None
             if raising is not None and loops < 2 and _names(stmt.test) & self.assigned[-1]:
                 raising = None
             if raising is not None:
@@ -152,10 +155,13 @@ class _Rewriter:
 
         if isinstance(stmt, (cst.For, cst.While)):
             self.assigned.append(self.assigned[-1] | _assigned(stmt))
+            forever = _forever(stmt)
+            self.forever += forever
             try:
                 changes = {"body": sub(stmt.body, loops + 1)}
             finally:
                 self.assigned.pop()
+                self.forever -= forever
             if stmt.orelse is not None:
                 changes["orelse"] = stmt.orelse.with_changes(body=sub(stmt.orelse.body))
         elif isinstance(stmt, cst.If):
@@ -259,6 +265,10 @@ def _assigned(loop) -> frozenset:
     return frozenset(out)
 
 
+def _forever(loop) -> bool:
+    return isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True"
+
+
 def _guard(stmt) -> cst.Raise | None:
     """The ``raise`` of ``if test: raise E(...)`` (no ``elif``/``else``, nothing else in it)."""
     if not isinstance(stmt, cst.If) or stmt.orelse is not None:
@@ -289,6 +299,10 @@ class _Quiet(cst.CSTTransformer):
         return False
 
     def leave_While(self, original_node, updated_node):
+        if _forever(updated_node):
+            # Left only by its `break`/`return` (the return converter counts on that): not
+            # stopped by the flag, as a call laxify cannot follow is not.
+            return updated_node
         return updated_node.with_changes(test=loop_test(FLAG, updated_node.test))
 
     def leave_Call(self, original_node, updated_node):
