@@ -44,6 +44,38 @@ def unguarded_loop(x, n):
     return x
 
 
+def guarded_nested(x, n):
+    for j in range(2):
+        for i in range(4):
+            if x[i] < -1e30:
+                raise ValueError(f"item {i} too small")
+            x = jnp.tanh(x * n) + x
+    return x
+
+
+def unguarded_nested(x, n):
+    for j in range(2):
+        for i in range(4):
+            x = jnp.tanh(x * n) + x
+    return x
+
+
+def guarded_nested_input(x, y, n):
+    for j in range(2):
+        for i in range(4):
+            if y[i] < -1e30:  # the guard reads an array the loop does not update
+                raise ValueError(f"item {i} too small")
+            x = jnp.tanh(x * n) + x
+    return x
+
+
+def unguarded_nested_input(x, y, n):
+    for j in range(2):
+        for i in range(4):
+            x = jnp.tanh(x * n) + x
+    return x
+
+
 LATENCY = False  # --latency: wait for each call's result before the next call
 
 
@@ -115,6 +147,10 @@ def main() -> None:
             jax.jit(laxify.convert(unguarded)), (small, n), 2000)
     compare("steady state, guard in a static loop, 4M", laxify.to_static(guarded_loop),
             laxify.to_static(unguarded_loop), (big, n), 10)
+    compare("steady state, guard in nested loops, 4M", laxify.to_static(guarded_nested),
+            laxify.to_static(unguarded_nested), (big, n), 10)
+    compare("  same, the guard on an input array", laxify.to_static(guarded_nested_input),
+            laxify.to_static(unguarded_nested_input), (big, small, n), 10)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from laxify.runtime.dispatch.values import UndefinedReturn
 __all__ = [
     "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling", "check_at", "exception_", "expect_raise", "leaving",
     "functionalizing",
-    "in_traced_region", "is_functionalizing", "is_users_error", "on_path", "raise_", "raised", "record_exception", "recorded", "report",
+    "in_traced_region", "is_functionalizing", "is_users_error", "on_path", "raise_", "raise_where", "raised", "raised_or", "record_exception", "recorded", "report",
     "traced_region", "without_checks",
 ]
 
@@ -208,6 +208,17 @@ def call_raised():
     return slot.raised
 
 
+def raised_or(flag):
+    """After a statement in a loop that calls functions that may raise: ``flag`` or where one
+    of them raised (a Python ``False`` while neither is traced)."""
+    raised = call_raised()
+    if raised is False:
+        return flag
+    if flag is False:
+        return jnp.asarray(raised, jnp.bool_)
+    return jnp.logical_or(flag, raised)
+
+
 def leaving(raised, value):
     """The end of a converted function that may raise: ``value``, with ``raised`` (where it
     raised) given to the ``_lx.call`` that called it (see :class:`calling`)."""
@@ -263,12 +274,18 @@ class functionalizing:
 
     def __enter__(self):
         _state.functionalizing = getattr(_state, "functionalizing", 0) + 1
+        marks = getattr(_state, "marks", None)
+        if marks is None:
+            marks = _state.marks = []
         # A trace that stopped between `expect_raise` and `call_raised` left its slot behind:
         # not this trace's (a call of it, not bracketed, must not find that slot).
         _slots().append(_BARRIER)
+        # The checks this trace records come after `recorded()`, its slots after these.
+        marks.append((recorded(), len(_state.slots)))
 
     def __exit__(self, *exc):
         _state.functionalizing -= 1
+        _state.marks.pop()
         _pop_to_barrier()
         return False
 
@@ -423,19 +440,42 @@ def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None,
     does. Inside it: recorded for run time (see the module's docstring); ``in_try``: the
     ``raise`` stands in the body of a ``try`` whose ``except`` may catch it, whose handler
     would then run for some data only: a located ``ConversionError``."""
+    _raise(exception, cause, in_try, sys._getframe(1))
+
+
+def raise_where(test, exception: Callable[[], Any], flag, cause: Callable[[], Any] | None = None):
+    """``if test: raise exception() [from cause()]`` in a loop body, giving ``flag`` or
+    ``test`` (where it raised). A traced ``test`` is no ``lax.cond``: the check is recorded
+    on the path being traced where ``test`` holds, and the rest of the iteration runs on
+    with values nothing observes (the converter stops ``while`` loops and prints on the
+    flag). A Python ``test`` is Python's ``if``."""
+    frame = sys._getframe(1)
+    if not isinstance(test, jax.core.Tracer):
+        if not test:
+            return flag
+        _raise(exception, cause, False, frame)
+        return True
+    shape = tuple(getattr(test, "shape", ()))
+    if shape != ():
+        test = jnp.reshape(test, ()) if int(jnp.size(test)) == 1 else bool(test)  # JAX's error for more
+    pred = jnp.asarray(test) != 0 if jnp.result_type(test) != jnp.bool_ else jnp.asarray(test)
+    with traced_region(lambda: pred):
+        _raise(exception, cause, False, frame)
+    return pred if flag is False else jnp.logical_or(flag, pred)
+
+
+def _raise(exception, cause, in_try: bool, frame) -> None:
     value = exception()
     if in_try and in_traced_region():
-        frame = sys._getframe(1)
         raise HandlerNeedsData(frame.f_code.co_filename, frame.f_lineno)
     reason = cause() if cause is not None else None
     leaves, rebuild = _split((value, reason))
-    if not in_traced_region() and not (leaves and getattr(_state, "functionalizing", 0)):
+    if not in_traced_region() and not (getattr(_state, "functionalizing", 0) and (leaves or _after_checks(in_try))):
         error = _made(value)
         if cause is not None:
             error.__cause__ = None if reason is None else _made(reason)
             error.__suppress_context__ = True
         raise error.with_traceback(None)
-    frame = sys._getframe(1)
     filename, line, name = frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
     key = _register(_Recipe(rebuild, filename, line, name))
     text = _escape(_preview(value))
@@ -444,6 +484,18 @@ def raise_(exception: Callable[[], Any], cause: Callable[[], Any] | None = None,
     if frames and frames[-1][0] == depth:
         # Outside the callee's own traced branches: every call raises here; its caller stops too.
         raise PathRaised(depth, filename, line)
+
+
+def _after_checks(in_try: bool) -> bool:
+    """Whether this trace recorded a check before a ``raise`` that every run reaching it makes
+    (outside traced control flow): a run whose earlier check fails raised there, as Python
+    would have, so this one is recorded after it (it fails on every run that gets here)
+    rather than raised while tracing. Not where an ``except`` of the function or of a caller
+    may catch it: Python's handler runs for it while tracing."""
+    marks = getattr(_state, "marks", None)
+    if in_try or not marks or recorded() <= marks[-1][0]:
+        return False
+    return not any(slot is not _BARRIER and slot.in_try for slot in _slots()[marks[-1][1]:])
 
 
 class _Open:

@@ -35,6 +35,7 @@ from laxify.transpiler.converters import (
     match_statements,
     print_calls,
     raise_statements,
+    raising_calls,
     return_statements,
     walrus_conditions,
 )
@@ -79,6 +80,9 @@ CONVERTERS: list = [
     # after break: a loop's `else` is either guarded by the break flag (done above) or simply
     # follows the loop.
     loop_else,
+    # calls that may raise inside loops, after the jump converters (a `while` test they wrote
+    # gets the flag too) and before the raise converter, which starts the function with it.
+    raising_calls,
     # raise before return: a `raise` becomes a record of the error and a `return` (the function
     # does no more after it), which the return converter then turns into its flag.
     raise_statements,

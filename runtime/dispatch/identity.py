@@ -26,16 +26,32 @@ _BOOL, _PARAM = "bool", "param"
 def is_(a, b, text: str, kinds: str):
     """``a is b``, as Python's identity would be on the path the program takes."""
     if not (is_traced(a) or is_traced(b)):
-        return a is b
+        flag = _concrete_flag(a, b, kinds)
+        return a is b if flag is None else flag
     return _identity(a, b, text, kinds)
 
 
 def is_not(a, b, text: str, kinds: str):
     """``a is not b``, as Python's identity would be on the path the program takes."""
     if not (is_traced(a) or is_traced(b)):
-        return a is not b
+        flag = _concrete_flag(a, b, kinds)
+        return a is not b if flag is None else not flag
     same = _identity(a, b, text, kinds)
     return (not same) if isinstance(same, bool) else jnp.logical_not(same)
+
+
+def _concrete_flag(a, b, kinds: str):
+    """``flag is True``/``False`` where the name holds Python bools in Python but a concrete
+    boolean array here (left by a loop that the split fallback compiled): the Python bool
+    it stands for compared with the literal; ``None`` for every other case."""
+    if not (isinstance(a, bool) or isinstance(b, bool)):
+        return None
+    left, right = kinds.split(",")
+    literal, value, kind = (b, a, left) if isinstance(b, bool) else (a, b, right)
+    if kind != _BOOL or isinstance(value, bool) or getattr(value, "dtype", None) != jnp.bool_ \
+            or getattr(value, "shape", None) != ():
+        return None
+    return bool(value) is literal
 
 
 def _identity(a, b, text: str, kinds: str):

@@ -54,22 +54,30 @@ def _check_text(name: str, value) -> None:
         raise TypeError(f"{name} must be None or a string, not {type(value).__name__}")
 
 
-def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flush: bool = False):
+def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flush: bool = False,
+           unless_raised=False):
     """``print``: Python's ``print`` with Python's arguments, run by a ``jax.debug.callback``
     (ordered): each time the program runs, only on the path that reaches it, in program order
     with the other prints. Traced values reach the callback as concrete arrays; everything
     else stays in it as the Python object it is. Outside a traced program the callback runs
-    at once, so the print happens where Python's would."""
+    at once, so the print happens where Python's would. ``unless_raised`` (written by laxify
+    in a loop that calls a function that may raise): where it is true, that function raised
+    before this print, which Python would not have reached; it does not print."""
     _check_text("sep", sep)
     _check_text("end", end)
     parts = [(a.template, a.args, a.kwargs) if isinstance(a, Formatted) else a for a in args]
     traced = [k for k, part in enumerate(parts) if any_traced(part)]
     trees = {k: jax.tree_util.tree_flatten(parts[k]) for k in traced}
     leaves = [leaf for leaves, _ in trees.values() for leaf in leaves if isinstance(leaf, Tracer)]
+    if unless_raised is True:
+        return
+    gated = unless_raised is not False
+    if gated:
+        leaves.append(unless_raised)
     formatted = {k for k, a in enumerate(args) if isinstance(a, Formatted)}
 
     def emit(*values):
-        if replaying.depth:
+        if replaying.depth or (gated and values[-1]):
             return
         values = iter(values)
         objects = list(parts)

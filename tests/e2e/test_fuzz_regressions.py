@@ -194,3 +194,36 @@ def test_negated_flag_after_a_compiled_loop_in_a_split_run_is_pythons_int(a, k):
         warnings.simplefilter("ignore", laxify.FallbackWarning)
         actual = laxify.to_static(negated_flag_after_a_compiled_loop_in_a_split_run)(*args)
     assert int(actual) == expected
+
+
+# -- `flag is not False` after a loop that the split fallback compiled -----------------------------
+
+def identity_of_a_flag_after_a_compiled_loop_in_a_split_run(y, k):
+    c0 = 0
+    for _ in range(k):  # traced bounds, and a comprehension over an array: the run is split
+        kept = [v for v in y if v > 1]
+        done = False
+        n = 0
+        while done is False and n < 1:  # compiled by the split run: `done` is a concrete bool array
+            n += 1
+            if k % 2 == 0:
+                done = True
+        c0 = n + int(done is not False) + len(kept)
+    return c0
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3])
+def test_identity_of_a_flag_after_a_compiled_loop_in_a_split_run_is_pythons(k):
+    """Fuzz seed 2332 (raises on): `done is not False` on the bool array that a loop compiled by
+    the split fallback left in `done` was always true (an array is not the False singleton):
+    2 where Python returns 1, a silent wrong value under the FallbackWarning."""
+    import warnings
+
+    import laxify
+
+    args = (jnp.array([0, 2, 0, 3], jnp.int32), jnp.int32(k))
+    expected = identity_of_a_flag_after_a_compiled_loop_in_a_split_run(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", laxify.FallbackWarning)
+        actual = laxify.to_static(identity_of_a_flag_after_a_compiled_loop_in_a_split_run)(*args)
+    assert int(actual) == expected

@@ -42,6 +42,9 @@ class Context:
     # position): the lines before it did, kept where the IR proves every value the line reads
     # static (a Python loop on Python ints needs no check).
     plain: dict[tuple[int, int], list[cst.SimpleStatementLine]] = field(default_factory=dict)
+    # Set by the raising-calls converter: a call in a loop may raise (the function keeps the
+    # raise converter's flag).
+    loop_raises: bool = False
 
     def global_value(self, name: str) -> tuple[bool, object]:
         """(whether ``name`` is a global of the module that the function does not bind itself,

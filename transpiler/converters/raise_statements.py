@@ -251,9 +251,9 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     if watch.local_raisers:
         watch.scan()  # calls before the nested `def` they call are seen now
     has_raise = contains(node.body, (cst.Raise,))
-    if not has_raise and not watch.lines:
+    if not has_raise and not watch.lines and not ctx.loop_raises:
         return node
-    flag = bool(watch.lines) or watch.nested_raise
+    flag = bool(watch.lines) or watch.nested_raise or ctx.loop_raises
     node = node.visit(RaiseTransformer(ctx, watch.lines, flag))
     if flag:
         ctx.raised_flag = True  # the return converter gives it to the caller at the end
@@ -265,6 +265,24 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
             ctx.positions[start] = position
         node = node.with_changes(body=node.body.with_changes(body=[*body[:first], start, *body[first:]]))
     body = list(node.body.body)
+    if flag and not _nested_return(body):
+        # No return flag (the calls in loops set only the raised flag): the function's one
+        # `return`, at its end, gives the flag to the caller itself.
+        last = body[-1] if body else None
+        small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) else None
+        if isinstance(small, cst.Return) and not _is_raised(small):
+            value = runtime_call("leaving", cst.Name(FLAG), small.value or cst.Name("None"))
+            new = last.with_changes(body=[*last.body[:-1], small.with_changes(value=value)])
+            if last in ctx.positions:
+                ctx.positions[new] = ctx.positions[last]
+            body[-1] = new
+        elif not isinstance(small, cst.Return):
+            end = cst.SimpleStatementLine([cst.Return(runtime_call("leaving", cst.Name(FLAG), cst.Name("None")))])
+            position = ctx.positions.get(node)
+            if position is not None:
+                ctx.positions[end] = position
+            body.append(end)
+        node = node.with_changes(body=node.body.with_changes(body=body))
     if body and not _nested_return(body):
         # No flag will carry the return value: a `raise` that ends the function returns None
         # itself (a recorded one that always fails: its value is never read).
