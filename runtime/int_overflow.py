@@ -35,6 +35,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from laxify.runtime import error_channel
+from laxify.runtime.dispatch.printing import holding
 
 __all__ = ["CodedJit", "Int32OverflowError", "Overflows", "collects", "int_op", "is_python_int", "marking"]
 
@@ -351,10 +352,14 @@ class CodedJit:
 
     def concrete(self, *args, **kwargs):
         """A call on concrete arguments (no tracer among them: the caller knows)."""
-        out, code = self.coded(*args, **kwargs)
-        code = int(np.asarray(code))
+        # The program's prints wait for its code: on an overflow the function runs eagerly,
+        # and only that run's prints are Python's.
+        with holding() as held:
+            out, code = self.coded(*args, **kwargs)
+            code = int(np.asarray(code))
         if code:
             raise_code(code)
+        held.flush()
         return out
 
     def lower(self, *args, **kwargs):

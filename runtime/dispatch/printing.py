@@ -10,7 +10,7 @@ import jax
 
 from laxify.runtime.dispatch.values import Tracer, any_traced
 
-__all__ = ["Formatted", "format_", "print_", "replaying"]
+__all__ = ["Formatted", "format_", "holding", "print_", "replaying"]
 
 
 class Formatted:
@@ -47,6 +47,32 @@ class replaying:
     def __exit__(self, *exc):
         replaying.depth -= 1
         return False
+
+
+class holding:
+    """``with holding() as held:`` around a run of a program whose result may be thrown away
+    for an eager run of the same function (an int32 overflow of a Python int: see
+    ``runtime/int_overflow.py``): its prints are kept, and printed by ``held.flush()`` only
+    once the run's result stands, so that the eager run's prints are the only ones."""
+
+    buffer: list | None = None
+
+    def __enter__(self) -> "holding":
+        self.outer, holding.buffer = holding.buffer, []
+        self.kept = holding.buffer
+        return self
+
+    def __exit__(self, *exc):
+        holding.buffer = self.outer
+        return False
+
+    def flush(self) -> None:
+        for objects, sep, end, file, flush in self.kept:
+            if holding.buffer is not None:  # inside another held run: kept for its result
+                holding.buffer.append((objects, sep, end, file, flush))
+            else:
+                print(*objects, sep=sep, end=end, file=file, flush=flush)
+        self.kept.clear()
 
 
 def _check_text(name: str, value) -> None:
@@ -87,6 +113,10 @@ def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flus
         for k in formatted:
             template, f_args, f_kwargs = objects[k]
             objects[k] = template.format(*f_args, **f_kwargs)
-        print(*objects, sep=sep, end=end, file=sys.stdout if file is None else file, flush=flush)
+        out = sys.stdout if file is None else file
+        if holding.buffer is not None:
+            holding.buffer.append((objects, sep, end, out, flush))
+        else:
+            print(*objects, sep=sep, end=end, file=out, flush=flush)
 
     jax.debug.callback(emit, *leaves, ordered=True)

@@ -305,3 +305,32 @@ def test_a_to_static_function_called_from_another_is_checked():
         warnings.simplefilter("always")
         assert static_fn(jnp.int32(13)) == math.factorial(13) + 1
     assert any(issubclass(w.category, laxify.FallbackWarning) and "`r`" in str(w.message) for w in caught)
+
+
+# -- prints: the compiled run's prints wait for its overflow code ---------------------------------
+# (found by the fuzzer's `overflow_print` programs: on an input that overflowed, the compiled run
+# printed and then the eager run printed again)
+
+def fact_printing(x, n):
+    print("start", x[0])
+    r = 1
+    for i in range(n):
+        r = r * (i + 1)
+        print("step", i, r)
+    print("end", r)
+    return r
+
+
+@pytest.mark.parametrize("n", [3, 13])
+def test_prints_of_a_checked_loop_happen_once_as_in_python(n, capsys):
+    x = jnp.arange(3)
+    expected = fact_printing(x, jnp.int32(n))
+    eager_out = capsys.readouterr().out
+    fn = laxify.to_static(fact_printing)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):  # the first call and a cached one
+            got = fn(x, jnp.int32(n))
+            assert int(got) == expected
+            assert capsys.readouterr().out == eager_out
+    assert any(issubclass(w.category, laxify.FallbackWarning) for w in caught) == (n == 13)
