@@ -1192,13 +1192,14 @@ FALLBACK_RULES = {
     # feature: (what a to_static warning or a jit(convert) ConversionError must say)
     "traced_effect": "is changed in place",
 }
-# Growth forms: (setup lines, body lines, the carried int, bound factor: 5 * factor passes
-# int32, 4 * factor does not). {r}, {q}, {i} are fresh names.
+# Growth forms: (setup lines, body lines, the carried int, bound factors): with the first
+# factor the int passes int32 for a bound of 5 and not for 4, with the second from 4 on, with
+# the third from 3 on. {r}, {q}, {i} are fresh names.
 _GROWTH = (
-    (["{r} = 1"], ["{r} = {r} * ({i} + 1)"], "{r}", 3),                   # (3k)!: 12! fits, 15! not
-    (["{q}, {r} = 0, 1"], ["{q}, {r} = {r}, {q} + {r}"], "{r}", 10),       # fib(10k + 1)
-    (["{r} = 0"], ["{r} = {r} + {i} * {i}"], "{r}", 400),                  # sum of squares below 400k
-    (["{r} = 1"], ["{r} = {r} * 2"], "{r}", 7),                            # 2 ** (7k): 2**28 fits
+    (["{r} = 1"], ["{r} = {r} * ({i} + 1)"], "{r}", (3, 4, 5)),               # (3n)!: 12! fits, 15! not
+    (["{q}, {r} = 0, 1"], ["{q}, {r} = {r}, {q} + {r}"], "{r}", (10, 12, 16)),  # fib(10n + 1)
+    (["{r} = 0"], ["{r} = {r} + {i} * {i}"], "{r}", (400, 500, 700)),           # sum of squares below 400n
+    (["{r} = 1"], ["{r} = {r} * 2"], "{r}", (7, 8, 11)),                        # 2 ** (7n): 2**28 fits
 )
 
 
@@ -1257,7 +1258,8 @@ def stmt_int_overflow(self: Builder, sc: Scope, ind: int):
     self.features.add("int_overflow")
     if "print" in self.features:
         self.features.add("overflow_print")
-    setup, step, carried, factor = self.pick(_GROWTH)
+    setup, step, carried, factors = self.pick(_GROWTH)
+    factor = self.pick(factors)
     names = {"r": self.fresh("ov"), "q": self.fresh("ow"), "i": self.fresh("oi")}
     p = self.pad(ind)
     n = self.pick(["k"] + (["y[0]", "y[-1]"] if sc.args else []))
