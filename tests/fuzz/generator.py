@@ -35,6 +35,10 @@ MAX_DEPTH = 3
 # Constructs of the classes of known laxify bugs the lead is fixing (see campaign --help):
 PRELUDE = "# jax and jnp (jax.numpy) are in this module's namespace\n"
 
+# The name of f's int-overflow witness (stmt_int_overflow), and the placeholders for it while
+# the body is drawn (kept only when the program has the feature).
+BIG, BIG_INIT, BIG_RETURN = "big", "\0big-init", "\0big-return"
+
 # Features a campaign may leave out (LAXIFY_FUZZ_AVOID): earlier known bugs, and `raise`, whose
 # open failure classes (docs/semantics.md, "Exceptions") a campaign about something else avoids.
 KNOWN_FEATURES = ("loop_else_jump", "and_or_value", "closure_in_loop", "return_in_loop", "raise", "python_stmt")
@@ -464,9 +468,11 @@ class Builder:
         return [f"{self.pad(ind)}{p.name}, {q.name} = {l.src}, {r.src}"], sc, False
 
     def stmt_print(self, sc: Scope, ind: int):
-        if not sc.main:
+        if not sc.main or not self.allowed("overflow_print") and "int_overflow" in self.features:
             return None
         self.features.add("print")
+        if "int_overflow" in self.features:
+            self.features.add("overflow_print")
         arg = self.pick(["x[0]", "a", "k", "x"])
         e = self.expr(self.pick([FLOAT, INT, VEC]), sc)
         return [f'{self.pad(ind)}print("p{self.fresh("")}", {arg}, {e.src})'], sc, False
@@ -739,7 +745,10 @@ class Builder:
         return [f"{self.pad(ind)}raise {kind}({message})"], sc, True
 
     def return_value(self, sc: Scope) -> str:
-        return ", ".join(self.expr(kind, sc).src for kind in sc.returns)
+        value = ", ".join(self.expr(kind, sc).src for kind in sc.returns)
+        # f's returns end with the int-overflow witness when the program makes one (see
+        # stmt_int_overflow: the placeholder becomes `, big` or nothing once the body is built)
+        return value + BIG_RETURN if sc.main else value
 
     # -- functions -------------------------------------------------------------------
 
@@ -797,6 +806,7 @@ class Builder:
         if self.flag():
             body.append("    t = (a, 0)")
             sc = replace(sc, has_tuple=True)
+        body.append(BIG_INIT)
         self.budget = self.config.max_statements
         while self.budget > 0:
             lines, sc, jumped = self.stmt(sc, 1)
@@ -806,6 +816,10 @@ class Builder:
                 break
         if not jumped:
             body.append(f"    return {self.return_value(sc)}")
+        big = "int_overflow" in self.features
+        body = [line.replace(BIG_RETURN, f", {BIG}" if big else "") for line in body
+                if line != BIG_INIT or big]
+        body = [f"    {BIG} = 0" if line == BIG_INIT else line for line in body]
         if "raise" in self.features:
             module[1:1] = ["class FuzzError(Exception):", "    pass", "", ""]
         source = "\n".join(module + body) + "\n"
@@ -1152,3 +1166,118 @@ def _stmt_with_builtins(self: Builder, sc: Scope, ind: int):
 
 
 Builder.stmt = _stmt_with_builtins
+
+
+# -- Effects under traced conditions, and Python ints past int32 (issue 22) ---------------------
+# `traced_effect`: a list changed by an operand of a conditional expression or of `and`/`or` whose
+# condition is traced (`v = log.pop() if jnp.sum(x) > 0.5 else 0.0`, `ok = (x[0] > 1.0) and
+# log.append(v) is None`), in f's body, its branches and loop bodies (the list made there, or
+# before a loop whose body changes it). Python changes the list on its path only, once per
+# evaluation; laxify traces both operands, so it runs the line as Python (docs/semantics.md,
+# "Python objects": to_static splits with a FallbackWarning, jit(convert) is a located
+# ConversionError that names the list). The oracle expects exactly that (oracle.FALLBACK_RULES).
+#
+# `int_overflow`: Python ints that a traced loop carries, multiplied or added (`r = r * (i + 1)`,
+# `p, q = q, p + q`, `s = s + i * i`, `r = r * 2`) for a traced trip count sized so that some
+# inputs pass int32 and others do not (k = 5 or y[0] = 5 do). Eager Python computes exact ints
+# (a traced `range` gives Python ints); the largest is kept in `big`, which f returns, so the
+# oracle sees on which inputs int32 was passed: to_static must give eager's exact int (its
+# FallbackWarning allowed there only), laxify.checked(jax.jit(convert)) a located OverflowError.
+
+# `overflow_print`: a program with both `print` and `int_overflow` (where int32 is passed,
+# to_static's eager run must be the only one whose prints are seen).
+EFFECT_OVERFLOW_FEATURES = ("traced_effect", "int_overflow", "overflow_print")
+KNOWN_FEATURES = KNOWN_FEATURES + EFFECT_OVERFLOW_FEATURES
+FALLBACK_RULES = {
+    # feature: (what a to_static warning or a jit(convert) ConversionError must say)
+    "traced_effect": "is changed in place",
+}
+# Growth forms: (setup lines, body lines, the carried int, bound factors): with the first
+# factor the int passes int32 for a bound of 5 and not for 4, with the second from 4 on, with
+# the third from 3 on. {r}, {q}, {i} are fresh names.
+_GROWTH = (
+    (["{r} = 1"], ["{r} = {r} * ({i} + 1)"], "{r}", (3, 4, 5)),               # (3n)!: 12! fits, 15! not
+    (["{q}, {r} = 0, 1"], ["{q}, {r} = {r}, {q} + {r}"], "{r}", (10, 12, 16)),  # fib(10n + 1)
+    (["{r} = 0"], ["{r} = {r} + {i} * {i}"], "{r}", (400, 500, 700)),           # sum of squares below 400n
+    (["{r} = 1"], ["{r} = {r} * 2"], "{r}", (7, 8, 11)),                        # 2 ** (7n): 2**28 fits
+)
+
+
+def _traced_cond(self: Builder, sc: Scope) -> str:
+    """A condition on a traced value (never one Python decides)."""
+    b, lit = sc.base, self.int_in(-4, 4) / 2 + 0.25
+    options = [f"jnp.sum({b}) > {lit}", f"{b}[{self.pick([0, 1, -1])}] > {lit}",
+               f"{bounded(self.float_expr(sc, 1)).src} < {b}[0] + {lit}"]
+    if sc.args:
+        options += [f"a > {lit}", f"k % 2 == {self.int_in(0, 1)}"]
+    return self.pick(options)
+
+
+def stmt_traced_effect(self: Builder, sc: Scope, ind: int):
+    """A list changed by an operand of a conditional expression or ``and``/``or`` under a traced
+    condition, read after (its length, its items)."""
+    target, count = _object_target(self, sc, FLOAT), _object_target(self, sc, INT)
+    if target is None or count is None or not sc.main or not self.allowed("traced_effect"):
+        return None
+    self.features.add("traced_effect")
+    log, p = self.fresh("log"), self.pad(ind)
+    v1, v2 = _small_float(self, sc).src, literal(self.int_in(-4, 4) / 2, FLOAT).src
+    lines = [f"{p}{log} = [{v1}, {v2}]"]
+    if self.flag():  # the list made here, changed here (pop: it has two items)
+        inner, q = sc, p
+        if self.flag():
+            other = bounded(self.float_expr(sc, 1)).src
+            value = self.pick([f"{log}.pop() if {_traced_cond(self, sc)} else {other}",
+                               f"{other} if {_traced_cond(self, sc)} else {log}.pop()"])
+            lines.append(f"{p}{target.name} = {value}")
+    else:  # made before a loop whose body changes it under a traced condition (append only)
+        i = self.fresh("i")
+        inner = self.loop_scope(sc).add(Var(i, INT, 5, writable=False))
+        trips = self.pick([str(self.int_in(1, 3)), sc.small_int])
+        lines.append(f"{p}for {i} in range({trips}):")
+        q = p + "    "
+        if self.flag():
+            value = bounded(self.float_expr(inner, 1), 8.0).src
+            lines.append(f"{q}{target.name} = ({log}.append({value}) or {v2}) if "
+                         f"{_traced_cond(self, inner)} else {target.name}")
+    value = _small_float(self, inner).src
+    lines.append(f"{q}{count.name} = len({log}) + int(({_traced_cond(self, inner)}) "
+                 f"{self.pick(['and', 'or'])} {log}.append({value}) is None)")
+    if self.flag():
+        lines.append(f"{p}{target.name} = jnp.clip({log}[-1] + {log}[0] * 2.0, -{FLOAT_LIMIT}, {FLOAT_LIMIT})")
+    else:
+        lines.append(f"{p}{count.name} = len({log}) + {count.name} % 5")
+    return lines, sc, False
+
+
+def stmt_int_overflow(self: Builder, sc: Scope, ind: int):
+    """A Python int carried by a traced ``for ... in range`` or ``while`` (traced bound) that
+    grows by a product or a sum of Python ints; past int32 on some inputs."""
+    if not sc.main or not self.allowed("int_overflow") or not self.allowed("overflow_print") and "print" in self.features:
+        return None
+    self.features.add("int_overflow")
+    if "print" in self.features:
+        self.features.add("overflow_print")
+    setup, step, carried, factors = self.pick(_GROWTH)
+    factor = self.pick(factors)
+    names = {"r": self.fresh("ov"), "q": self.fresh("ow"), "i": self.fresh("oi")}
+    p = self.pad(ind)
+    n = self.pick(["k"] + (["y[0]", "y[-1]"] if sc.args else []))
+    lines = [p + line.format(**names) for line in setup]
+    if self.flag():
+        lines.append(f"{p}for {names['i']} in range({n} * {factor}):")
+    else:  # a while with a traced bound; the counter counts from 0 as range's index does
+        lines += [f"{p}{names['i']} = -1", f"{p}while {names['i']} + 1 < {n} * {factor}:",
+                  f"{p}    {names['i']} += 1"]
+    lines += [f"{p}    " + line.format(**names) for line in step]
+    big = carried.format(**names)
+    lines.append(f"{p}{BIG} = max({BIG}, {big})")
+    ints = sc.of(INT, writable=True, accumulator=False)
+    if ints and self.flag():
+        t = ints[self.pick(range(len(ints)))]
+        lines.append(f"{p}{t.name} = {big} % {self.pick([7, 97, 997])}")
+    return lines, sc, False
+
+
+_EFFECT_OVERFLOW_STMTS = (stmt_traced_effect, stmt_int_overflow)
+_OBJECT_STMTS = _OBJECT_STMTS + _EFFECT_OVERFLOW_STMTS

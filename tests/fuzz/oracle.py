@@ -19,6 +19,7 @@ import itertools
 import linecache
 import math
 import re
+import traceback
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -28,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import laxify
-from generator import FALLBACK_FEATURES, Program
+from generator import FALLBACK_FEATURES, FALLBACK_RULES, Program
 
 MESSAGES: list[str] = []  # every user-facing text laxify produced during the fuzz run
 
@@ -43,6 +44,8 @@ class Run:
     error: BaseException | None = None
     stdout: str = ""
     warnings: list[str] = field(default_factory=list)
+    warned_at: list[tuple[str, int]] = field(default_factory=list)  # (file, line) of each warning
+    allowed: set[str] = field(default_factory=set)  # the features whose FallbackWarnings it gave
 
 
 class FuzzFailure(AssertionError):
@@ -106,6 +109,7 @@ def execute(fn: Callable, args: tuple, *, barrier: bool) -> Run:
             jax.effects_barrier()
     run.stdout = out.getvalue()
     run.warnings = [str(w.message) for w in caught if _laxify_warning(w)]
+    run.warned_at = [(w.filename, w.lineno) for w in caught if _laxify_warning(w)]
     MESSAGES.extend(run.warnings)
     if isinstance(run.error, laxify.ConversionError):
         MESSAGES.append(str(run.error))
@@ -118,19 +122,40 @@ def _leaf(value: Any) -> np.ndarray:
     return np.asarray(jnp.asarray(value))
 
 
+INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def _beyond_int32(value: Any) -> bool:
+    """A Python int (not a bool) that int32 cannot hold."""
+    return type(value) is int and not INT32_MIN <= value <= INT32_MAX
+
+
+def passes_int32(result: Any) -> bool:
+    """Whether an eager result holds a Python int beyond int32 (an int-overflow witness)."""
+    return any(_beyond_int32(leaf) for leaf in jax.tree_util.tree_leaves(result))
+
+
 def result_difference(expected: Any, actual: Any) -> tuple[str, str] | None:
-    """(kind, detail) of the first difference between two results, or None."""
+    """(kind, detail) of the first difference between two results, or None. Integers compare
+    exactly; a Python int beyond int32 only equals the same Python int."""
     exp_leaves, exp_def = jax.tree_util.tree_flatten(expected)
     act_leaves, act_def = jax.tree_util.tree_flatten(actual)
     if exp_def != act_def:
         return "structure", f"pytree {exp_def} vs {act_def}"
     for n, (e, a) in enumerate(zip(exp_leaves, act_leaves)):
+        if _beyond_int32(e) or _beyond_int32(a):
+            if type(e) is not type(a) or e != a:
+                return "value", f"leaf {n}: {e!r} vs {a!r} (integers beyond int32)"
+            continue
         e_arr, a_arr = _leaf(e), _leaf(a)
         if e_arr.shape != a_arr.shape:
             return "shape", f"leaf {n}: shape {e_arr.shape} vs {a_arr.shape}"
         if e_arr.dtype != a_arr.dtype:
             return "dtype", f"leaf {n}: dtype {e_arr.dtype} vs {a_arr.dtype} ({e!r} vs {a!r})"
-        if not np.allclose(e_arr, a_arr, rtol=1e-5, atol=1e-6, equal_nan=True):
+        if e_arr.dtype.kind in "biu":
+            if not np.array_equal(e_arr, a_arr):
+                return "value", f"leaf {n}: {e_arr.tolist()} vs {a_arr.tolist()}"
+        elif not np.allclose(e_arr, a_arr, rtol=1e-5, atol=1e-6, equal_nan=True):
             return "value", f"leaf {n}: {e_arr.tolist()} vs {a_arr.tolist()}"
     return None
 
@@ -170,6 +195,8 @@ def label_for(kind: str, detail: str, program: Program) -> str:
     still tagged in ``program.features`` and can be left out with ``LAXIFY_FUZZ_AVOID``.)"""
     if kind in ("value", "dtype", "shape", "structure", "stdout"):
         return f"{kind} mismatch"
+    if kind in _OWN_LABELS:
+        return kind
     return f"{kind}: {_short(detail)}"
 
 
@@ -196,33 +223,121 @@ def _describe(way: str, n: int, args: tuple, expected: Run, actual: Run) -> tupl
     return None
 
 
+# What the int-overflow check says (runtime/int_overflow.py), in the to_static warning and in
+# the OverflowError of laxify.checked(jax.jit(convert)).
+INT32_OVERFLOW_TEXT = "passed int32's range"
+
+
 def check_program(program: Program) -> FuzzFailure | None:
     """Run ``program`` three ways on each of its inputs; the first difference, or None."""
     fn = load(program)
     static_fn = laxify.to_static(fn)
-    # convert errors count per call; a program that raises reports its errors through
-    # laxify.checked (plain jax.jit would return a value where Python raises: documented)
-    jitted = _lazy(lambda: laxify.checked(jax.jit(laxify.convert(fn))) if "raise" in program.features
+    # convert errors count per call; a program that raises, or whose Python ints may pass
+    # int32, reports its errors through laxify.checked (plain jax.jit would return a value
+    # where Python raises, and a wrapped int32: documented)
+    checked = bool(program.features & {"raise", "int_overflow"})
+    jitted = _lazy(lambda: laxify.checked(jax.jit(laxify.convert(fn))) if checked
                    else jax.jit(laxify.convert(fn)))
+    split = bool(program.features & FALLBACK_FEATURES)  # must fall back (python_stmt: issue 25)
     for n, inputs in enumerate(program.inputs):
         args = arrays(inputs)
         expected = execute(fn, args, barrier=False)
         if expected.error is not None and not generated_raise(expected.error):
             detail = f"eager run raised {type(expected.error).__name__}: {expected.error}"
             return failure_type("invalid program (generator bug)")(detail, program)
+        # int_overflow: whether eager's ints passed int32 on this input (f returns the largest;
+        # unknown when eager raised before returning)
+        overflow = passes_int32(expected.result) if expected.error is None else None
+        static_overflowed = False
         for way, callee in (("to_static", static_fn), ("jit(convert)", jitted)):
-            split = bool(program.features & FALLBACK_FEATURES)  # must fall back (python_stmt: issue 25)
             if split and way == "jit(convert)":
                 continue  # refused with the located error: tests/e2e/test_split.py
             actual = execute(callee, args, barrier=True)
             if split:
                 actual.warnings = [w for w in actual.warnings if "cannot be one XLA program" not in w]
-            found = _describe(way, n, args, expected, actual)
+            found = None
+            if way == "to_static":
+                found = _expected_fallbacks(program, actual, overflow)
+                static_overflowed = "int_overflow" in actual.allowed
+            elif "int_overflow" in program.features and (overflow or (overflow is None and static_overflowed)):
+                if _int32_overflow(actual.error):
+                    found = _unlocated(fn, actual.error)
+                    if found is None:
+                        continue
+                elif actual.error is None and overflow:
+                    found = ("silent int32 overflow",
+                             f"a value where eager's Python ints pass int32: {actual.result!r}")
+            elif "traced_effect" in program.features and _expected_conversion_error(program, fn, actual):
+                continue
+            found = found or _describe(way, n, args, expected, actual)
             if found is not None:
                 kind, detail = found
+                if kind in _OWN_LABELS:
+                    detail = f"{way} on input #{n}: {detail}"
                 return failure_type(label_for(kind, detail, program))(detail, program)
     _collect_explain(static_fn, arrays(program.inputs[0]))
     return None
+
+
+_OWN_LABELS = ("silent int32 overflow", "spurious int32 fallback", "located")
+
+
+def _expected_fallbacks(program: Program, actual: Run, overflow: bool | None) -> tuple[str, str] | None:
+    """Drop from ``actual.warnings`` the FallbackWarnings the program's features call for
+    (noted in ``actual.allowed``); (kind, detail) when one is there that must not be."""
+    kept, allowed = [], set()
+    source = program.source.splitlines()
+    for text, (filename, line) in zip(actual.warnings, actual.warned_at):
+        if "int_overflow" in program.features and INT32_OVERFLOW_TEXT in text:
+            if overflow is False:
+                return ("spurious int32 fallback",
+                        f"an int32 overflow FallbackWarning where eager's ints stay in int32: {text}")
+            allowed.add("int_overflow")
+            continue
+        if "traced_effect" in program.features and FALLBACK_RULES["traced_effect"] in text:
+            if not _names_a_log_at(source, text, filename, line):
+                return "located", f"a FallbackWarning not at the changed list's line ({filename}:{line}): {text}"
+            allowed.add("traced_effect")
+            continue
+        kept.append(text)
+    actual.warnings = kept
+    actual.allowed = allowed
+    return None
+
+
+def _names_a_log_at(source: list[str], text: str, filename: str, line: int) -> bool:
+    """Whether ``text`` names a generated list (`logN`) that the program's line ``line`` of
+    ``filename`` (a fuzz program's file) changes."""
+    names = re.findall(r"`(log\d+)`", text)
+    if not filename.startswith("<laxify-fuzz-") or not 1 <= line <= len(source) or not names:
+        return False
+    return any(f"{name}.append(" in source[line - 1] or f"{name}.pop(" in source[line - 1]
+               for name in names)
+
+
+def _expected_conversion_error(program: Program, fn: Callable, actual: Run) -> bool:
+    """Whether jit(convert) refused the program with the located ConversionError that an effect
+    under a traced condition calls for (it names the list and shows the line that changes it)."""
+    error = actual.error
+    if not isinstance(error, laxify.ConversionError) or FALLBACK_RULES["traced_effect"] not in str(error):
+        return False
+    filename = fn.__code__.co_filename
+    located = re.search(rf'File "{re.escape(filename)}", line (\d+)', str(error))
+    return bool(located) and _names_a_log_at(program.source.splitlines(), str(error), filename,
+                                             int(located.group(1)))
+
+
+def _int32_overflow(error: BaseException | None) -> bool:
+    return isinstance(error, OverflowError) and INT32_OVERFLOW_TEXT in str(error)
+
+
+def _unlocated(fn: Callable, error: BaseException) -> tuple[str, str] | None:
+    """(kind, detail) when ``error`` is not raised at a line of the program's file."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if frames and frames[-1].filename == fn.__code__.co_filename:
+        return None
+    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "nowhere"
+    return "located", f"the int32 OverflowError is raised at {where}, not at the program's line"
 
 
 def generated_raise(error: BaseException) -> bool:
