@@ -43,6 +43,7 @@ from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
 from laxify.runtime.writeback import Changes, writing_back, written_back
+from laxify.runtime.pure_twins import pure_twin
 from laxify.tracebacks import hide_own_frames
 from laxify.transpiler.source import python_only_error
 
@@ -175,8 +176,11 @@ def _callable_target(fn: Any, api: str) -> Callable:
         raise TypeError(
             f"{api} expects a function, got {_describe(fn)}. Pass a Python function (def or "
             f"lambda), a method, or an object whose class defines __call__.")
-    if isinstance(fn, (types.FunctionType, types.MethodType, functools.partial, StaticFunction,
-                       types.BuiltinFunctionType)):
+    if isinstance(fn, types.BuiltinFunctionType):
+        # A C function of the standard library with a pure-Python twin (bisect.bisect_left):
+        # the twin, which the module documents as its equivalent, is converted.
+        return pure_twin(fn) or fn
+    if isinstance(fn, (types.FunctionType, types.MethodType, functools.partial, StaticFunction)):
         return fn
     method = _as_method(fn)
     if method is not None:
