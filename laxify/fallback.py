@@ -17,7 +17,7 @@ import jax
 from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython, warn_at
 from laxify.transpiler.pipeline import Conversion
 from laxify.ir.core import Span
-from laxify.ir.user_code import names_a_traced_value
+from laxify.ir.user_code import names_a_traced_value, raised_by_array_library
 from laxify.runtime.error_channel import ABOUT_TRACED, HandlerNeedsData
 from laxify.transpiler.to_ir import Fallback
 
@@ -236,9 +236,8 @@ def marking_trace_errors(traced):
         except Exception as error:
             try:
                 setattr(error, _TRACE_ERROR, True)
-                # Read here, where JAX's frames are still in the traceback (it drops them
-                # when the error leaves jax.jit).
-                setattr(error, ABOUT_TRACED, jax_refused_a_traced_value(error))
+                if _iterates_a_tracer(error):  # (JAX drops its frames when the error leaves jit)
+                    setattr(error, ABOUT_TRACED, True)
             except (AttributeError, TypeError):  # an exception class with __slots__
                 pass
             raise
@@ -271,20 +270,27 @@ def _raised_by_laxify(error: BaseException) -> bool:
 
 def about_a_traced_value(error: BaseException) -> bool:
     """Whether ``error``'s text says that a traced value was given where a concrete one is
-    needed (a tracer, a static or concrete value), or JAX refused a traced value without
-    saying so (:func:`jax_refused_a_traced_value`)."""
-    return names_a_traced_value(error) or jax_refused_a_traced_value(error)
+    needed (a tracer, a static or concrete value), or laxify marked it so
+    (:func:`jax_refused_a_traced_value`)."""
+    return names_a_traced_value(error) or getattr(error, ABOUT_TRACED, False)
 
 
 def jax_refused_a_traced_value(error: BaseException) -> bool:
     """Whether JAX raised ``error`` on a traced value: the innermost frame of its traceback is
-    JAX's, and its text names a traced value or that frame holds a tracer (``TypeError:
-    iteration over a 0-d array`` from ``for v in x`` on a traced scalar). laxify's runtime,
-    raising such an error of JAX's itself, marks it (``ABOUT_TRACED``), as does ``to_static``
-    while JAX's frames are still in the traceback. (Never the user's own ``raise``, whose
-    message may show a tracer.)"""
-    if getattr(error, ABOUT_TRACED, False):
-        return True
+    JAX's and its text names a traced value, or laxify's runtime, raising an error of JAX's
+    itself on a traced value whose text says nothing of it (``TypeError: iteration over a 0-d
+    array`` from ``for v in x`` on a traced scalar), marked it (``ABOUT_TRACED``). Never the
+    user's own ``raise``, whose message may show a tracer, nor an error JAX raises on traced
+    and concrete values alike (incompatible shapes)."""
+    return getattr(error, ABOUT_TRACED, False) or raised_by_array_library(error) or _iterates_a_tracer(error)
+
+
+def _iterates_a_tracer(error: BaseException) -> bool:
+    """JAX's ``TypeError: iteration over a 0-d array`` raised on a tracer (a Python ``for`` or
+    ``iter`` on a traced scalar, where eager Python may have a number: ``for v in items`` of a
+    list argument whose numbers ``jax.jit`` traces): the innermost frame is JAX's and holds one."""
+    if not isinstance(error, TypeError) or "0-d array" not in str(error):
+        return False
     tb = error.__traceback__
     if tb is None:
         return False
@@ -292,8 +298,6 @@ def jax_refused_a_traced_value(error: BaseException) -> bool:
         tb = tb.tb_next
     if (tb.tb_frame.f_globals.get("__name__") or "").partition(".")[0] not in ("jax", "jaxlib"):
         return False
-    if names_a_traced_value(error):
-        return True
     try:
         return any(isinstance(v, jax.core.Tracer) for v in tb.tb_frame.f_locals.values())
     except Exception:  # noqa: BLE001 - a frame whose locals cannot be read says nothing

@@ -159,3 +159,15 @@ def test_a_users_own_error_under_jit_stays_the_users():
 
     with pytest.raises(ValueError, match="need two values"):
         jax.jit(laxify.convert(checked))(jnp.ones(1))
+
+
+def test_a_shape_error_of_the_users_stays_jax_s_own():
+    # Eager Python raises it too: it is not about a traced value, so no "eager decides" text.
+    def mismatched(x, y):
+        return x + y
+
+    with pytest.raises(TypeError, match="incompatible shapes") as info:
+        jax.jit(laxify.convert(mismatched))(jnp.ones(3), jnp.ones(4))
+    assert not isinstance(info.value, laxify.ConversionError)
+    with pytest.raises(TypeError, match="incompatible shapes"):
+        mismatched(jnp.ones(3), jnp.ones(4))
