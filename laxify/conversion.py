@@ -136,6 +136,7 @@ def _boundary(converted: Converted, original):
                                  located_trace_error, jax_refused_a_traced_value)
     from laxify.fallback import _raised_by_laxify
     from laxify.runtime.error_channel import PathRaised, at_top, in_call
+    from laxify.tracebacks import hide_own_frames
 
     keeps = converted.has_fallbacks or converted.calls_user_code
 
@@ -161,6 +162,10 @@ def _boundary(converted: Converted, original):
             located = located_concrete_error(error, original)
         elif (nested or isinstance(error, ConversionError) or type(error).__module__.startswith("laxify")
               or _raised_by_laxify(error) or not jax_refused_a_traced_value(error)):
+            if not nested and not _raised_by_laxify(error):
+                # The user's own error (a `raise` the runtime raised for them, Python's own):
+                # shown with the user's frames, as to_static shows it.
+                hide_own_frames(error, jax_too=False)
             return error
         else:
             located = located_trace_error(error, original)

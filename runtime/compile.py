@@ -207,15 +207,22 @@ def _at_edge(tree: ast.Module, function: str, boundary: str, prefix: str) -> Non
     ``jax.jit(laxify.convert(f))``), the error itself (raised again as it is), or ``None``
     (the function returns ``None``). The handler is converted code: the located error's
     innermost frame is the user's function, at its ``def`` line, never a frame of laxify's.
-    (Zero-cost ``try``: nothing runs on the way in.)"""
+    (Zero-cost ``try``: nothing runs on the way in.) The rest of the handler has no source
+    position (line -1: CPython then records none, as for its own implicit instructions), so
+    an error that goes on as it is keeps the line it was raised at: JAX's filtering of
+    tracebacks rebuilds each entry from its frame's last instruction (``f_lasti``), which is
+    then one of these, and ``traceback`` falls back to the entry's own line."""
     top = tree.body[0]
     factory = top.body[0] if isinstance(top, ast.ClassDef) else top
     fn = next(s for s in factory.body if isinstance(s, ast.FunctionDef) and s.name == function)
     handler = ast.parse(_EDGE.format(error=f"{prefix}_error", result=f"{prefix}_raised", boundary=boundary)).body[0]
+    located = handler.handlers[0].body[-1]  # `raise <the located error>`: at the `def` line
     for node in ast.walk(handler):  # (before it holds the body: the user's lines stay theirs)
         if hasattr(node, "lineno"):
-            node.lineno = node.end_lineno = fn.lineno
-            node.col_offset, node.end_col_offset = fn.col_offset, fn.col_offset + 3
+            node.lineno = node.end_lineno = node.col_offset = node.end_col_offset = -1
+    for node in ast.walk(located):
+        node.lineno = node.end_lineno = fn.lineno
+        node.col_offset, node.end_col_offset = fn.col_offset, fn.col_offset + 3
     handler.body = fn.body
     fn.body = [handler]
 

@@ -157,8 +157,30 @@ def test_a_users_own_error_under_jit_stays_the_users():
             raise ValueError("need two values")
         return x[0] + x[1]
 
-    with pytest.raises(ValueError, match="need two values"):
+    with pytest.raises(ValueError, match="need two values") as info:
         jax.jit(laxify.convert(checked))(jnp.ones(1))
+    # Its line, not the handler's: JAX rebuilds the traceback from each frame's last
+    # instruction, which is then the handler's (it has no source position of its own).
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert (last.filename, last.line) == (__file__, 'raise ValueError("need two values")')
+
+
+def unbound_in_a_python_loop(x):
+    out = []
+    for v in [0, 1]:
+        out.append(acc is None)  # noqa: F821 - Python's UnboundLocalError, at this line
+        acc = v
+    return out
+
+
+@pytest.mark.parametrize("route", ["to_static", "jit(convert)"])
+def test_python_s_own_error_keeps_its_line(route):
+    fn = (laxify.to_static(unbound_in_a_python_loop, fallback="error") if route == "to_static"
+          else jax.jit(laxify.convert(unbound_in_a_python_loop)))
+    with pytest.raises(UnboundLocalError) as info:
+        fn(jnp.ones(3))
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert last.filename == __file__ and last.line.startswith("out.append(acc is None)")
 
 
 def test_a_shape_error_of_the_users_stays_jax_s_own():
