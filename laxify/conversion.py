@@ -135,7 +135,7 @@ def _boundary(converted: Converted, original):
     from laxify.fallback import (CONCRETE_ERRORS, KeptPythonError, fallback_at, located_concrete_error,
                                  located_trace_error, jax_refused_a_traced_value)
     from laxify.fallback import _raised_by_laxify
-    from laxify.runtime.error_channel import PathRaised, at_top, in_call
+    from laxify.runtime.error_channel import HandlerNeedsData, PathRaised, at_top, in_call
     from laxify.tracebacks import hide_own_frames
 
     keeps = converted.has_fallbacks or converted.calls_user_code
@@ -154,9 +154,12 @@ def _boundary(converted: Converted, original):
                 return error
             found = fallback_at(converted.conversion, error)
             if found is not None:
-                # At the top, the text of to_static(f, fallback="error"); from a function called
-                # by converted code, its caller (to_static, or this handler) names it again.
-                return _chained(KeptPythonError(found, original, outer=nested), error)
+                # Where the trace stopped at something only Python decides (NeedsPython, a
+                # handler that needs the data), the text of to_static(f, fallback="error"); a
+                # construct kept as Python (here or in a function called) says too that an
+                # outer transformation cannot run it eagerly, as it did before this handler.
+                outer = nested or not isinstance(error, (NeedsPython, HandlerNeedsData))
+                return _chained(KeptPythonError(found, original, outer=outer), error)
             if isinstance(error, ConversionError):
                 return error
             located = located_concrete_error(error, original)
