@@ -26,7 +26,7 @@ from laxify.fallback import (
     fallback_error,
     located_concrete_error,
     located_trace_error,
-    names_a_traced_value,
+    about_a_traced_value,
     raised_while_tracing,
     warn_value_fallback,
     restoring_shared_names,
@@ -45,6 +45,7 @@ from laxify.runtime.int_overflow import CodedJit, Int32OverflowError, collects
 from laxify.runtime.options import without_run_time_warnings
 from laxify.runtime.signature import param_types_for
 from laxify.runtime.writeback import Changes, writing_back, written_back
+from laxify.runtime.pure_twins import pure_twin
 from laxify.tracebacks import hide_own_frames
 from laxify.transpiler.source import python_only_error
 
@@ -187,8 +188,11 @@ def _callable_target(fn: Any, api: str) -> Callable:
         raise TypeError(
             f"{api} expects a function, got {_describe(fn)}. Pass a Python function (def or "
             f"lambda), a method, or an object whose class defines __call__.")
-    if isinstance(fn, (types.FunctionType, types.MethodType, functools.partial, StaticFunction,
-                       types.BuiltinFunctionType)):
+    if isinstance(fn, types.BuiltinFunctionType):
+        # A C function of the standard library with a pure-Python twin (bisect.bisect_left):
+        # the twin, which the module documents as its equivalent, is converted.
+        return pure_twin(fn) or fn
+    if isinstance(fn, (types.FunctionType, types.MethodType, functools.partial, StaticFunction)):
         return fn
     method = _as_method(fn)
     if method is not None:
@@ -300,12 +304,40 @@ def convert(fn: Callable, *, checks: bool = False) -> Callable:
 _RESULT_LEAVES = (jax.Array, np.ndarray, np.generic, bool, int, float, complex)
 
 
+class _StaticText:
+    """A string (``str`` or ``bytes``) in a ``to_static`` function's result, computed while
+    tracing from Python values only: the program's output carries it in its tree structure
+    (the pytree's auxiliary data), which ``jax.jit`` keeps with each compiled program, so that
+    every call of that program returns it (a new static argument, shape or dtype is a new trace,
+    which computes it again). Unflattening gives the string itself."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+jax.tree_util.register_pytree_node(_StaticText, lambda s: ((), s.value), lambda value, _: value)
+
+
+def _static_text(leaf) -> bool:
+    """Whether ``leaf`` is a string one program may return as part of its structure: a str or
+    bytes that shows no tracer (a string that does was made from a traced value by Python
+    that laxify does not see, such as ``"%s" % x``: eager Python writes the value's digits)."""
+    if isinstance(leaf, str):
+        return "Trace" not in leaf
+    if isinstance(leaf, bytes):
+        return b"Trace" not in leaf
+    return False
+
+
 def _returning_arrays(fn: Callable, inner: Callable) -> Callable:
-    """``fn``, whose result (while it is traced) must hold arrays and numbers only: a string
-    or another Python object in it is Python that eager Python runs and one XLA program
-    cannot return (``NeedsPython``: ``to_static`` falls back, at the ``def`` line). Only the
-    function's name and place are kept (JAX's cache holds ``fn``: the user's function and its
-    code must not outlive it through this wrapper)."""
+    """``fn``, whose result (while it is traced) must hold arrays, numbers and strings only:
+    a string is returned as part of the result's structure (see :class:`_StaticText`); another
+    Python object in it is Python that eager Python runs and one XLA program cannot return
+    (``NeedsPython``: ``to_static`` falls back, at the ``def`` line). Only the function's
+    name and place are kept (JAX's cache holds ``fn``: the user's function and its code must
+    not outlive it through this wrapper)."""
     code = getattr(inner, "__code__", None)
     filename, first_line = (code.co_filename, code.co_firstlineno) if code is not None else (None, 0)
     name = getattr(inner, "__qualname__", "the function")
@@ -316,17 +348,28 @@ def _returning_arrays(fn: Callable, inner: Callable) -> Callable:
             out = fn(*args, **kwargs)
         except PathRaised as e:  # a helper that raises on every input: the result is never seen
             out = at_top(e)
-        for leaf in jax.tree_util.tree_leaves(out):
-            if not isinstance(leaf, _RESULT_LEAVES):
-                where = None
-                if filename is not None:
-                    text = linecache.getline(filename, first_line).rstrip("\n")
-                    where = Location(filename, first_line, len(text) - len(text.lstrip()), text)
-                raise NeedsPython(
-                    f"{name} returns a Python {type(leaf).__name__}, and one XLA program returns only "
-                    f"arrays and numbers", where,
-                    f"Return arrays and numbers only (build the {type(leaf).__name__} from the results "
-                    f"where the function is called), or call it unconverted.")
+        leaves, structure = jax.tree_util.tree_flatten(out)
+        texts = False
+        for leaf in leaves:
+            if isinstance(leaf, _RESULT_LEAVES):
+                continue
+            if _static_text(leaf):
+                texts = True
+                continue
+            where = None
+            if filename is not None:
+                text = linecache.getline(filename, first_line).rstrip("\n")
+                where = Location(filename, first_line, len(text) - len(text.lstrip()), text)
+            made = (" made from a traced value (its text shows the tracer where eager Python writes "
+                    "the value's digits)" if isinstance(leaf, (str, bytes)) else "")
+            raise NeedsPython(
+                f"{name} returns a Python {type(leaf).__name__}{made}, and one XLA program returns only "
+                f"arrays, numbers and strings made from Python values", where,
+                f"Return arrays and numbers only (build the {type(leaf).__name__} from the results "
+                f"where the function is called), or call it unconverted.")
+        if texts:
+            out = jax.tree_util.tree_unflatten(structure, [
+                leaf if isinstance(leaf, _RESULT_LEAVES) else _StaticText(leaf) for leaf in leaves])
         return out
 
     return run
@@ -768,7 +811,7 @@ class StaticFunction:
         inner = self._inner
         outer = any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
         if self.fallback == "error" or outer:
-            if names_a_traced_value(error):
+            if about_a_traced_value(error):
                 raise located_trace_error(error, inner) from error
             raise error
         located = located_trace_error(error, inner)

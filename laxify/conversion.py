@@ -73,11 +73,12 @@ class Converted:
 
     def bind(self, fn: types.FunctionType, locate_fallbacks: bool = True):
         """The converted function for ``fn`` (its closure cells, its loop options).
-        ``to_static`` handles constructs kept as Python itself (``locate_fallbacks=False``)."""
-        converted = make_function(self.code, self.lowered, fn)
-        if locate_fallbacks and (self.has_fallbacks or self.calls_user_code):
-            # (Only there: a function without them stays its own code object, `__code__` included.)
-            converted = _locating_fallbacks(converted, self.conversion, fn)
+        ``to_static`` handles constructs kept as Python and JAX's errors itself
+        (``locate_fallbacks=False``); elsewhere the handler at the converted function's edge
+        gives them as located errors (:func:`_boundary`). The function is its own code object,
+        ``__code__`` included."""
+        boundary = _boundary(self, fn) if locate_fallbacks else None
+        converted = make_function(self.code, self.lowered, fn, boundary)
         opts = getattr(fn, "__laxify_loop_options__", None)
         if opts is not None:
             return with_options(converted, opts)
@@ -109,36 +110,83 @@ def _remember(code: types.CodeType, converted: Converted) -> None:
     _CACHE[key] = (weakref.ref(code, forget), converted)
 
 
-def _locating_fallbacks(converted, conversion: Conversion, original):
-    """Under ``jax.jit(laxify.convert(f))`` a construct kept as Python that meets a traced
-    value cannot fall back to eager execution: say so at its line; JAX's own error for a
-    traced value where Python needs a concrete one (``TracerBoolConversionError``, ...) is
-    the located text ``to_static`` gives (a ``NeedsPython``). (A ``to_static`` caller
-    catches either and runs eagerly.)"""
-    from laxify.fallback import CONCRETE_ERRORS, KeptPythonError, fallback_at, located_concrete_error
-    from laxify.runtime.error_channel import PathRaised, at_top, in_call
+def _boundary(converted: Converted, original):
+    """What an error leaving ``original``'s converted function becomes, outside ``to_static``
+    (``jax.jit(laxify.convert(f))``, ``vmap``, ``grad``, eager calls): nothing can run eagerly
+    there, so where ``to_static`` would fall back it is the located ``ConversionError`` that
+    ``to_static(f, fallback="error")`` gives, with the same text. Called by the handler that
+    ``runtime.compile`` puts around the converted body; it returns the error to raise, the
+    error itself (raised as it is), or ``None`` (the function returns ``None``).
 
-    @functools.wraps(converted)
-    def run(*args, **kwargs):
-        try:
-            return converted(*args, **kwargs)
-        except PathRaised as e:  # a helper that raises on every input: the result is never seen
-            if in_call():
-                raise
-            return at_top(e)
-        except CONCRETE_ERRORS as e:
-            found = fallback_at(conversion, e)
+    - a construct kept as Python that met a traced value: the construct, at its line
+      (``KeptPythonError``: a ``to_static`` caller catches it and falls back);
+    - JAX's concrete-value errors (``TracerBoolConversionError``, ...): the located text, as
+      ``NeedsPython`` (a ``ConversionError``; a ``to_static`` caller falls back on it too);
+    - another error of JAX's that refuses a traced value (``x[a:b]`` with traced bounds):
+      "Tracing f stopped at this line with ...", as ``to_static`` says it (the user's own
+      ``raise`` stays the user's error);
+    - a ``raise`` met on every path (``PathRaised``): the call returns ``None``, its result
+      is never observed.
+
+    A function called from converted code (``in_call``) leaves the last three to its caller,
+    which locates them as ``to_static`` does (at the caller's line when the callee lives in
+    another file); a function that holds constructs kept as Python or calls user code
+    locates JAX's errors itself (``to_static`` then falls back at that line)."""
+    from laxify.fallback import (CONCRETE_ERRORS, KeptPythonError, fallback_at, located_concrete_error,
+                                 located_trace_error, jax_refused_a_traced_value)
+    from laxify.fallback import _raised_by_laxify
+    from laxify.runtime.error_channel import HandlerNeedsData, PathRaised, at_top, in_call
+    from laxify.tracebacks import hide_own_frames
+
+    keeps = converted.has_fallbacks or converted.calls_user_code
+
+    def boundary(error: Exception):
+        nested = in_call()
+        if isinstance(error, PathRaised):  # a helper that raises on every input
+            if nested:
+                return error
+            try:
+                return at_top(error)
+            except NeedsPython as e:
+                return _chained(e, error)
+        if isinstance(error, CONCRETE_ERRORS):
+            if nested and not keeps:
+                return error
+            found = fallback_at(converted.conversion, error)
             if found is not None:
-                raise KeptPythonError(found, original, outer=True) from e
-            if isinstance(e, ConversionError):
-                raise
-            located = located_concrete_error(e, original)
-            if located.location is None:
-                raise
-            reason = located.message[0].lower() + located.message[1:]
-            raise NeedsPython(reason, located.location, located.fix) from e
+                # Where the trace stopped at something only Python decides (NeedsPython, a
+                # handler that needs the data), the text of to_static(f, fallback="error"); a
+                # construct kept as Python (here or in a function called) says too that an
+                # outer transformation cannot run it eagerly, as it did before this handler.
+                outer = nested or not isinstance(error, (NeedsPython, HandlerNeedsData))
+                return _chained(KeptPythonError(found, original, outer=outer), error)
+            if isinstance(error, ConversionError):
+                return error
+            located = located_concrete_error(error, original)
+        elif (nested or isinstance(error, ConversionError) or type(error).__module__.startswith("laxify")
+              or _raised_by_laxify(error) or not jax_refused_a_traced_value(error)):
+            if not nested and not _raised_by_laxify(error):
+                # The user's own error (a `raise` the runtime raised for them, Python's own):
+                # shown with the user's frames, as to_static shows it.
+                hide_own_frames(error, jax_too=False)
+            return error
+        else:
+            located = located_trace_error(error, original)
+        if located.location is None:
+            return error
+        reason = located.message[0].lower() + located.message[1:]
+        return _chained(NeedsPython(reason, located.location, located.fix), error)
 
-    return run
+    return boundary
+
+
+def _chained(new: Exception, cause: Exception) -> Exception:
+    """``new``, raised for ``cause``: JAX's error stays out of the traceback shown, as JAX's own
+    frames do, unless traceback filtering is off (``JAX_TRACEBACK_FILTERING=off``)."""
+    import jax
+
+    new.__cause__ = cause if getattr(jax.config, "jax_traceback_filtering", "auto") == "off" else None
+    return new
 
 
 def convert_function(fn: types.FunctionType) -> Converted:

@@ -17,11 +17,11 @@ import jax
 from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython, warn_at
 from laxify.transpiler.pipeline import Conversion
 from laxify.ir.core import Span
-from laxify.ir.user_code import names_a_traced_value
-from laxify.runtime.error_channel import HandlerNeedsData
+from laxify.ir.user_code import names_a_traced_value, raised_by_array_library
+from laxify.runtime.error_channel import ABOUT_TRACED, HandlerNeedsData
 from laxify.transpiler.to_ir import Fallback
 
-__all__ = ["CONCRETE_ERRORS", "KeptPythonError", "fallback_at", "fallback_error", "located_concrete_error",
+__all__ = ["CONCRETE_ERRORS", "about_a_traced_value", "jax_refused_a_traced_value", "KeptPythonError", "fallback_at", "fallback_error", "located_concrete_error",
            "located_trace_error", "names_a_traced_value", "raised_while_tracing", "restoring_shared_names", "warn_at_user_code", "warn_fallback", "warn_unconverted_eager",
            "warn_value_fallback"]
 
@@ -222,6 +222,7 @@ _SHARED_STORES = frozenset(dis.opmap[name] for name in _SHARED_STORE_NAMES)
 _TRACE_ERROR = "__laxify_raised_while_tracing__"
 
 
+
 def marking_trace_errors(traced):
     """``traced`` such that an exception it raises (while ``jax.jit`` traces it) says so: such
     an error may be Python that only concrete values run (``to_static`` then runs the function
@@ -235,6 +236,8 @@ def marking_trace_errors(traced):
         except Exception as error:
             try:
                 setattr(error, _TRACE_ERROR, True)
+                if _iterates_a_tracer(error):  # (JAX drops its frames when the error leaves jit)
+                    setattr(error, ABOUT_TRACED, True)
             except (AttributeError, TypeError):  # an exception class with __slots__
                 pass
             raise
@@ -263,6 +266,42 @@ def _raised_by_laxify(error: BaseException) -> bool:
     while tb.tb_next is not None:
         tb = tb.tb_next
     return (tb.tb_frame.f_globals.get("__name__") or "").partition(".")[0] == "laxify"
+
+
+def about_a_traced_value(error: BaseException) -> bool:
+    """Whether ``error``'s text says that a traced value was given where a concrete one is
+    needed (a tracer, a static or concrete value), or laxify marked it so
+    (:func:`jax_refused_a_traced_value`)."""
+    return names_a_traced_value(error) or getattr(error, ABOUT_TRACED, False)
+
+
+def jax_refused_a_traced_value(error: BaseException) -> bool:
+    """Whether JAX raised ``error`` on a traced value: the innermost frame of its traceback is
+    JAX's and its text names a traced value, or laxify's runtime, raising an error of JAX's
+    itself on a traced value whose text says nothing of it (``TypeError: iteration over a 0-d
+    array`` from ``for v in x`` on a traced scalar), marked it (``ABOUT_TRACED``). Never the
+    user's own ``raise``, whose message may show a tracer, nor an error JAX raises on traced
+    and concrete values alike (incompatible shapes)."""
+    return getattr(error, ABOUT_TRACED, False) or raised_by_array_library(error) or _iterates_a_tracer(error)
+
+
+def _iterates_a_tracer(error: BaseException) -> bool:
+    """JAX's ``TypeError: iteration over a 0-d array`` raised on a tracer (a Python ``for`` or
+    ``iter`` on a traced scalar, where eager Python may have a number: ``for v in items`` of a
+    list argument whose numbers ``jax.jit`` traces): the innermost frame is JAX's and holds one."""
+    if not isinstance(error, TypeError) or "0-d array" not in str(error):
+        return False
+    tb = error.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    if (tb.tb_frame.f_globals.get("__name__") or "").partition(".")[0] not in ("jax", "jaxlib"):
+        return False
+    try:
+        return any(isinstance(v, jax.core.Tracer) for v in tb.tb_frame.f_locals.values())
+    except Exception:  # noqa: BLE001 - a frame whose locals cannot be read says nothing
+        return False
 
 
 def located_trace_error(error: BaseException, fn) -> ConversionError:

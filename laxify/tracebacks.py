@@ -27,19 +27,17 @@ _ROOTS = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep
                for module in (laxify, laxify.ir, laxify.runtime, laxify.transpiler, jax))
 
 
-def _own(code: types.CodeType) -> bool:
-    return code.co_filename.startswith(_ROOTS)
-
-
-def hide_own_frames(error: BaseException) -> None:
+def hide_own_frames(error: BaseException, jax_too: bool = True) -> None:
     """Drop laxify's and JAX's frames from ``error``'s traceback (in place; re-raise it with
-    ``raise``). Converted code keeps its frames: it is compiled with the user's file name."""
+    ``raise``). Converted code keeps its frames: it is compiled with the user's file name.
+    ``jax_too=False``: laxify's only (an error still inside ``jax.jit``, which filters its own)."""
     if getattr(jax.config, "jax_traceback_filtering", "auto") == "off":
         return
+    roots = _ROOTS if jax_too else _ROOTS[:-1]
     kept = []
     entry = error.__traceback__
     while entry is not None:
-        if not _own(entry.tb_frame.f_code):
+        if not entry.tb_frame.f_code.co_filename.startswith(roots):
             kept.append(entry)
         entry = entry.tb_next
     rebuilt = None

@@ -4,7 +4,9 @@ What a call may reach, and what runs: a Python function → its converted functi
 method → the converted function bound to the same object; ``functools.partial`` → the converted
 function with the same bound arguments; an object whose class defines ``__call__`` in Python →
 that ``__call__`` converted and bound to the object; a method object of a library that keeps
-``__func__``/``__self__`` (equinox) → the same as a bound method. Library code (see
+``__func__``/``__self__`` (equinox) → the same as a bound method; a C function of the standard
+library with a pure-Python twin (``bisect.bisect_left``, see ``runtime.pure_twins``) → that
+twin converted. Library code (see
 ``laxify.ir.user_code``), classes, ``laxify.do_not_convert`` and code laxify made run as they are.
 
 Nothing is cached here: the conversion is cached per code object (``laxify.conversion``), and
@@ -30,6 +32,7 @@ from typing import Callable
 from laxify.ir.errors import ConversionError, Location, NeedsPython
 from laxify.ir.user_code import converts_calls_of, is_library_function
 from laxify.runtime import effects
+from laxify.runtime.pure_twins import pure_twin
 
 __all__ = ["call", "register_converted", "resolve", "set_converter"]
 
@@ -104,6 +107,9 @@ def resolve(fn) -> tuple[Callable, types.FunctionType] | None:
         return None if found is None else (functools.partial(found[0], *fn.args, **fn.keywords), found[1])
     if kind is staticmethod:  # the raw descriptor, taken from a class __dict__
         return resolve(fn.__func__)
+    if kind is types.BuiltinFunctionType:  # C: its pure-Python twin where it has one
+        twin = pure_twin(fn)
+        return None if twin is None else resolve(twin)
     if isinstance(fn, type) or _attribute(fn, "__laxify_do_not_convert__"):
         return None  # a class: instantiating runs as written
     dunder_call = getattr(kind, "__call__", None)

@@ -90,7 +90,7 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     qualname = qualname or lowered.name
     owner = private_owner(qualname)
     # A nested function of converted code may already close over the runtime's names.
-    handles = (lowered.runtime, lowered.sites_name)
+    handles = (lowered.runtime, lowered.sites_name, lowered.boundary_name)
     params = ", ".join((*handles, *(v for v in freevars if v not in handles)))
     depth = 1
     head = f"def {FACTORY}({params}):\n"
@@ -108,6 +108,7 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     _rename_function(tree, lowered.name, generated)
     entries = _arm_entries(tree, lowered.runtime) if f"{lowered.runtime}.elif_chain(" in body else {}
     _enter_at_construct(tree.body, lowered.prefix + "_", generated, None, entries)
+    _at_edge(tree, generated, lowered.boundary_name, lowered.prefix)
     code = compile(tree, filename, "exec", dont_inherit=True)
     factory = _nested(code, FACTORY)
     inner = _nested(factory, generated)
@@ -183,6 +184,49 @@ def _enter_at_construct(body: list[ast.stmt], made: str, function: str, before: 
         before = stmt.lineno if isinstance(stmt, (*_SIMPLE, ast.Return)) else None
 
 
+_EDGE = """\
+try:
+    pass
+except Exception as {error}:
+    if {boundary} is None:
+        raise
+    {result} = {boundary}({error})
+    if {result} is {error}:
+        raise
+    if {result} is None:
+        return None
+    raise {result} from {result}.__cause__
+"""
+
+
+def _at_edge(tree: ast.Module, function: str, boundary: str, prefix: str) -> None:
+    """Put the converted function's body in a ``try`` whose handler gives an error that leaves
+    the function to ``boundary`` (a closure cell: ``None`` where ``to_static``, which handles
+    errors itself, bound the function; see ``laxify.conversion``), which returns the error to
+    raise instead (a located ``ConversionError`` for JAX's concrete-value errors under
+    ``jax.jit(laxify.convert(f))``), the error itself (raised again as it is), or ``None``
+    (the function returns ``None``). The handler is converted code: the located error's
+    innermost frame is the user's function, at its ``def`` line, never a frame of laxify's.
+    (Zero-cost ``try``: nothing runs on the way in.) The rest of the handler has no source
+    position (line -1: CPython then records none, as for its own implicit instructions), so
+    an error that goes on as it is keeps the line it was raised at: JAX's filtering of
+    tracebacks rebuilds each entry from its frame's last instruction (``f_lasti``), which is
+    then one of these, and ``traceback`` falls back to the entry's own line."""
+    top = tree.body[0]
+    factory = top.body[0] if isinstance(top, ast.ClassDef) else top
+    fn = next(s for s in factory.body if isinstance(s, ast.FunctionDef) and s.name == function)
+    handler = ast.parse(_EDGE.format(error=f"{prefix}_error", result=f"{prefix}_raised", boundary=boundary)).body[0]
+    located = handler.handlers[0].body[-1]  # `raise <the located error>`: at the `def` line
+    for node in ast.walk(handler):  # (before it holds the body: the user's lines stay theirs)
+        if hasattr(node, "lineno"):
+            node.lineno = node.end_lineno = node.col_offset = node.end_col_offset = -1
+    for node in ast.walk(located):
+        node.lineno = node.end_lineno = fn.lineno
+        node.col_offset, node.end_col_offset = fn.col_offset, fn.col_offset + 3
+    handler.body = fn.body
+    fn.body = [handler]
+
+
 def _rename_function(tree: ast.Module, name: str, new: str) -> None:
     """Rename the converted function inside the factory (its ``def`` and the ``return``)."""
     # The factory is the module's only statement, or the only one of the class around it.
@@ -228,11 +272,14 @@ def _without_factory(code: types.CodeType, generated: str, qualname: str, made: 
     return code.replace(co_consts=consts, co_qualname=user_qualname, co_name=name)
 
 
-def make_function(code: types.CodeType, lowered: LoweredSource, original: types.FunctionType) -> types.FunctionType:
-    """Bind ``code`` to ``original``'s globals, closure cells, defaults and metadata."""
+def make_function(code: types.CodeType, lowered: LoweredSource, original: types.FunctionType,
+                  boundary=None) -> types.FunctionType:
+    """Bind ``code`` to ``original``'s globals, closure cells, defaults and metadata;
+    ``boundary``: what the handler at the function's edge calls (see :func:`_at_edge`)."""
     cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
     cells[lowered.runtime] = types.CellType(dispatch)
     cells[lowered.sites_name] = types.CellType(lowered.sites)
+    cells[lowered.boundary_name] = types.CellType(boundary)
     owner = private_owner(code.co_qualname)  # compiled inside that class: names mangled
     for name in lowered.cells:  # captured names the converted code no longer assigns itself
         cells.setdefault(mangle(name, owner), types.CellType())

@@ -37,13 +37,17 @@ from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
 __all__ = [
-    "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling", "check_at", "exception_", "expect_raise", "leaving",
+    "ABOUT_TRACED", "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling", "check_at", "exception_", "expect_raise", "leaving",
     "functionalizing",
     "in_traced_region", "is_functionalizing", "is_users_error", "on_path", "raise_", "raise_where", "raised", "raised_or", "record_exception", "recorded", "report",
     "traced_region", "without_checks",
 ]
 
 _state = threading.local()
+
+# Set on an error that refuses a traced value without saying so in its text (see
+# ``laxify.fallback.about_a_traced_value``).
+ABOUT_TRACED = "__laxify_about_a_traced_value__"
 
 # Files whose frames are not the user's (laxify's runtime and IR, JAX).
 _OWN_ROOTS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep for path in (

@@ -27,7 +27,7 @@ from laxify.runtime.dispatch.conditionals import (
 from laxify.runtime import error_channel
 from laxify.runtime import int_overflow
 from laxify.runtime import split
-from laxify.runtime.error_channel import traced_region
+from laxify.runtime.error_channel import ABOUT_TRACED, traced_region
 from laxify.runtime.dispatch.values import (
     Fillable, Undefined, UnsetName, any_traced, array_like, fresh, is_array, is_traced,
 )
@@ -848,7 +848,10 @@ def for_each(xs, body_fn, init, deps, site: Site):
         return _scan(body_fn, init, seq, site)
     if is_array(xs) or is_traced(xs):
         if xs.ndim == 0:
-            raise TypeError("iteration over a 0-d array")
+            error = TypeError("iteration over a 0-d array")  # JAX's own text
+            if is_traced(xs):  # a refusal of a traced value (eager Python may have a list there)
+                setattr(error, ABOUT_TRACED, True)
+            raise error
         if xs.shape[0] == 0:
             return init
         live = _live_rows(xs, init, marked)

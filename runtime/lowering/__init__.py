@@ -64,6 +64,11 @@ class LoweredSource:
     def sites_name(self) -> str:
         return self.prefix + SITES[len(DEFAULT_PREFIX):]
 
+    @property
+    def boundary_name(self) -> str:
+        """The closure cell of the handler at the function's edge (see ``compile._at_edge``)."""
+        return self.prefix + "_boundary"
+
     def text(self, base_depth: int = 0) -> str:
         return self.emitter.render(base_depth)[0]
 

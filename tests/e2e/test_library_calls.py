@@ -5,6 +5,7 @@ package can be moved to either side (laxify.keep_packages / laxify.convert_packa
 
 from __future__ import annotations
 
+import bisect
 import colorsys
 import heapq
 import logging
@@ -73,3 +74,34 @@ def test_a_package_kept_as_written_runs_its_helpers_unconverted():
 def test_package_names_are_checked():
     with pytest.raises(TypeError, match="top-level package names"):
         laxify.keep_packages("os.path")
+
+
+# bisect's C functions (bisect_left/bisect_right) convert through the module's own pure-Python
+# definitions: a binary search whose bounds become traced is one lax.while_loop. The oracle is
+# the C function itself, run eagerly.
+SORTED = jnp.asarray([1, 3, 3, 5, 8, 13])
+SEARCHES = [(SORTED, jnp.int32(x)) for x in (-4, 0, 1, 3, 4, 13, 20)]
+FLOATS = jnp.asarray([-1.5, 0.0, 0.0, 2.25, 7.0])
+FLOAT_SEARCHES = [(FLOATS, f32(x)) for x in (-2.0, 0.0, 2.25, 9.0, np.nan)]
+
+
+@pytest.mark.parametrize("fn", [bisect.bisect_left, bisect.bisect_right], ids=lambda f: f.__name__)
+def test_bisect_of_a_traced_value_is_one_program(fn):
+    check(fn, *SEARCHES, *FLOAT_SEARCHES, expect_prims={"while", "cond"})
+
+
+def insertion_points(a, x):
+    lo = bisect.bisect_left(a, x)
+    return lo, bisect.bisect_right(a, x) - lo  # where x goes, and how many equal it
+
+
+def test_user_code_calling_bisect_converts_it():
+    check(insertion_points, *SEARCHES, expect_prims={"while", "cond"})
+
+
+def test_only_functions_that_change_no_argument_have_twins():
+    from laxify.runtime.pure_twins import pure_twin
+    twin = pure_twin(bisect.bisect_left)
+    assert twin is not None and twin is not bisect.bisect_left and twin.__code__.co_filename == bisect.__file__
+    assert pure_twin(bisect.insort) is None and pure_twin(len) is None and pure_twin(heapq.heappush) is None
+    assert bisect.bisect_left is not twin  # the module itself is untouched

@@ -362,11 +362,12 @@ def test_traced_raise_that_an_except_may_catch_runs_eagerly():
         with pytest.warns(laxify.FallbackWarning, match="inside a `try` whose `except` clauses may catch"):
             np.testing.assert_allclose(f(*args), try_around_a_traced_raise(*args))
         f.clear_cache()
-    # Where eager execution is impossible it is a located error.
-    with pytest.raises(laxify.ConversionError, match="inside a `try` whose `except` clauses may catch it"):
+    # Where eager execution is impossible it is a located error, the text of fallback="error".
+    with pytest.raises(laxify.ConversionError, match="inside a `try` whose `except` clauses may catch") as jitted:
         jax.jit(laxify.convert(try_around_a_traced_raise))(jnp.float32(6.0), jnp.float32(3.0))
-    with pytest.raises(laxify.ConversionError, match="cannot be one XLA program"):
+    with pytest.raises(laxify.ConversionError, match="cannot be one XLA program") as strict:
         laxify.to_static(try_around_a_traced_raise, fallback="error")(jnp.float32(6.0), jnp.float32(3.0))
+    assert str(jitted.value) == str(strict.value)
 
 
 def try_around_a_static_raise(a, n):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -132,3 +133,44 @@ def test_a_list_argument_only_read_stays_one_program():
         return xs[0] * x + xs[1]
     result, caught = _calls(laxify.to_static(total), [jnp.float32(2.0), jnp.float32(1.0)], jnp.float32(3.0))
     assert (float(result), caught) == (7.0, [])
+
+
+def labelled(x, tag):
+    total = 0.0
+    for v in x:  # a traced loop: the function is one program
+        if v > 0:
+            total = total + v
+    return total, tag + ":" + str(x.shape[0])  # a string made from Python values only
+
+
+def size_name(x):
+    return "long" if x.shape[0] > 2 else "short"  # decided by the shape: a new trace per shape
+
+
+def formatted(x):
+    return f"value {x}"  # eager Python writes the digits; a trace would write the tracer
+
+
+def test_a_string_made_from_python_values_is_returned_by_the_program():
+    f = laxify.to_static(labelled)
+    for x, tag in [([1.0, -2.0, 3.0], "a"), ([4.0, 5.0, -1.0], "a"), ([2.0, 2.0], "b")]:
+        result, caught = _calls(f, jnp.asarray(x), tag)
+        expected = labelled(jnp.asarray(x), tag)
+        assert caught == [] and result[1] == expected[1] and type(result[1]) is str
+        assert float(result[0]) == float(expected[0])
+    program = jax.make_jaxpr(lambda x: laxify.convert(labelled)(x, "a")[0])(jnp.ones(3))
+    assert "scan" in str(program) and "cond" in str(program)
+
+
+def test_each_program_returns_its_own_string():
+    f = laxify.to_static(size_name)
+    for n in (3, 2, 3, 1, 5):  # programs reused across calls: never another shape's string
+        result, caught = _calls(f, jnp.ones(n))
+        assert (result, caught) == (size_name(jnp.ones(n)), [])
+
+
+def test_a_string_that_shows_a_traced_value_runs_eagerly():
+    result, caught = _calls(laxify.to_static(formatted), jnp.float32(2.5))
+    assert result == formatted(jnp.float32(2.5)) == "value 2.5"
+    assert len(caught) == 1 and "made from a traced value" in str(caught[0].message)
+    assert "Tracer" not in str(caught[0].message)

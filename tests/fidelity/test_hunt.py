@@ -131,22 +131,14 @@ def run_case(fn, inputs, mutates: bool) -> dict[str, tuple[str, str]]:
     return worst
 
 
-# Value-dependent Python under `jax.jit(laxify.convert(f))` (a Python list indexed by a traced
-# value in an item update): JAX's TracerIntegerConversionError, raised from laxify's update
-# helper rather than located at the user's line (to_static falls back and agrees). Not silent;
-# the located error of the jit route for value-dependent Python belongs to the fallback work.
-KNOWN_UNCLEAR = {("histogram_list", "jit(convert)"), ("mode_small", "jit(convert)"),
-                 ("counts_in_nested_list", "jit(convert)"),
-                 # an update of a closure's array (`nonlocal a; a[i] = v`): not rewritten
-                 # (docs/semantics.md, Array updates), JAX's own TypeError
-                 ("rotate_by_reversal", "jit(convert)"),
-                 # `min(range(len(xs)), key=lambda i: xs[i])`: the key's comparison inside the
-                 # C builtin `min`, JAX's TracerBoolConversionError (to_static falls back)
-                 ("min_index_key", "jit(convert)"),
-                 # a Python list indexed by a traced value (`out[v % 3] += 1`,
-                 # `groups["small" if v < 2 else "big"]`) and a str chosen by a traced value
-                 ("list_index_update", "jit(convert)"), ("dict_of_lists", "jit(convert)"),
-                 ("ternary_chain", "jit(convert)")}
+# Under `jax.jit(laxify.convert(f))`, value-dependent Python (a Python list indexed by a traced
+# value, the key of the C builtin `min`, a str chosen by a traced value) is the located error
+# of fallback="error" since the handler at each converted function's edge (it was JAX's raw
+# error in histogram_list, mode_small, counts_in_nested_list, min_index_key,
+# list_index_update, dict_of_lists, ternary_chain). Left: an update of a closure's array
+# (`nonlocal a; a[i] = v`): not rewritten (docs/semantics.md, Array updates), JAX's own
+# TypeError "JAX arrays are immutable".
+KNOWN_UNCLEAR = {("rotate_by_reversal", "jit(convert)")}
 
 
 @pytest.mark.filterwarnings("ignore::laxify.FallbackWarning")

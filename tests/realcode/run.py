@@ -14,7 +14,9 @@ Cases eager JAX rejects are counted apart (``eager raises``).
 The table is followed by the reasons of the fallbacks (the first line of each case's
 FallbackWarning, names left out, most frequent first) and by the classes of the same cases
 through ``jax.jit(laxify.convert(f))``, where nothing can run eagerly: a case that falls back
-under ``to_static`` must be a located ``ConversionError`` there, never JAX's raw error.
+under ``to_static`` must be a located ``ConversionError`` there, never JAX's raw error. (An
+argument jax.jit cannot trace, such as a string, is closed over there, as a static argument;
+a function whose result holds a Python string is counted apart: jax.jit refuses to return it.)
 
 Usage: ``python tests/realcode/run.py [--limit N] [--only SUBSTRING] [--show CLASS] [--no-jit]``.
 """
@@ -39,7 +41,8 @@ import numpy as np  # noqa: E402
 import laxify  # noqa: E402
 from corpus import Case, cases, jax_arguments  # noqa: E402
 
-JIT_CLASSES = ("converted, agrees", "located error", "raw JAX error", "other error", "WRONG")
+JIT_CLASSES = ("converted, agrees", "located error", "returns a Python value", "raw JAX error", "other error",
+               "WRONG")
 RAW_JAX = ("TracerBoolConversionError", "TracerIntegerConversionError", "ConcretizationTypeError",
            "TracerArrayConversionError", "UnexpectedTracerError")
 CLASSES = ("converted, agrees", "fell back, agrees", "located error", "raises where eager runs",
@@ -165,6 +168,34 @@ def reasons(results) -> str:
     return "\n".join(lines)
 
 
+_JIT_LEAVES = (jax.Array, np.ndarray, np.generic, bool, int, float, complex)
+
+
+def _jit_returnable(value) -> bool:
+    return all(isinstance(leaf, _JIT_LEAVES) for leaf in jax.tree_util.tree_leaves(value))
+
+
+def _jit_call(fn, args: tuple):
+    """``jax.jit(laxify.convert(fn))(*args)`` as a JAX user calls it: an argument jax.jit cannot
+    trace (a string, bytes, a set, a list holding strings) is a Python value the function
+    closes over, as ``static_argnums`` would keep it (jax.jit itself refuses it otherwise,
+    before laxify sees the call); arrays and numbers are traced."""
+    def traceable(arg) -> bool:
+        leaves = jax.tree_util.tree_leaves(arg)
+        return all(isinstance(leaf, _JIT_LEAVES) for leaf in leaves)
+
+    traced = [i for i, a in enumerate(args) if traceable(a)]
+    converted = laxify.convert(fn)
+
+    def program(*values):
+        full = list(args)
+        for i, v in zip(traced, values):
+            full[i] = v
+        return converted(*full)
+
+    return jax.jit(program)(*(args[i] for i in traced))
+
+
 def jit_case(case: Case) -> tuple[str, str]:
     """The class of ``jax.jit(laxify.convert(fn))(*args)`` (nothing can run eagerly there)."""
     signal.signal(signal.SIGALRM, _alarm)
@@ -174,13 +205,18 @@ def jit_case(case: Case) -> tuple[str, str]:
             warnings.simplefilter("ignore")
             expected = case.fn(*jax_arguments(case.args))
             try:
-                actual = jax.jit(laxify.convert(case.fn))(*jax_arguments(case.args))
+                actual = _jit_call(case.fn, jax_arguments(case.args))
             except _Timeout:
                 raise
             except laxify.ConversionError as e:
                 return "located error", str(e).splitlines()[0]
             except Exception as e:  # noqa: BLE001
                 kind = "raw JAX error" if type(e).__name__ in RAW_JAX else "other error"
+                if kind == "other error" and not _jit_returnable(expected):
+                    # JAX's refusal of jit's output (a Python str the function computes from
+                    # its static arguments): one XLA program returns arrays only, and
+                    # laxify.convert(f) cannot know that jit's edge is its caller.
+                    kind = "returns a Python value"
                 return kind, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         return ("converted, agrees" if agree(expected, actual) else "WRONG"), ""
     except _Timeout:

@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import cases  # noqa: E402
-from run import CLASSES, agree, run_case  # noqa: E402
+from run import CLASSES, JIT_CLASSES, agree, jit_case, run_case  # noqa: E402
 
 ALL = cases()
 # The standard library's cases, every fifth case of the algorithm collection, and the known
@@ -43,3 +43,13 @@ def test_no_silent_difference(case, request):
     kind, detail = run_case(case)
     assert kind == "eager raises" or kind in CLASSES, kind
     assert kind != "WRONG", detail
+
+
+@pytest.mark.parametrize("case", SLICE, ids=lambda c: f"{c.source}:{c.fn.__name__}")
+def test_the_jit_route_agrees_or_says_where(case):
+    """jax.jit(laxify.convert(f)): the value, or a located ConversionError; never JAX's raw
+    error or another error (a result holding a string, which jax.jit refuses, is counted apart)."""
+    if run_case(case)[0] == "eager raises":
+        pytest.skip("eager JAX rejects this input")
+    kind, detail = jit_case(case)
+    assert kind in JIT_CLASSES and kind not in ("raw JAX error", "other error", "WRONG"), f"{kind}: {detail}"
