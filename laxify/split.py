@@ -45,7 +45,7 @@ class SplitRunner:
         located, fn = self.located, self.inner
         if self.kept:
             return f"{located.message} {self.plan.summary()} {located.fix}"
-        return (f"{located.message} So {fn.__qualname__} cannot be one XLA program: {self.plan.summary()} "
+        return (f"{located.message} So {fn.__qualname__} cannot be one XLA program. {self.plan.summary()} "
                 f"{located.fix}")
 
     def warn(self) -> None:
