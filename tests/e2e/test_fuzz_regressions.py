@@ -97,6 +97,17 @@ def list_method_call_in_a_branch_keeps_the_lists_traced_items(x, k):
     return x[0]
 
 
+def validator_in_a_loop_then_a_bare_tuple_return(x, a):
+    s = 0.0
+    for v in x:
+        def check(u):
+            if u < -1.0:
+                raise ValueError(f"bad {u}")
+            return u + 0.5
+        s = s + check(v * a)
+    return s, x  # a tuple without parentheses: the raised flag's wrapper must keep it one value
+
+
 CASES = [
     case(list_method_call_in_a_branch_keeps_the_lists_traced_items,
          (X, jnp.int32(2)), (jnp.array([-2.0, 1.0, 0.5], jnp.float32), jnp.int32(2)),
@@ -114,6 +125,9 @@ CASES = [
          prims={"scan", "cond"}),
     case(print_order_across_a_traced_branch, (X, jnp.float32(1.0)), (X, jnp.float32(-1.0)),
          prims={"cond"}),
+    # fuzz seed 2801: `return 0.0, x` became `leaving(flag, 0.0, x)` (TypeError on every input)
+    case(validator_in_a_loop_then_a_bare_tuple_return, (X, jnp.float32(1.0)), (X, jnp.float32(0.0)),
+         prims={"scan", "cond"}),
 ]
 
 
@@ -227,3 +241,14 @@ def test_identity_of_a_flag_after_a_compiled_loop_in_a_split_run_is_pythons(k):
         warnings.simplefilter("ignore", laxify.FallbackWarning)
         actual = laxify.to_static(identity_of_a_flag_after_a_compiled_loop_in_a_split_run)(*args)
     assert int(actual) == expected
+
+
+def test_a_validator_in_a_loop_before_a_bare_tuple_return_raises_as_python():
+    """The same function on an input Python rejects: the user's ValueError, with its value."""
+    import laxify
+
+    args = (X, jnp.float32(-1.0))
+    with pytest.raises(ValueError, match="bad -2.0"):
+        validator_in_a_loop_then_a_bare_tuple_return(*args)
+    with pytest.raises(ValueError, match="bad -2.0"):
+        laxify.to_static(validator_in_a_loop_then_a_bare_tuple_return)(*args)

@@ -43,8 +43,15 @@ def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
 
 
 def runtime_call(name: str, *args: cst.BaseExpression) -> cst.Call:
-    """``_lx.<name>(args...)``: a call of the runtime dispatcher."""
-    return cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name(name)), [cst.Arg(a) for a in args])
+    """``_lx.<name>(args...)``: a call of the runtime dispatcher. A tuple written without
+    parentheses (``return 0.0, x``) gets them: as an argument it would be two."""
+    return cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name(name)), [cst.Arg(_one_argument(a)) for a in args])
+
+
+def _one_argument(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if type(expr) is cst.Tuple and not expr.lpar:
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
 
 
 def lazy_lambda(expr: cst.BaseExpression) -> cst.Lambda:
