@@ -260,12 +260,20 @@ def _raised_by_laxify(error: BaseException) -> bool:
     filtering of tracebacks leaves the runtime's frame innermost.)"""
     if not isinstance(error, (NameError, AttributeError)):
         return False
+    tb = _innermost(error)
+    return tb is not None and _package_of(tb) == "laxify"
+
+
+def _innermost(error: BaseException):
+    """The innermost entry of ``error``'s traceback, or None."""
     tb = error.__traceback__
-    if tb is None:
-        return False
-    while tb.tb_next is not None:
+    while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return (tb.tb_frame.f_globals.get("__name__") or "").partition(".")[0] == "laxify"
+    return tb
+
+
+def _package_of(tb) -> str:
+    return (tb.tb_frame.f_globals.get("__name__") or "").partition(".")[0]
 
 
 def about_a_traced_value(error: BaseException) -> bool:
@@ -291,12 +299,8 @@ def _iterates_a_tracer(error: BaseException) -> bool:
     list argument whose numbers ``jax.jit`` traces): the innermost frame is JAX's and holds one."""
     if not isinstance(error, TypeError) or "0-d array" not in str(error):
         return False
-    tb = error.__traceback__
-    if tb is None:
-        return False
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    if (tb.tb_frame.f_globals.get("__name__") or "").partition(".")[0] not in ("jax", "jaxlib"):
+    tb = _innermost(error)
+    if tb is None or _package_of(tb) not in ("jax", "jaxlib"):
         return False
     try:
         return any(isinstance(v, jax.core.Tracer) for v in tb.tb_frame.f_locals.values())
