@@ -713,8 +713,8 @@ def materialized(out):
     """A result of ``to_static`` with each :class:`BoundedList` whose count is concrete given
     as the stacked rows it holds (the array a static trip count gives); nothing to do (and no
     cost) in a process that never made one."""
-    if not _Made.made:
-        return out
+    if not _Made.made or not isinstance(out, (BoundedList, tuple, list, dict)):
+        return out  # (a Python object an eager run gave, a generator: JAX would warn on it)
     is_list = lambda v: isinstance(v, BoundedList)  # noqa: E731
     if not any(is_list(v) for v in jax.tree_util.tree_leaves(out, is_leaf=is_list)):
         return out

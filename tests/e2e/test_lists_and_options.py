@@ -9,6 +9,8 @@ then holds N rows and a traced count, and reads back as Python's list (`len` is 
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -764,3 +766,20 @@ def test_bounded_list_returned_from_an_exported_program():
     for n in (0, 3, MAX_ITERS):
         eager_x, eager_outs = lists_bounded_traced_range(X, n)
         assert_trees_close((eager_x, _rows(eager_outs, X)), loaded(X, jnp.int32(n)), what=f"loaded n={n}")
+
+
+def counting_generator(x):
+    for i in range(3):
+        yield x + i
+
+
+def test_results_that_are_no_pytree_pass_through_after_a_bounded_list_was_made():
+    """Once a process has made a bounded list, results are looked through for one: a generator
+    that a generator function's eager run returns must pass as it is (JAX warned that it treats
+    a generator as a leaf; the full suite found it after the bounded-list tests)."""
+    laxify.to_static(lists_bounded_range_len_and_last, fallback="error")(X, jnp.int32(2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = list(laxify.to_static(counting_generator)(X))
+    assert [w.category for w in caught] == [laxify.FallbackWarning]
+    assert_trees_close(list(counting_generator(X)), got, what="generator")
