@@ -37,7 +37,7 @@ from laxify.fallback import (
 from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython, warn_at
 from laxify.ir.printer import print_function
 from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
-from laxify.runtime.checks import AssertMode, CheckedJit, with_assert_mode
+from laxify.runtime.checks import AssertMode, CheckedJit, ConcreteJit, with_assert_mode
 from laxify.runtime.error_channel import NeedsChecks, PathRaised, at_top, functionalizing, recorded, without_checks
 from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.lists import materialized
@@ -650,14 +650,12 @@ class StaticFunction:
                         hide_own_frames(e)
                         raise
                     failed = e
-                if isinstance(failed, Int32OverflowError):
+                if failed is not None:  # (outside the handler: eager's error is not chained to it)
                     try:
-                        return self._overflowed(failed, self._with_self(args), kwargs)
+                        return self._eager_after_trace_error(failed, key, self._with_self(args), kwargs)
                     except Exception as e:  # (fallback="error", or eager's own error)
                         hide_own_frames(e)
                         raise
-                if failed is not None:  # (outside the handler: eager's error is not chained to it)
-                    return self._eager_after_trace_error(failed, key, self._with_self(args), kwargs)
         try:
             return materialized(self._call(self._with_self(args), kwargs))
         except Exception as e:  # here, so that this frame goes too
@@ -697,8 +695,6 @@ class StaticFunction:
                 failed = e
                 break
         # Outside the handlers: an error of the eager run is not chained to the trace's.
-        if isinstance(failed, Int32OverflowError):
-            return self._overflowed(failed, args, kwargs)
         return self._eager_after_trace_error(failed, key, args, kwargs)
 
     def _overflowed(self, error: Int32OverflowError, args: tuple, kwargs: dict):
@@ -726,7 +722,7 @@ class StaticFunction:
 
     def _remember_types(self, jitted: Callable, key: tuple, args: tuple) -> None:
         """Let later calls with arguments of these types take the hot path."""
-        if isinstance(jitted, (CheckedJit, CodedJit)):
+        if isinstance(jitted, ConcreteJit):
             jitted = jitted.concrete  # hot-path arguments are concrete arrays and Python scalars
         if self._self is not _UNBOUND:
             if type(jitted) is _SplitHot:
@@ -807,7 +803,10 @@ class StaticFunction:
         would for the function as written. Its value, with one FallbackWarning at the line
         where the trace stopped, or its own error (then no warning, and no eager cache entry).
         ``fallback="error"`` and an outer transformation: the located ``ConversionError`` when
-        JAX's error is about a traced value, else the error as raised."""
+        JAX's error is about a traced value, else the error as raised. An int32 overflow of a
+        Python int (:meth:`_overflowed`) runs eagerly for this call only."""
+        if isinstance(error, Int32OverflowError):
+            return self._overflowed(error, args, kwargs)
         inner = self._inner
         outer = any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
         if self.fallback == "error" or outer:

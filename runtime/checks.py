@@ -110,26 +110,45 @@ def flagged(fn):
     return run
 
 
-class CheckedJit:
-    """A ``jax.jit`` of a function that holds run-time checks (a ``raise`` under traced control
-    flow, checked asserts): each call runs the checkified program and raises the first check
-    that failed. Inside an outer jax transformation (tracers among the arguments) it runs the
-    plain program, whose checks the outer computation must functionalize
-    (``laxify.checked``, ``checkify.checkify``)."""
+class ConcreteJit:
+    """A ``jax.jit`` whose call on concrete arguments (:meth:`concrete`) runs a program that
+    also reports something about the run, read after it (:class:`CheckedJit`: whether a check
+    failed; ``int_overflow.CodedJit``: an int32 overflow code). Inside an outer jax
+    transformation (tracers among the arguments) it runs the plain program, whose checks the
+    outer computation must functionalize (``laxify.checked``, ``checkify.checkify``).
+    ``program``: the program :meth:`lower` and :meth:`trace` show."""
 
     def __init__(self, fn, **jit_options):
         self.plain = jax.jit(fn, **jit_options)
         # The same program with its checks, for an outer trace that reports them: a function of
         # its own, so that JAX's cache of traces keeps the two apart.
         self.plain_checked = jax.jit(functools.wraps(fn)(lambda *a, **k: fn(*a, **k)), **jit_options)
-        self.flagged = jax.jit(flagged(fn), **jit_options)
-        self.checked = jax.jit(functionalized(fn), **jit_options)
 
     def __call__(self, *args, **kwargs):
         leaves = jax.tree_util.tree_leaves((args, kwargs))
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
             return (self.plain_checked if is_functionalizing() else self.plain)(*args, **kwargs)
         return self.concrete(*args, **kwargs)
+
+    def concrete(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def lower(self, *args, **kwargs):
+        return self.program.lower(*args, **kwargs)
+
+    def trace(self, *args, **kwargs):
+        return self.program.trace(*args, **kwargs)
+
+
+class CheckedJit(ConcreteJit):
+    """A ``jax.jit`` of a function that holds run-time checks (a ``raise`` under traced control
+    flow, checked asserts): each call runs the checkified program and raises the first check
+    that failed (see :class:`ConcreteJit`)."""
+
+    def __init__(self, fn, **jit_options):
+        super().__init__(fn, **jit_options)
+        self.flagged = jax.jit(flagged(fn), **jit_options)
+        self.checked = self.program = jax.jit(functionalized(fn), **jit_options)
 
     def concrete(self, *args, **kwargs):
         """A call on concrete arguments (no tracer among them: the caller knows)."""
@@ -141,6 +160,3 @@ class CheckedJit:
                 jax.effects_barrier()
             report(error)
         return out
-
-    def lower(self, *args, **kwargs):
-        return self.checked.lower(*args, **kwargs)

@@ -27,6 +27,7 @@ import functools
 import operator
 import sys
 import threading
+from dataclasses import replace
 
 import numpy as np
 
@@ -35,6 +36,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from laxify.runtime import error_channel
+from laxify.runtime.checks import ConcreteJit
 from laxify.runtime.dispatch.printing import holding
 
 __all__ = ["CodedJit", "Int32OverflowError", "Overflows", "collects", "int_op", "is_python_int", "marking"]
@@ -191,8 +193,6 @@ class Overflows:
         return (*init, jnp.zeros((), jnp.int32)) if self.on else init
 
     def site(self, site):
-        from dataclasses import replace
-
         return replace(site, names=(*site.names, _NAME)) if self.on else site
 
     def cond(self, fn):
@@ -334,21 +334,14 @@ def raise_code(code: int) -> None:
     error_channel.raise_at(Int32OverflowError(name, filename, line), filename, line, function)
 
 
-class CodedJit:
+class CodedJit(ConcreteJit):
     """``jax.jit`` of a function whose loops' overflow codes are an output of its program
     (:func:`coded`): a call whose code is set raises :class:`Int32OverflowError` after it
-    (``to_static`` then runs the function eagerly). Inside an outer jax transformation it runs
-    the program without the code (checks recorded where the outer trace functionalizes them)."""
+    (``to_static`` then runs the function eagerly; see :class:`ConcreteJit`)."""
 
     def __init__(self, fn, **jit_options):
-        self.plain = jax.jit(fn, **jit_options)
-        self.plain_checked = jax.jit(functools.wraps(fn)(lambda *a, **k: fn(*a, **k)), **jit_options)
-        self.coded = jax.jit(coded(fn), **jit_options)
-
-    def __call__(self, *args, **kwargs):
-        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs))):
-            return (self.plain_checked if error_channel.is_functionalizing() else self.plain)(*args, **kwargs)
-        return self.concrete(*args, **kwargs)
+        super().__init__(fn, **jit_options)
+        self.coded = self.program = jax.jit(coded(fn), **jit_options)
 
     def concrete(self, *args, **kwargs):
         """A call on concrete arguments (no tracer among them: the caller knows)."""
@@ -361,12 +354,6 @@ class CodedJit:
             raise_code(code)
         held.flush()
         return out
-
-    def lower(self, *args, **kwargs):
-        return self.coded.lower(*args, **kwargs)
-
-    def trace(self, *args, **kwargs):
-        return self.coded.trace(*args, **kwargs)
 
 
 def int_op(op: str, a, b, name: str | None = None):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import builtins
 import functools
 import json
-import linecache
 import operator
 import sys
 import warnings
@@ -22,7 +21,7 @@ from jax import lax
 from laxify.ir.errors import ConversionError, Location, NeedsPython
 from laxify.runtime.lowering import Site
 from laxify.runtime import options
-from laxify.runtime.messages import location, site_error
+from laxify.runtime.messages import location, site_error, users_line
 
 __all__ = [
     "Accumulator", "BoundedList", "ListIndexError", "UnknownLength", "NeedsPythonLoop", "NeedsRows", "Rows", "StackedList",
@@ -502,17 +501,15 @@ def buffer_result(stacked):
 _LIBRARY_PACKAGES = frozenset({"laxify", "jax", "jaxlib", "numpy", "flax", "equinox", "optax", "opt_einsum"})
 
 
+def _library_frame(frame) -> bool:
+    return ((frame.f_globals.get("__name__") or "").partition(".")[0] in _LIBRARY_PACKAGES
+            or frame.f_code.co_filename.startswith("<frozen"))
+
+
 def _user_location(site: Site | None) -> Location | None:
     """The innermost line of the user's code on the stack (the line that read the list)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        package = (frame.f_globals.get("__name__") or "").partition(".")[0]
-        if package not in _LIBRARY_PACKAGES and not frame.f_code.co_filename.startswith("<frozen"):
-            filename, line = frame.f_code.co_filename, frame.f_lineno
-            text = linecache.getline(filename, line).rstrip("\n")
-            return Location(filename, line, len(text) - len(text.lstrip()), text)
-        frame = frame.f_back
-    return None if site is None else location(site)
+    here = users_line(sys._getframe(1), _library_frame)
+    return here if here is not None or site is None else location(site)
 
 
 class _ListInfo:

@@ -9,12 +9,31 @@ import jax
 from laxify.ir.errors import ConversionError, Location
 from laxify.runtime.lowering import Site
 
-__all__ = ["location", "site_error", "describe", "tree_lines"]
+__all__ = ["location", "site_error", "describe", "tree_lines", "users_line"]
 
 
 def location(site: Site) -> Location:
     text = linecache.getline(site.filename, site.line).rstrip("\n")
     return Location(site.filename, site.line, site.col, text)
+
+
+def users_line(frame, library) -> Location | None:
+    """The line of the first frame from ``frame`` outwards that ``library(frame)`` does not
+    claim (the user's line that called into the runtime; generated code keeps the user's file
+    names and line numbers), at the call's own column where the code records it; ``None``
+    where every frame is the library's."""
+    while frame is not None and library(frame):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    text = linecache.getline(filename, line).rstrip("\n")
+    col = len(text) - len(text.lstrip())
+    positions = list(frame.f_code.co_positions())
+    here = positions[frame.f_lasti // 2] if frame.f_lasti // 2 < len(positions) else None
+    if here is not None and here[0] == line and here[2] is not None:
+        col = here[2]  # the call's own column (lowering maps it onto the user's expression)
+    return Location(filename, line, col, text)
 
 
 def site_error(site: Site, message: str, fix: str, cls: type = ConversionError) -> ConversionError:

@@ -5,7 +5,6 @@ where only that is used (a size-1 array is one truth value)."""
 
 from __future__ import annotations
 
-import linecache
 import math
 import operator
 import os
@@ -21,6 +20,7 @@ from laxify.ir.user_code import raised_by_array_library
 from laxify.runtime import effects, error_channel
 from laxify.runtime.builtin_rules import contains, not_contains
 from laxify.runtime.error_channel import traced_region
+from laxify.runtime.messages import users_line
 from laxify.runtime.dispatch.values import is_array, is_traced
 
 __all__ = ["and_", "compare", "ifexp", "not_", "or_", "truth"]
@@ -255,20 +255,9 @@ _JAX_DIR = os.path.dirname(os.path.abspath(jax.__file__))
 
 def _user_location() -> Location:
     """The user's line that called into the runtime: the innermost frame outside laxify's
-    runtime and jax (generated code keeps user file names and line numbers)."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith((_RUNTIME_DIR, _JAX_DIR)):
-        frame = frame.f_back
-    if frame is None:
-        return Location("<unknown>", 0, 0)
-    filename, line = frame.f_code.co_filename, frame.f_lineno
-    text = linecache.getline(filename, line).rstrip("\n")
-    col = len(text) - len(text.lstrip())
-    positions = list(frame.f_code.co_positions())
-    here = positions[frame.f_lasti // 2] if frame.f_lasti // 2 < len(positions) else None
-    if here is not None and here[0] == line and here[2] is not None:
-        col = here[2]  # the call's own column (lowering maps it onto the user's expression)
-    return Location(filename, line, col, text)
+    runtime and jax."""
+    here = users_line(sys._getframe(1), lambda f: f.f_code.co_filename.startswith((_RUNTIME_DIR, _JAX_DIR)))
+    return here if here is not None else Location("<unknown>", 0, 0)
 
 
 def _guarded(fn, construct: str):
