@@ -703,7 +703,17 @@ def _scan(body_fn, init, xs, site: Site):
     # A range's index (a Count) and the carries that start as Python ints stand for Python ints.
     body_fn = int_overflow.marking(body_fn, init, lead=1, index=isinstance(xs, Count))
     overflows = int_overflow.Overflows(site)  # (see _traced_while)
-    out = _scan_carries(overflows.body(body_fn), overflows.init(init), xs, overflows.site(site))
+    try:
+        out = _scan_carries(overflows.body(body_fn), overflows.init(init), xs, overflows.site(site))
+    except error_channel.PathRaised:
+        # The body raises whenever it runs (a `raise` outside its traced branches, in a function
+        # it calls), and a scan runs at least once: the loop raises at its first iteration.
+        # The check went into the abstract trace that first met it (a probe of the carries),
+        # which is thrown away: its first iteration is traced here, in the program, where it
+        # records the check again and stops the caller.
+        first = xs.first() if isinstance(xs, Count) else jax.tree_util.tree_map(lambda a: a[0], xs)
+        body_fn(first, *fresh(init))
+        raise
     return identity.write_back(overflows.finish(out), init, offset=1)
 
 

@@ -518,6 +518,50 @@ def test_helper_that_always_raises_in_a_traced_loop_body_raises_when_the_body_ru
                       (jnp.float32(1.0), jnp.int32(3)), prims=("cond",))
 
 
+def raises_in_its_scanned_loop(q):
+    t = 0.0
+    for v in q:  # a scan over rows: it runs at least once
+        t = t + v
+        raise ValueError(f"first {t}")
+    return t
+
+
+def raises_in_its_static_range(q):
+    for _ in range(3):
+        q = q * 2.0
+        raise KeyError(f"doubled {q[0]}")
+    return q
+
+
+def helper_in_a_traced_branch(helper):
+    def f(x):
+        if x[0] < 100.0:
+            r = helper(x)
+        else:
+            r = x[1]
+        return r
+    return f
+
+
+def helper_returned_from_a_traced_loop(helper):
+    def f(x):
+        for i in range(2):
+            if x[i] < 100.0:
+                return helper(x)
+        return x[0]
+    return f
+
+
+@pytest.mark.parametrize("helper", [raises_in_its_scanned_loop, raises_in_its_static_range])
+@pytest.mark.parametrize("caller", [helper_in_a_traced_branch, helper_returned_from_a_traced_loop])
+def test_helper_whose_scanned_loop_always_raises_raises_in_a_traced_caller(helper, caller):
+    # The scan's first iteration raised while an abstract probe of its carries traced it: the
+    # check went into that probe and was lost, and the caller returned its other value (fuzz
+    # seed 2901).
+    check_like_python(caller(helper), (jnp.array([1.0, 2.0, 3.0]),), (jnp.array([200.0, 2.0, 3.0]),),
+                      (jnp.array([200.0, 300.0, 3.0]),), prims=("cond",))
+
+
 # -- Python's own errors directly in a traced loop body: eager Python's result ----------------
 
 def next_greater(a):
