@@ -331,6 +331,15 @@ def _static_text(leaf) -> bool:
     return False
 
 
+def _wide_int(leaf) -> bool:
+    """Whether ``leaf`` is a Python int that the program's integer type cannot hold (int32,
+    int64 under ``jax_enable_x64``): eager Python returns it exactly, ``jax.jit`` cannot."""
+    if type(leaf) is not int:
+        return False
+    bits = np.iinfo(jax.dtypes.canonicalize_dtype(np.int64)).bits
+    return not -(2 ** (bits - 1)) <= leaf < 2 ** (bits - 1)
+
+
 def _returning_arrays(fn: Callable, inner: Callable) -> Callable:
     """``fn``, whose result (while it is traced) must hold arrays, numbers and strings only:
     a string is returned as part of the result's structure (see :class:`_StaticText`); another
@@ -351,7 +360,7 @@ def _returning_arrays(fn: Callable, inner: Callable) -> Callable:
         leaves, structure = jax.tree_util.tree_flatten(out)
         texts = False
         for leaf in leaves:
-            if isinstance(leaf, _RESULT_LEAVES):
+            if isinstance(leaf, _RESULT_LEAVES) and not _wide_int(leaf):
                 continue
             if _static_text(leaf):
                 texts = True
@@ -360,6 +369,12 @@ def _returning_arrays(fn: Callable, inner: Callable) -> Callable:
             if filename is not None:
                 text = linecache.getline(filename, first_line).rstrip("\n")
                 where = Location(filename, first_line, len(text) - len(text.lstrip()), text)
+            if _wide_int(leaf):
+                raise NeedsPython(
+                    f"{name} returns the Python int {leaf}, which the program's integer type "
+                    f"({jax.dtypes.canonicalize_dtype(np.int64).name}) cannot hold", where,
+                    "Enable 64-bit integers before any JAX call (jax.config.update(\"jax_enable_x64\", True)), "
+                    "or compute it as a float.")
             made = (" made from a traced value (its text shows the tracer where eager Python writes "
                     "the value's digits)" if isinstance(leaf, (str, bytes)) else "")
             raise NeedsPython(
@@ -508,6 +523,8 @@ class StaticFunction:
                 if jitted is None:
                     jitted = jit(fn, static_argnums=key[0], static_argnames=key[1],
                                  donate_argnums=self._donate, **self._jit_options)
+                    if jit is CheckedJit:
+                        jitted.eager_on_overflow = True
                     self._jitted[key] = jitted
         return jitted
 

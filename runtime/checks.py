@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from laxify.runtime.dispatch.printing import replaying
+from laxify.runtime.dispatch.printing import holding, replaying
 from laxify.runtime.error_channel import functionalizing, is_functionalizing, report
 
 __all__ = ["AssertMode", "CheckedJit", "current", "functionalized", "raise_failed", "with_assert_mode"]
@@ -145,6 +145,10 @@ class CheckedJit(ConcreteJit):
     flow, checked asserts): each call runs the checkified program and raises the first check
     that failed (see :class:`ConcreteJit`)."""
 
+    # Set by ``to_static``, which runs the function eagerly on an int32 overflow of a Python
+    # int: that run's prints are then the only ones (the program's are dropped).
+    eager_on_overflow = False
+
     def __init__(self, fn, **jit_options):
         super().__init__(fn, **jit_options)
         self.flagged = jax.jit(flagged(fn), **jit_options)
@@ -152,11 +156,24 @@ class CheckedJit(ConcreteJit):
 
     def concrete(self, *args, **kwargs):
         """A call on concrete arguments (no tracer among them: the caller knows)."""
-        failed, out = self.flagged(*args, **kwargs)
-        if np.asarray(failed):
-            with replaying():  # the program's prints happened in the run above
-                error, _ = self.checked(*args, **kwargs)
-                jax.block_until_ready(error)
-                jax.effects_barrier()
-            report(error)
+        with holding() as held:  # (see `eager_on_overflow`)
+            failed, out = self.flagged(*args, **kwargs)
+            failed = bool(np.asarray(failed))
+        if failed:
+            try:
+                with replaying():  # the program's prints happened in the run above
+                    error, _ = self.checked(*args, **kwargs)
+                    jax.block_until_ready(error)
+                    jax.effects_barrier()
+                report(error)
+            except OverflowError as e:
+                from laxify.runtime.int_overflow import Int32OverflowError  # (it imports this module)
+
+                if not (self.eager_on_overflow and isinstance(e, Int32OverflowError)):
+                    held.flush()
+                raise
+            except BaseException:
+                held.flush()
+                raise
+        held.flush()
         return out

@@ -100,11 +100,12 @@ def _mark(value) -> None:
         _marks()[id(value)] = value  # held, so that its id is not another's while marked
 
 
-def marking(fn, init, lead: int = 0, index: bool = False):
+def marking(fn, init, lead: int = 0, index=False):
     """``fn``, a traced loop's body called with ``(*carries)`` (``(x, *carries)`` with ``lead``
     1), marking the carries whose value before the loop (``init``) is a Python int (and ``x``
-    where it is a range's ``index``) while it runs. The marks go when the outermost marked body
-    returns."""
+    where it is a range's ``index``; ``index(x)`` where ``index`` is a function, such as the
+    first item of an ``enumerate``'s element) while it runs. The marks go when the outermost
+    marked body returns."""
     flags = tuple(k for k, v in enumerate(init) if is_python_int(v))
     if not flags and not index:
         return fn
@@ -113,7 +114,7 @@ def marking(fn, init, lead: int = 0, index: bool = False):
         _state.depth = getattr(_state, "depth", 0) + 1
         try:
             if index and args:
-                _mark(args[0])
+                _mark(index(args[0]) if callable(index) else args[0])
             for k in flags:
                 if lead + k < len(args):
                     _mark(args[lead + k])
@@ -361,13 +362,14 @@ def int_op(op: str, a, b, name: str | None = None):
     own meaning; where both stand for Python ints (see :func:`is_python_int`) and the result
     is an int32 array, an overflow test goes to the run-time error channel."""
     result = _OPS[op](a, b)
-    if not getattr(_state, "depth", 0) or type(result) is int:
+    if type(result) is int or not isinstance(result, jax.core.Tracer):
         return result
-    if not (is_python_int(a) and is_python_int(b)) or not isinstance(result, jax.core.Tracer):
+    if not (is_python_int(a) and is_python_int(b)):
         return result
     if getattr(result, "shape", None) != () or result.dtype != jnp.int32:
         return result  # int64 (x64): not checked; a float: no overflow to speak of
-    _mark(result)
+    if getattr(_state, "depth", 0):
+        _mark(result)  # (outside loop bodies a Python int's value is known by its weak type)
     kind = op.rstrip("=")
     if kind in ("+", "-") and any(type(v) is int and abs(v) < SMALL_CONSTANT for v in (a, b)):
         return result  # a counter's step: not checked (see the module's docstring)
@@ -381,6 +383,12 @@ def int_op(op: str, a, b, name: str | None = None):
         code = _code(filename, line, name, caller.f_code.co_name)
         frame.acc = jnp.where(jnp.logical_and(frame.acc == 0, jnp.logical_not(ok)), jnp.int32(code), frame.acc)
         frame.sites.add(code)
+        return result
+    found = _collector()
+    if found is not None and error_channel.region_depth() == 0 and found.holds(result):
+        # At the top of the function (a loop's result, `return r * r`): an output of the program.
+        code = _code(filename, line, name, caller.f_code.co_name)
+        found.codes.append(jnp.where(ok, jnp.int32(0), jnp.int32(code)))
         return result
     error_channel.check_at(ok, lambda: Int32OverflowError(name, filename, line), filename, line)
     return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import operator
 import types
 import warnings
 from dataclasses import dataclass, replace
@@ -459,6 +460,8 @@ def _keep_carry_types(carries, outs, skip=()):
         weak = isinstance(o, (int, float, bool)) or getattr(o, "weak_type", False)
         if not weak or getattr(o, "shape", ()) != () or jnp.result_type(c, o) != c.dtype:
             return o
+        if getattr(c, "weak_type", False) and isinstance(o, jax.Array):
+            return o  # a Python number on both sides: it stays weakly typed after the loop, as one
         return lax.convert_element_type(o, c.dtype) if not isinstance(o, (int, float, bool)) else jnp.asarray(o, c.dtype)
 
     result = []
@@ -847,6 +850,8 @@ def for_each(xs, body_fn, init, deps, site: Site):
     init = tuple(init)
     marked = updates.marked_rows()
     if (seq := as_scan_input(xs)) is not None:  # enumerate/zip over arrays: a pytree to scan
+        if xs.kind == "enumerate":  # its index is a Python int in eager code
+            body_fn = int_overflow.marking(body_fn, (), lead=1, index=operator.itemgetter(0))
         live = _live_rows(seq, init, marked)
         if live:
             return _scan_live(body_fn, init, seq, live, site)

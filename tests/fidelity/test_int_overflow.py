@@ -334,3 +334,123 @@ def test_prints_of_a_checked_loop_happen_once_as_in_python(n, capsys):
             assert int(got) == expected
             assert capsys.readouterr().out == eager_out
     assert any(issubclass(w.category, laxify.FallbackWarning) for w in caught) == (n == 13)
+
+
+def fact_printing_with_a_guard(x, n):
+    if x[0] < -100.0:  # a raise under a traced condition: the program holds a checkify check
+        raise ValueError("x too small")
+    print("start", x[0])
+    r = 1
+    for i in range(n):
+        r = r * (i + 1)
+        print("step", i)
+    return r
+
+
+@pytest.mark.parametrize("n", [3, 13])
+def test_prints_of_a_program_with_checks_and_an_overflow_happen_once(n, capsys):
+    # Fuzz seed 2901: the overflow went through the error channel with the program's other
+    # checks, and the prints of that compiled run were not held: printed twice.
+    x = jnp.arange(3.0)
+    expected = fact_printing_with_a_guard(x, jnp.int32(n))
+    eager_out = capsys.readouterr().out
+    fn = laxify.to_static(fact_printing_with_a_guard)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            assert fn(x, jnp.int32(n)) == expected
+            assert capsys.readouterr().out == eager_out
+    assert any(issubclass(w.category, laxify.FallbackWarning) for w in caught) == (n == 13)
+    with pytest.raises(ValueError, match="too small"):
+        fn(jnp.full(3, -200.0), jnp.int32(n))
+    assert capsys.readouterr().out == ""
+
+
+# -- after the loop, an enumerate index, a Python int result (the gaps the first round left) ----
+
+def squared_after_the_loop(n):
+    r = 1
+    for _ in range(n):
+        r = r * 3
+    return r * r
+
+
+def summed_after_the_loop(n):
+    a = 1
+    for _ in range(n):
+        a = a * 2
+    total = a + a
+    return total
+
+
+def in_a_branch_after_the_loop(x, n):
+    r = 1
+    for _ in range(n):
+        r = r * 3
+    if x > 0:
+        r = r * r
+    return r
+
+
+def scaled_enumerate_index(a):
+    s = 0
+    for i, v in enumerate(a):
+        s = s + i * 100_000_000
+    return s
+
+
+@pytest.mark.parametrize("fn, small, large, snippet", [
+    (squared_after_the_loop, (jnp.int32(5),), (jnp.int32(15),), "return r * r"),
+    (summed_after_the_loop, (jnp.int32(10),), (jnp.int32(30),), "total = a + a"),
+    (in_a_branch_after_the_loop, (jnp.float32(1.0), jnp.int32(5)), (jnp.float32(1.0), jnp.int32(15)),
+     "r = r * r"),
+    (scaled_enumerate_index, (jnp.zeros(5),), (jnp.zeros(30),), "s = s + i * 100_000_000"),
+])
+def test_arithmetic_after_a_loop_and_an_enumerate_index_are_checked(fn, small, large, snippet):
+    expected_small, expected_large = fn(*small), fn(*large)
+    assert type(expected_large) is int and expected_large > 2 ** 31 - 1
+    static_fn = laxify.to_static(fn)
+    checked = laxify.checked(jax.jit(laxify.convert(fn)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        assert int(static_fn(*small)) == expected_small
+        assert int(checked(*small)) == expected_small
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = static_fn(*large)
+    assert type(got) is int and got == expected_large
+    fallbacks = [w for w in caught if issubclass(w.category, laxify.FallbackWarning)]
+    assert [w.lineno for w in fallbacks] == [line_of(fn, snippet)], [str(w.message) for w in caught]
+    with pytest.raises(OverflowError) as info:
+        checked(*large)
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert (last.filename, last.lineno) == (fn.__code__.co_filename, line_of(fn, snippet))
+
+
+def test_a_checked_result_after_the_loop_stays_out_of_checkify():
+    from laxify.runtime.int_overflow import CodedJit
+
+    static_fn = laxify.to_static(squared_after_the_loop)
+    assert int(static_fn(jnp.int32(3))) == 729
+    programs = list(static_fn._jitted.values())
+    assert len(programs) == 1 and isinstance(programs[0], CodedJit)
+
+
+def python_power(n):
+    r = 1
+    for _ in range(n):  # a static n: Python's loop, Python's int
+        r = r * 3
+    return r * r
+
+
+def test_a_python_int_result_past_int32_is_eagers_exact_int():
+    # The program cannot return 3**30 as int32: to_static runs the function eagerly.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = laxify.to_static(python_power)(15)
+    assert type(got) is int and got == 3 ** 30
+    messages = [str(w.message) for w in caught if issubclass(w.category, laxify.FallbackWarning)]
+    assert len(messages) == 1 and "205891132094649" in messages[0] and "jax_enable_x64" in messages[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        assert int(laxify.to_static(python_power)(5)) == 3 ** 10

@@ -76,7 +76,9 @@ def test_a_step_whose_value_goes_on_is_routed():
     """)
 
 
-def test_parameters_floats_and_code_outside_loops_are_left_alone():
+def test_parameters_and_floats_are_left_alone_and_code_outside_loops_is_routed():
+    # `u = t * k` outside the loop: a Python int in eager code (k may be a traced Python int
+    # under jax.jit), so it is routed as in a loop body; `x + i` (x a parameter) and floats are not.
     check("""
     def f(x, k, n):
         acc = 0.0
@@ -91,7 +93,7 @@ def test_parameters_floats_and_code_outside_loops_are_left_alone():
     def f(x, k, n):
         acc = 0.0
         t = 1
-        u = t * k
+        u = _lx.int_op('*', t, k, 'u')
         for i in range(n):
             x = x + i
             acc = acc * 2

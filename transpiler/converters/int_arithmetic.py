@@ -1,10 +1,11 @@
-"""``a * b``, ``a + b``, ``a - b``, ``a ** k`` and ``x += e``/``-=``/``*=`` in a loop's body,
-on names that may hold Python ints and int literals → ``_lx.int_op("*", a, b)``: the same
-operation, whose result is checked for int32 overflow at run time where both operands are
-Python ints in eager code and int32 arrays in the traced loop (``runtime/int_overflow.py``).
+"""``a * b``, ``a + b``, ``a - b``, ``a ** k`` and ``x += e``/``-=``/``*=`` in a function that
+holds a loop, on names that may hold Python ints and int literals → ``_lx.int_op("*", a, b)``:
+the same operation, whose result is checked for int32 overflow at run time where both
+operands are Python ints in eager code and int32 arrays in the program (``runtime/int_overflow.py``):
+in a traced loop's body, and after it on the values it gave (``return r * r``).
 
 Which names may hold Python ints is read from the function's own assignments: a ``range``
-loop's target, and names assigned int literals or such operations on them (``r = 1``,
+loop's target, an ``enumerate`` loop's index, and names assigned int literals or such operations on them (``r = 1``,
 ``a, b = 0, 1``, ``m = i // 2``), not parameters (which may be arrays); a parameter counts
 beside one of those where the result goes to such a name (a static ``k`` in ``r = r * k``).
 A counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16) and a step standing
@@ -69,22 +70,21 @@ def _int_expression(node, names: set, params: set) -> bool:
 
 def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list]:
     """The names of ``fn``'s own code that may hold Python ints (see the module's docstring),
-    its parameters, and the operations in its loops' bodies that may be routed (``+ - * **``
-    and augmented assignments), found in one walk."""
+    its parameters, and the operations of its own code that may be routed (``+ - * **`` and
+    augmented assignments), found in one walk."""
     params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
     names: set = set()
     pairs: list = []
     operations: list = []
     assigned: set[int] = set()  # values of assignments other than a counter's step
-    stack = [(child, False) for child in children(fn.body)]
+    stack = list(children(fn.body))
     while stack:
-        node, in_body = stack.pop()
+        node = stack.pop()
         kind = type(node)
         if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if kind is cst.For and type(node.target) is cst.Name and type(node.iter) is cst.Call and \
-                type(node.iter.func) is cst.Name and node.iter.func.value == "range":
-            names.add(node.target.value)
+        if kind is cst.For and (index := _loop_index(node)) is not None:
+            names.add(index)
         elif kind is cst.Assign:
             for target in node.targets:
                 pairs.extend(_pairs(target.target, node.value))
@@ -97,13 +97,10 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list]:
                 assigned.add(id(value))  # (not a counter's `i = i + 1`)
         elif kind is cst.AnnAssign and node.value is not None:
             pairs.extend(_pairs(node.target, node.value))
-        elif in_body and ((kind is cst.BinaryOperation and type(node.operator) in _BINARY)
-                          or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED)):
+        elif ((kind is cst.BinaryOperation and type(node.operator) in _BINARY)
+              or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED)):
             operations.append(node)
-        if kind in (cst.For, cst.While):
-            stack.extend((child, in_body or child is node.body) for child in children(node))
-        else:
-            stack.extend((child, in_body) for child in children(node))
+        stack.extend(children(node))
     grown = True
     while grown:
         grown = False
@@ -117,6 +114,25 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list]:
         (type(op) is cst.AugAssign and _small_step(_AUGMENTED[type(op.operator)], op.value))
         or (_step(op, names) and id(op) not in assigned))]
     return names, params, operations
+
+
+def _loop_index(node: cst.For) -> str | None:
+    """The name a ``for`` binds to a Python int at each step: ``i`` in ``for i in range(...)``
+    and in ``for i, x in enumerate(...)``."""
+    call = node.iter
+    if type(call) is not cst.Call:
+        return None
+    func, target = call.func, node.target
+    if type(func) is cst.Call and _is_runtime_call(func, "iterable") and func.args:
+        func = func.args[0].value  # `_lx.iterable(enumerate)(...)` (converters/iterables.py)
+    if type(func) is not cst.Name:
+        return None
+    if func.value == "range" and type(target) is cst.Name:
+        return target.value
+    if func.value == "enumerate" and type(target) in (cst.Tuple, cst.List) and target.elements and \
+            type(target.elements[0].value) is cst.Name:
+        return target.elements[0].value.value
+    return None
 
 
 def _reads(node, names: set) -> bool:
@@ -168,10 +184,15 @@ def _small_step(op: str, value: cst.BaseExpression) -> bool:
     return abs(int(node.value, 0)) < _SMALL
 
 
-def _is_int_op(node: cst.BaseExpression) -> bool:
+def _is_runtime_call(node: cst.BaseExpression, attr: str) -> bool:
+    """Whether ``node`` is a call ``_lx.<attr>(...)``."""
     func = getattr(node, "func", None)
     return (type(node) is cst.Call and type(func) is cst.Attribute and type(func.value) is cst.Name
-            and is_runtime_name(func.value.value) and func.attr.value == "int_op")
+            and is_runtime_name(func.value.value) and func.attr.value == attr)
+
+
+def _is_int_op(node: cst.BaseExpression) -> bool:
+    return _is_runtime_call(node, "int_op")
 
 
 def _operand(node: cst.BaseExpression, names: set, params: set) -> str | None:
@@ -240,7 +261,6 @@ def _named(value: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExp
 class IntArithmeticTransformer(OwnCodeConverter):
     def __init__(self, ctx: Context, names: set, params: set):
         super().__init__(ctx)
-        self.in_body = 0  # how many loop bodies hold the node being visited
         self.classes = 0
         self.names, self.params = names, params
         self.steps: set[int] = set()  # `i = i + 1` values: a counter's step, left as it is
@@ -260,18 +280,6 @@ class IntArithmeticTransformer(OwnCodeConverter):
             return type(right) is cst.Integer and 2 <= int(right.value, 0) <= 30
         return True
 
-    def visit_For_body(self, node) -> None:
-        self.in_body += 1
-
-    def leave_For_body(self, node) -> None:
-        self.in_body -= 1
-
-    def visit_While_body(self, node) -> None:
-        self.in_body += 1
-
-    def leave_While_body(self, node) -> None:
-        self.in_body -= 1
-
     def visit_ClassDef(self, node) -> bool:
         self.classes += 1
         return True
@@ -281,7 +289,7 @@ class IntArithmeticTransformer(OwnCodeConverter):
         return updated_node
 
     def _active(self) -> bool:
-        return self.in_body > 0 and self.def_depth == 1 and not self.classes
+        return self.def_depth == 1 and not self.classes
 
     def _targets_ints(self, targets) -> bool:
         names = [n for t in targets for n in _target_names(t)]
