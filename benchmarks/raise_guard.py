@@ -4,7 +4,8 @@ against the same function without it (DESIGN §5, docs/semantics.md "Exceptions"
 Cached call (dispatch-bound, small input) and steady state (compute-bound input), each the
 median of interleaved rounds. Run: `.venv/bin/python benchmarks/raise_guard.py`
 (`--latency`: each call waited for; `--reads`: the ways of reading the "did a check fail"
-boolean on the host, against the same program without it).
+boolean on the host, against the same program without it; `--workloads`: each `make bench`
+workload with a guard at the top against itself without it, each call waited for).
 """
 
 from __future__ import annotations
@@ -128,10 +129,47 @@ def reads(rounds: int = 15, calls: int = 2000) -> None:
         print(f"{name:<16} {statistics.median(ts) * 1e6:8.2f} us  ratio {statistics.median(ts) / base:5.2f}")
 
 
+def with_guard(fn):
+    """``fn`` behind a guard at the top: a `raise` under a traced condition on its first array."""
+
+    def guarded(*args):
+        first = jax.tree_util.tree_leaves(args)[0]
+        if jnp.isnan(jnp.ravel(first)[0]):
+            raise ValueError(f"the first input is NaN: {first}")
+        return fn(*args)
+
+    guarded.__name__ = guarded.__qualname__ = f"guarded_{fn.__name__}"
+    return guarded
+
+
+def workloads(quick: bool) -> None:
+    """Each `make bench` workload with a guard at the top against the same workload without
+    it: its cached call (collatz(27), the dispatch-bound one) and steady state (all), both
+    through `to_static`; medians of interleaved rounds, the ratio and its spread."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
+    from workloads import WORKLOADS  # noqa: E402
+
+    for wl in WORKLOADS:
+        if not wl.eager:
+            continue
+        args = wl.make_args(quick)
+        plain = laxify.to_static(wl.fn, static_argnums=wl.static_argnums, fallback="error")
+        guarded = laxify.to_static(with_guard(wl.fn), static_argnums=wl.static_argnums, fallback="error")
+        jax.block_until_ready((plain(*args), guarded(*args)))
+        one = _per_call(plain, args, 1)
+        calls = max(5, min(2000, int(0.02 / max(one, 1e-6))))
+        compare(f"{wl.name}{' (cached call)' if 'collatz' in wl.name else ''}", guarded, plain, args, calls,
+                rounds=7 if quick else 21)
+
+
 def main() -> None:
     global LATENCY
     if "--reads" in sys.argv:
         reads()
+        return
+    if "--workloads" in sys.argv:
+        LATENCY = True
+        workloads("--quick" in sys.argv)
         return
     LATENCY = "--latency" in sys.argv
     n = jnp.float32(0.5)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DEFAULT_PREFIX", "choose_prefix", "is_break_flag", "is_return_flag", "is_runtime_name", "is_return_value"]
+__all__ = ["DEFAULT_PREFIX", "choose_prefix", "is_break_flag", "is_raise_flag", "is_return_flag", "is_runtime_name",
+           "is_return_value"]
 
 DEFAULT_PREFIX = "_lx"
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -18,6 +19,7 @@ _RUNTIME = re.compile(r"_lx\d*")
 _RETURN_VALUE = re.compile(r"_lx\d*_retval")
 _RETURN_FLAG = re.compile(r"_lx\d*_do_return")
 _BREAK_FLAG = re.compile(r"_lx\d*_break_\d+")  # transpiler/converters/break_statements.py
+_RAISE_FLAG = re.compile(r"_lx\d*_raised")  # transpiler/converters/raise_statements.py
 
 
 def choose_prefix(text: str) -> str:
@@ -50,3 +52,8 @@ def is_return_flag(name: str) -> bool:
 def is_break_flag(name: str) -> bool:
     """Whether ``name`` is a flag the break converter sets when a ``break`` has run."""
     return _BREAK_FLAG.fullmatch(name) is not None
+
+
+def is_raise_flag(name: str) -> bool:
+    """Whether ``name`` is the flag the raise converter sets where the function raised."""
+    return _RAISE_FLAG.fullmatch(name) is not None

@@ -38,7 +38,8 @@ from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPy
 from laxify.ir.printer import print_function
 from laxify.models import Split, holds_nnx, needs_split, nnx_jit, unwrap
 from laxify.runtime.checks import AssertMode, CheckedJit, ConcreteJit, with_assert_mode
-from laxify.runtime.error_channel import NeedsChecks, PathRaised, at_top, functionalizing, recorded, without_checks
+from laxify.runtime.error_channel import (NeedsChecks, PathRaised, at_top, functionalizing, recorded, unflagged,
+                                          without_checks)
 from laxify.runtime.evaluate import make_evaluator
 from laxify.runtime.lists import materialized
 from laxify.runtime.int_overflow import CodedJit, Int32OverflowError, collects
@@ -547,19 +548,23 @@ class StaticFunction:
         # the user's function and code) alive after the user has dropped them.
         owner = weakref.ref(self)
 
-        # A trace whose loops' int arithmetic gave overflow codes (runtime/int_overflow.py) and
-        # recorded no check is made again as a program that returns the code (CodedJit).
+        # A trace whose int arithmetic gave overflow codes (runtime/int_overflow.py), or whose
+        # every check is a `raise` of the user's that the function's `raised` flag shows
+        # (error_channel.raise_flags), is made again as a program that returns the code and
+        # the flag (CodedJit); one with other checks, functionalized by checkify (CheckedJit).
         codes: list = []
-        collecting = collects(fn, codes)
+        flags: list = []
+        collecting = collects(fn, codes, flags)
 
         @functools.wraps(fn)
         def run(*args, **kwargs):
-            before = recorded()
+            before, unflagged_before = recorded(), unflagged()
             codes.clear()
+            flags.clear()
             with functionalizing():
                 out = collecting(*args, **kwargs)
-            checked = recorded() != before
-            if checked or codes:
+            checked = recorded() != before and (unflagged() != unflagged_before or not flags)
+            if checked or codes or flags:
                 this = owner()
                 if this is not None:
                     with this._lock:

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from laxify.ir.errors import Location, NeedsPython
-from laxify.runtime import error_channel
+from laxify.runtime import error_channel, int_overflow
 from laxify.runtime.calls import call
 from laxify.runtime.dispatch.values import any_traced, is_traced
 
@@ -178,7 +178,9 @@ def _int(*args):
     if x.dtype == jnp.bool_:
         return x.astype(jnp.result_type(int))
     if jnp.issubdtype(x.dtype, jnp.integer):
-        return x
+        # A value of its own: it is a Python int in eager code, the argument an array (see
+        # `_PYTHON_INT_RESULTS`).
+        return x if x is not args[0] else jnp.array(x, copy=True)
     if jnp.issubdtype(x.dtype, jnp.floating):
         return _to_int(x, jnp.trunc)
     raise _NotCovered
@@ -390,12 +392,25 @@ def builtin(fn, *args, **kwargs):
     caller = sys._getframe(1)  # the converted code: the user's file and line
     before, _state.where = getattr(_state, "where", None), (caller.f_code.co_filename, caller.f_lineno)
     try:
-        return rule(*args, **kwargs)
+        result = rule(*args, **kwargs)
     except _NotCovered:
-        pass
+        result = _NotCovered
     finally:
         _state.where = before
-    return fn(*args, **kwargs)  # outside the handler: its error is not chained to _NotCovered
+    if result is _NotCovered:
+        return fn(*args, **kwargs)  # outside the handler: its error is not chained to _NotCovered
+    if fn in _PYTHON_INT_RESULTS or (fn in _PYTHON_INT_KEPT and args and all(
+            int_overflow.is_python_int(a) for a in args)):
+        # A Python int in eager code: its `+ - * **` with other Python ints are checked for
+        # int32 overflow (runtime/int_overflow.py).
+        int_overflow.mark_python_int(result)
+    return result
+
+
+# Builtins whose result is a Python int in eager code on any argument, and those whose result is
+# one where their arguments are.
+_PYTHON_INT_RESULTS = frozenset({builtins.int, math.floor, math.ceil})
+_PYTHON_INT_KEPT = frozenset({builtins.max, builtins.min})
 
 
 def contains(container, item):

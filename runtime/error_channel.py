@@ -40,7 +40,7 @@ __all__ = [
     "ABOUT_TRACED", "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling", "check_at", "exception_", "expect_raise", "leaving",
     "functionalizing",
     "in_traced_region", "is_functionalizing", "is_users_error", "on_path", "raise_", "raise_where", "raised", "raised_or", "record_exception", "recorded", "report",
-    "traced_region", "without_checks",
+    "lose_flag", "raise_flags", "traced_region", "unflagged", "without_checks",
 ]
 
 _state = threading.local()
@@ -150,6 +150,8 @@ class calling:
         slots = _state.slots
         slot = slots[-1] if slots and slots[-1] is not _BARRIER else None
         if slot is None:
+            if raised is not False:
+                lose_flag()  # the statement that called it did not collect its flag
             return False
         if kind is PathRaised and slot.in_try:
             raise CallHandlerNeedsData(slot.filename, slot.line)  # an `except` of the caller may catch it
@@ -227,8 +229,17 @@ def leaving(raised, value):
     """The end of a converted function that may raise: ``value``, with ``raised`` (where it
     raised) given to the ``_lx.call`` that called it (see :class:`calling`)."""
     frames = getattr(_state, "frames", None)
-    if frames and frames[-1][0] == getattr(_state, "depth", 0) and raised is not False:
-        frames[-1][1] = raised
+    if raised is False:
+        return value
+    if frames:
+        if frames[-1][0] == getattr(_state, "depth", 0):
+            frames[-1][1] = raised
+        else:
+            lose_flag()
+    elif getattr(_state, "depth", 0) == 0 and (found := _top_flags()) is not None:
+        found.add(raised)  # the outermost function's: whether the program raised
+    else:
+        lose_flag()
     return value
 
 
@@ -255,6 +266,9 @@ def at_top(error: PathRaised):
     where every run raises (the result is never observed); else it escaped a construct that
     could not hold it, which laxify cannot convert (to_static runs the function eagerly)."""
     if error.depth == 0:
+        found = _top_flags()
+        if found is not None:
+            found.add(True)  # every run that gets here raised
         return None
     from laxify.ir.errors import NeedsPython
 
@@ -300,6 +314,56 @@ def is_functionalizing() -> bool:
     return getattr(_state, "functionalizing", 0) > 0
 
 
+class raise_flags:
+    """``with raise_flags(marker) as found:`` around a trace (``marker``: a value of it): the
+    ``raised`` flag of the outermost converted function (``leaving`` at the top, or ``True``
+    where a ``raise`` is met on every path) goes into ``found.flag``. ``flag_only``: the trace's
+    ``raise`` checks are counted but not made (no checkify): a program whose every check is a
+    flagged ``raise`` (``unflagged()`` unchanged) reports *whether* it raised by that flag
+    alone, one boolean output; the exception itself is built by the checkified program, run
+    again only on a call that raised (``int_overflow.CodedJit``). Checkify's rule for ``while``
+    gives every loop of a program an effect that sends each call down JAX's slow dispatch path
+    (collatz(27) with a guard: 60 us a cached call against 7), which the flag avoids."""
+
+    __slots__ = ("flag", "trace", "flag_only")
+
+    def __init__(self, marker, flag_only: bool = False):
+        self.flag = False
+        self.trace = getattr(marker, "_trace", None)
+        self.flag_only = flag_only
+
+    def __enter__(self) -> "raise_flags":
+        stack = getattr(_state, "flags", None)
+        if stack is None:
+            stack = _state.flags = []
+        stack.append(self)
+        if self.flag_only:
+            _state.flag_only = getattr(_state, "flag_only", 0) + 1
+        return self
+
+    def __exit__(self, *exc):
+        _state.flags.pop()
+        if self.flag_only:
+            _state.flag_only -= 1
+        return False
+
+    def add(self, raised) -> None:
+        if raised is False:
+            return
+        if raised is True:
+            self.flag = True
+        elif self.trace is not None and getattr(raised, "_trace", None) is self.trace:
+            raised = jnp.asarray(raised, jnp.bool_)
+            self.flag = raised if self.flag is False else jnp.logical_or(self.flag, raised)
+        else:
+            lose_flag()  # a value of a transformation inside the trace (a vmap): it cannot leave it
+
+
+def _top_flags() -> raise_flags | None:
+    stack = getattr(_state, "flags", None)
+    return stack[-1] if stack else None
+
+
 class without_checks:
     """``with without_checks():`` around a trace whose program cannot hold checks (``export``:
     checkify's error effect has no serialized form): a ``raise`` under a traced condition
@@ -318,9 +382,11 @@ class without_checks:
 _warned: set[tuple[str, int]] = set()
 
 
-def _emit(pred, message: str, leaves, filename: str, line: int) -> None:
+def _emit(pred, message: str, leaves, filename: str, line: int, flagged: bool = False) -> None:
     """``debug_check(pred, message, *leaves)`` where the trace is functionalized (see
-    :class:`functionalizing`), unless checks are left out (see :class:`without_checks`)."""
+    :class:`functionalizing`), unless checks are left out (see :class:`without_checks`).
+    ``flagged``: a ``raise`` of the user's, which also sets the function's ``raised`` flag (see
+    :class:`raise_flags`); any other check makes the trace need checkify to be reported."""
     if getattr(_state, "unchecked", 0):
         if (filename, line) not in _warned:
             _warned.add((filename, line))
@@ -333,7 +399,10 @@ def _emit(pred, message: str, leaves, filename: str, line: int) -> None:
         # Nothing will report it (plain `jax.jit(laxify.convert(f))`): no check, whose effect
         # alone would make every call of the program take JAX's slow dispatch path.
         return
-    checkify.debug_check(pred, message, *leaves)
+    if not flagged:
+        _state.unflagged = getattr(_state, "unflagged", 0) + 1
+    if not getattr(_state, "flag_only", 0):
+        checkify.debug_check(pred, message, *leaves)
     _note_recorded()
 
 
@@ -341,6 +410,19 @@ def recorded() -> int:
     """How many run-time checks have been recorded in this thread (a trace that recorded one
     needs its program functionalized)."""
     return getattr(_state, "recorded", 0)
+
+
+def unflagged() -> int:
+    """How many of those the functions' ``raised`` flags may not show (checks other than the
+    user's ``raise``, and flags that did not reach the top: see :class:`raise_flags`)."""
+    return getattr(_state, "unflagged", 0)
+
+
+def lose_flag() -> None:
+    """A ``raise`` recorded for run time whose ``raised`` flag did not reach the function's
+    top (a helper's flag that no caller's statement collected, a branch that raised on every
+    path without a flag to set): only checkify reports that trace's checks."""
+    _state.unflagged = getattr(_state, "unflagged", 0) + 1
 
 
 class HandlerNeedsData(ConversionError):
@@ -483,7 +565,8 @@ def _raise(exception, cause, in_try: bool, frame) -> None:
     filename, line, name = frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
     key = _register(_Recipe(rebuild, filename, line, name))
     text = _escape(_preview(value))
-    _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", leaves, filename, line)
+    _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", leaves, filename, line,
+          flagged=True)
     frames, depth = getattr(_state, "frames", None), getattr(_state, "depth", 0)
     if frames and frames[-1][0] == depth:
         # Outside the callee's own traced branches: every call raises here; its caller stops too.

@@ -27,6 +27,7 @@ import functools
 import operator
 import sys
 import threading
+import weakref
 from dataclasses import replace
 
 import numpy as np
@@ -36,10 +37,10 @@ import jax.numpy as jnp
 from jax import lax
 
 from laxify.runtime import error_channel
-from laxify.runtime.checks import ConcreteJit
-from laxify.runtime.dispatch.printing import holding
+from laxify.runtime.checks import ConcreteJit, functionalized
+from laxify.runtime.dispatch.printing import holding, release, replaying
 
-__all__ = ["CodedJit", "Int32OverflowError", "Overflows", "collects", "int_op", "is_python_int", "marking"]
+__all__ = ["CodedJit", "Int32OverflowError", "Overflows", "collects", "int_op", "is_python_int", "mark_python_int", "mark_results", "marking"]
 
 # Sums and differences with a Python int below this magnitude are not checked.
 SMALL_CONSTANT = 2 ** 16
@@ -77,9 +78,34 @@ def _marks() -> dict:
     return marks
 
 
+# Traced values that stand for Python ints outside loop bodies (``int(x)`` of a traced value,
+# an operation on two such values): weakly held, so an entry goes with its tracer.
+_python_ints: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def mark_python_int(value):
+    """``value``, noted as a Python int in eager code (``int(x)`` of a traced ``x``): its ``+``,
+    ``-``, ``*`` and ``**`` with other such values are checked (see :func:`int_op`)."""
+    if isinstance(value, jax.core.Tracer) and getattr(value, "shape", None) == () and value.dtype == jnp.int32:
+        _python_ints[id(value)] = value
+    return value
+
+
+def mark_results(init, out) -> tuple:
+    """``out``, a traced loop's carries after it, with those whose value before the loop
+    (``init``) is a Python int noted as Python ints (:func:`mark_python_int`): the body may have
+    made the carry a strong int32 (``r = r * (i + 1)`` with a range's index), which its weak
+    type would not tell after the loop."""
+    for before, after in zip(init, out):
+        if type(after) is not int and is_python_int(before):
+            mark_python_int(after)
+    return out
+
+
 def is_python_int(value) -> bool:
     """Whether ``value`` is a Python int in eager code: a Python ``int`` (not a ``bool``), or a
-    traced value marked as standing for one while a traced loop body is traced."""
+    traced value marked as standing for one (while a traced loop body is traced, or outside
+    loop bodies by :func:`mark_python_int`)."""
     kind = type(value)
     if kind is int:
         return True
@@ -87,6 +113,8 @@ def is_python_int(value) -> bool:
         return False
     marks = getattr(_state, "marks", None)
     if marks and marks.get(id(value)) is value:
+        return True
+    if _python_ints and _python_ints.get(id(value)) is value:
         return True
     # A loop's carry that started as a Python int is weakly typed (and stays so through `i + 1`,
     # which the converter leaves as it is); arrays the user made are not (`jnp.int32(0)`).
@@ -301,29 +329,44 @@ def _marker(args, kwargs):
     return jnp.zeros((), jnp.int32)  # (a value of the trace under way)
 
 
+# The code of a run that raised (a `raise` recorded for run time: see error_channel.raise_flags).
+RAISED = -1
+
+
 def coded(fn):
-    """``fn`` returning ``(result, code)``: the first nonzero overflow code of its loops (0: none)."""
+    """``fn`` returning ``(result, code)``: :data:`RAISED` where the function's ``raised`` flag
+    is set, else the first nonzero overflow code of its int arithmetic (0: none). Its
+    ``raise`` checks are not made (``error_channel.raise_flags(flag_only=True)``): the flag
+    says whether one failed."""
 
     def run(*args, **kwargs):
-        with collecting(_marker(args, kwargs)) as found:
+        marker = _marker(args, kwargs)
+        with error_channel.functionalizing(), error_channel.raise_flags(marker, flag_only=True) as flags, \
+                collecting(marker) as found:
             out = fn(*args, **kwargs)
         code = jnp.zeros((), jnp.int32)
         for c in found.codes:
             code = jnp.where(code == 0, c, code)
+        if flags.flag is not False:
+            code = jnp.where(flags.flag, jnp.int32(RAISED), code)
         return out, code
 
     return run
 
 
-def collects(fn, found_codes: list):
+def collects(fn, found_codes: list, flags: list | None = None):
     """``fn`` noting in ``found_codes`` whether its trace gave overflow codes (then its program
-    must be made again with :func:`coded`)."""
+    must be made again with :func:`coded`), and in ``flags`` whether it gave the top ``raised``
+    flag (``error_channel.raise_flags``)."""
 
     def run(*args, **kwargs):
-        with collecting(_marker(args, kwargs)) as found:
+        marker = _marker(args, kwargs)
+        with error_channel.raise_flags(marker) as raised, collecting(marker) as found:
             out = fn(*args, **kwargs)
         if found.codes:
             found_codes.append(True)
+        if flags is not None and raised.flag is not False:
+            flags.append(True)
         return out
 
     return run
@@ -336,25 +379,57 @@ def raise_code(code: int) -> None:
 
 
 class CodedJit(ConcreteJit):
-    """``jax.jit`` of a function whose loops' overflow codes are an output of its program
-    (:func:`coded`): a call whose code is set raises :class:`Int32OverflowError` after it
-    (``to_static`` then runs the function eagerly; see :class:`ConcreteJit`)."""
+    """``jax.jit`` of a function whose int arithmetic's overflow codes and whose ``raised``
+    flag are one output of its program (:func:`coded`): a call whose code is set raises after
+    it, :class:`Int32OverflowError` (``to_static`` then runs the function eagerly) or, for
+    :data:`RAISED`, the user's exception, which the checkified program (made on the first such
+    call) builds by running again (see :class:`ConcreteJit`)."""
 
     def __init__(self, fn, **jit_options):
         super().__init__(fn, **jit_options)
         self.coded = self.program = jax.jit(coded(fn), **jit_options)
+        self._fn, self._jit_options = fn, jit_options
+        self._checked = None
 
     def concrete(self, *args, **kwargs):
         """A call on concrete arguments (no tracer among them: the caller knows)."""
         # The program's prints wait for its code: on an overflow the function runs eagerly,
-        # and only that run's prints are Python's.
-        with holding() as held:
+        # and only that run's prints are Python's. (`holding`, inlined: the hot path.)
+        outer = holding.buffer
+        kept = holding.buffer = []
+        try:
             out, code = self.coded(*args, **kwargs)
             code = int(np.asarray(code))
+        finally:
+            holding.buffer = outer
         if code:
-            raise_code(code)
-        held.flush()
+            self._failed(code, kept, args, kwargs)
+        if kept:
+            release(kept)
         return out
+
+    def _failed(self, code: int, kept: list, args, kwargs) -> None:
+        if code == RAISED:
+            try:
+                self._raise(args, kwargs)
+            except Int32OverflowError:
+                raise  # (an overflow before the raise: the eager run's prints are the only ones)
+            except BaseException:
+                release(kept)  # the prints before the raise (the code after it did not run)
+                raise
+        raise_code(code)
+
+    def _raise(self, args, kwargs) -> None:
+        """The user's exception of a run that raised: found by the checkified program."""
+        if self._checked is None:
+            self._checked = jax.jit(functionalized(self._fn), **self._jit_options)
+        with replaying():  # the program's prints happened in the run above
+            error, _ = self._checked(*args, **kwargs)
+            jax.block_until_ready(error)
+            jax.effects_barrier()
+        error_channel.report(error)
+        raise AssertionError(  # the flag and the checks come from the same trace: never here
+            "laxify: the program said it raised, and its checked twin found no failed check")
 
 
 def int_op(op: str, a, b, name: str | None = None):
@@ -369,7 +444,9 @@ def int_op(op: str, a, b, name: str | None = None):
     if getattr(result, "shape", None) != () or result.dtype != jnp.int32:
         return result  # int64 (x64): not checked; a float: no overflow to speak of
     if getattr(_state, "depth", 0):
-        _mark(result)  # (outside loop bodies a Python int's value is known by its weak type)
+        _mark(result)
+    else:
+        mark_python_int(result)  # (a strong int32 from `int(x)`: a weak one is known by its type)
     kind = op.rstrip("=")
     if kind in ("+", "-") and any(type(v) is int and abs(v) < SMALL_CONSTANT for v in (a, b)):
         return result  # a counter's step: not checked (see the module's docstring)

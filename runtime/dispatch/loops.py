@@ -16,7 +16,7 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError, NeedsPython
-from laxify.ir.naming import is_break_flag, is_return_flag
+from laxify.ir.naming import is_break_flag, is_raise_flag, is_return_flag
 from laxify.runtime import effects
 from laxify.runtime import lists as lists_mod
 from laxify.runtime import options
@@ -335,7 +335,7 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
         if not error_channel.is_users_error(e):
             raise
         out = _raising_loop(e, cond_fn, body_fn, carried, counted, construct)
-    return identity.write_back(overflows.finish(out), init)
+    return int_overflow.mark_results(init, identity.write_back(overflows.finish(out), init))
 
 
 def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construct: str):
@@ -371,7 +371,10 @@ def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construc
                 pass
 
     lax.cond(pred, first_run, lambda: None)
-    return tuple(jnp.logical_or(v, pred) if is_return_flag(name) else v for name, v in zip(site.names, init))
+    if not any(map(is_raise_flag, site.names)):
+        error_channel.lose_flag()  # (no `raised` flag here to say the loop raised)
+    return tuple(jnp.logical_or(v, pred) if is_return_flag(name) or is_raise_flag(name) else v
+                 for name, v in zip(site.names, init))
 
 
 def _traced_while_loop(cond_fn, body_fn, init, site: Site, construct: str, early_exit: bool):
@@ -717,7 +720,7 @@ def _scan(body_fn, init, xs, site: Site):
         first = xs.first() if isinstance(xs, Count) else jax.tree_util.tree_map(lambda a: a[0], xs)
         body_fn(first, *fresh(init))
         raise
-    return identity.write_back(overflows.finish(out), init, offset=1)
+    return int_overflow.mark_results(init, identity.write_back(overflows.finish(out), init, offset=1))
 
 
 def _scan_carries(body_fn, init, xs, site: Site):

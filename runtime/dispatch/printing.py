@@ -10,7 +10,7 @@ import jax
 
 from laxify.runtime.dispatch.values import Tracer, any_traced
 
-__all__ = ["Formatted", "format_", "holding", "print_", "replaying"]
+__all__ = ["Formatted", "format_", "holding", "print_", "release", "replaying"]
 
 
 class Formatted:
@@ -67,12 +67,18 @@ class holding:
         return False
 
     def flush(self) -> None:
-        for objects, sep, end, file, flush in self.kept:
-            if holding.buffer is not None:  # inside another held run: kept for its result
-                holding.buffer.append((objects, sep, end, file, flush))
-            else:
-                print(*objects, sep=sep, end=end, file=file, flush=flush)
-        self.kept.clear()
+        release(self.kept)
+
+
+def release(kept: list) -> None:
+    """Print the prints ``kept`` by a held run (see :class:`holding`; a hot path sets
+    ``holding.buffer`` itself and gives its list here)."""
+    for objects, sep, end, file, flush in kept:
+        if holding.buffer is not None:  # inside another held run: kept for its result
+            holding.buffer.append((objects, sep, end, file, flush))
+        else:
+            print(*objects, sep=sep, end=end, file=file, flush=flush)
+    kept.clear()
 
 
 def _check_text(name: str, value) -> None:

@@ -237,6 +237,67 @@ def test_a_plain_program_holds_no_check():
     assert primitive_counts(closed)["cond"] >= 1
 
 
+def guarded_collatz(n):
+    if n <= 0:
+        raise ValueError(f"n must be positive, got {n}")
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def guarded_with_a_builtin_check(x):
+    if x < 0:
+        raise ValueError("x is negative")
+    return int(x) + 1  # int() of a float: NaN and infinities are checks of Python's own
+
+
+def test_a_raise_flag_keeps_checkify_out_of_a_program_with_a_while():
+    """A program whose every check is a `raise` of the user's returns its `raised` flag (one
+    int32 output) instead of being functionalized by checkify, whose rule for `while` sends every
+    call down JAX's slow dispatch path; the exception comes from the checkified program, run on
+    the calls that raised."""
+    from laxify.runtime.checks import CheckedJit
+    from laxify.runtime.int_overflow import CodedJit
+
+    check_like_python(guarded_collatz, (jnp.int32(27),), (jnp.int32(-3),), prims=("while",))
+    static_fn = laxify.to_static(guarded_collatz)
+    assert int(static_fn(jnp.int32(6))) == 8
+    programs = list(static_fn._jitted.values())
+    assert len(programs) == 1 and type(programs[0]) is CodedJit
+    assert not programs[0].trace(jnp.int32(6)).jaxpr.effects
+    for _ in range(2):  # the first failing call (makes the checked program) and a later one
+        with pytest.raises(ValueError, match="^n must be positive, got -3$"):
+            static_fn(jnp.int32(-3))
+    assert int(static_fn(jnp.int32(7))) == 16
+    # A program with a check that is not a flagged raise (int() of NaN) keeps checkify.
+    with_builtin = laxify.to_static(guarded_with_a_builtin_check)
+    assert int(with_builtin(jnp.float32(2.5))) == 3
+    assert type(next(iter(with_builtin._jitted.values()))) is CheckedJit
+    with pytest.raises(ValueError, match="NaN"):
+        with_builtin(jnp.float32(jnp.nan))
+    with pytest.raises(ValueError, match="^x is negative$"):
+        with_builtin(jnp.float32(-1.0))
+
+
+def raises_always(v):
+    raise ValueError(f"bad {v}")
+
+
+def helper_in_a_conditional_expression(x):
+    y = raises_always(x) if x > 0 else x
+    return y + 1.0
+
+
+def test_a_helper_that_always_raises_in_a_conditional_expression_raises():
+    # It returned the other side's value: the check went into the probe of the side's shape.
+    check_like_python(helper_in_a_conditional_expression, (jnp.float32(-1.0),), (jnp.float32(1.0),))
+
+
 def test_checked_after_a_plain_call_of_the_same_jit():
     plain = jax.jit(laxify.convert(fib))
     plain(jnp.int32(-1))  # unchecked: a value, never read (documented)

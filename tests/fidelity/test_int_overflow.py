@@ -392,6 +392,14 @@ def in_a_branch_after_the_loop(x, n):
     return r
 
 
+def factorial_then_squared(y):
+    r = 1
+    for i in range(y[-1] * 3):  # `r * (i + 1)` makes the carry a strong int32 in the loop
+        r = r * (i + 1)
+    big = max(0, r)
+    return max(big, r * r)
+
+
 def scaled_enumerate_index(a):
     s = 0
     for i, v in enumerate(a):
@@ -405,6 +413,9 @@ def scaled_enumerate_index(a):
     (in_a_branch_after_the_loop, (jnp.float32(1.0), jnp.int32(5)), (jnp.float32(1.0), jnp.int32(15)),
      "r = r * r"),
     (scaled_enumerate_index, (jnp.zeros(5),), (jnp.zeros(30),), "s = s + i * 100_000_000"),
+    # fuzz seed 3002: the loop's result was not taken for a Python int after the loop
+    (factorial_then_squared, (jnp.array([0, 2], jnp.int32),), (jnp.array([0, 3], jnp.int32),),
+     "return max(big, r * r)"),
 ])
 def test_arithmetic_after_a_loop_and_an_enumerate_index_are_checked(fn, small, large, snippet):
     expected_small, expected_large = fn(*small), fn(*large)
@@ -454,3 +465,55 @@ def test_a_python_int_result_past_int32_is_eagers_exact_int():
     with warnings.catch_warnings():
         warnings.simplefilter("error", laxify.FallbackWarning)
         assert int(laxify.to_static(python_power)(5)) == 3 ** 10
+
+
+def from_a_traced_if(x):
+    r = 1
+    if x > 0:
+        r = 50_000
+    return r * r
+
+
+def from_a_conditional_expression(x):
+    r = 50_000 if x > 0 else 1
+    return r * r
+
+
+def from_int_of_a_traced_value(x):
+    k = int(x)
+    return k * k * 2
+
+
+def from_floor_and_max(x):
+    k = math.floor(x)
+    m = max(k, 3)
+    return m * m
+
+
+def from_int_of_an_int_array(n):
+    k = int(n)  # a Python int in eager code; `n` itself stays the user's int32 array
+    return k * k
+
+
+@pytest.mark.parametrize("fn, small, large, snippet", [
+    (from_a_traced_if, jnp.float32(-1.0), jnp.float32(1.0), "return r * r"),
+    (from_a_conditional_expression, jnp.float32(-1.0), jnp.float32(1.0), "return r * r"),
+    (from_int_of_a_traced_value, jnp.float32(30.0), jnp.float32(40_000.0), "return k * k * 2"),
+    (from_floor_and_max, jnp.float32(30.5), jnp.float32(60_000.5), "return m * m"),
+    (from_int_of_an_int_array, jnp.int32(30), jnp.int32(60_000), "return k * k"),
+])
+def test_python_ints_of_an_if_and_of_int_floor_max_are_checked_without_a_loop(fn, small, large, snippet):
+    assert type(fn(large)) is int and fn(large) > 2 ** 31 - 1
+    static_fn = laxify.to_static(fn)
+    checked = laxify.checked(jax.jit(laxify.convert(fn)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        assert int(static_fn(small)) == fn(small)
+        assert int(checked(small)) == fn(small)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = static_fn(large)
+    assert type(got) is int and got == fn(large)
+    assert [w.lineno for w in caught if issubclass(w.category, laxify.FallbackWarning)] == [line_of(fn, snippet)]
+    with pytest.raises(OverflowError):
+        checked(large)

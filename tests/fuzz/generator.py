@@ -1272,6 +1272,8 @@ def stmt_int_overflow(self: Builder, sc: Scope, ind: int):
     lines += [f"{p}    " + line.format(**names) for line in step]
     big = carried.format(**names)
     lines.append(f"{p}{BIG} = max({BIG}, {big})")
+    if self.flag():  # arithmetic on the loop's result after it: checked there too
+        lines.append(f"{p}{BIG} = max({BIG}, {big} * {self.pick([big, '3', '1000'])})")
     ints = sc.of(INT, writable=True, accumulator=False)
     if ints and self.flag():
         t = ints[self.pick(range(len(ints)))]
@@ -1279,5 +1281,30 @@ def stmt_int_overflow(self: Builder, sc: Scope, ind: int):
     return lines, sc, False
 
 
-_EFFECT_OVERFLOW_STMTS = (stmt_traced_effect, stmt_int_overflow)
+def stmt_int_overflow_other(self: Builder, sc: Scope, ind: int):
+    """Python ints made traced by something other than a loop's carry, past int32 on some
+    inputs: an ``enumerate`` index scaled up in a loop over ``x``, the int a traced ``if`` or
+    conditional expression gives, and ``int()`` of a traced value; squared or summed after."""
+    if not sc.main or not self.allowed("int_overflow") or not self.allowed("overflow_print") and "print" in self.features:
+        return None
+    self.features.add("int_overflow")
+    if "print" in self.features:
+        self.features.add("overflow_print")
+    r, i, w, p = self.fresh("ov"), self.fresh("oi"), self.fresh("ow"), self.pad(ind)
+    form = self.pick(["enumerate", "if", "ifexp", "int"])
+    if form == "enumerate":  # x has 3 or more items: from its fourth on, the sum passes int32
+        lines = [f"{p}{r} = 0", f"{p}for {i}, {w} in enumerate({sc.base}):",
+                 f"{p}    {r} = {r} + {i} * 700000000"]
+    elif form == "if":
+        lines = [f"{p}{r} = 1", f"{p}if {_traced_cond(self, sc)}:", f"{p}    {r} = 50000",
+                 f"{p}{r} = {r} * {r}"]
+    elif form == "ifexp":
+        lines = [f"{p}{r} = 50000 if {_traced_cond(self, sc)} else 3", f"{p}{r} = {r} * {r} + {r}"]
+    else:  # int() of a traced float: 0 to 80000
+        lines = [f"{p}{r} = int(jnp.abs({sc.base}[0]) * 20000.0)", f"{p}{r} = {r} * {r}"]
+    lines.append(f"{p}{BIG} = max({BIG}, {r})")
+    return lines, sc, False
+
+
+_EFFECT_OVERFLOW_STMTS = (stmt_traced_effect, stmt_int_overflow, stmt_int_overflow_other)
 _OBJECT_STMTS = _OBJECT_STMTS + _EFFECT_OVERFLOW_STMTS

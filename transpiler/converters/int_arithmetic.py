@@ -1,11 +1,12 @@
 """``a * b``, ``a + b``, ``a - b``, ``a ** k`` and ``x += e``/``-=``/``*=`` in a function that
-holds a loop, on names that may hold Python ints and int literals → ``_lx.int_op("*", a, b)``:
-the same operation, whose result is checked for int32 overflow at run time where both
-operands are Python ints in eager code and int32 arrays in the program (``runtime/int_overflow.py``):
-in a traced loop's body, and after it on the values it gave (``return r * r``).
+holds a loop, an ``if``, a conditional expression or ``int(...)``, on names that may hold Python
+ints and int literals → ``_lx.int_op("*", a, b)``: the same operation, whose result is checked
+for int32 overflow at run time where both operands are Python ints in eager code and int32
+arrays in the program (``runtime/int_overflow.py``): in a traced loop's body, and after a
+traced construct on the values it gave (``return r * r``).
 
 Which names may hold Python ints is read from the function's own assignments: a ``range``
-loop's target, an ``enumerate`` loop's index, and names assigned int literals or such operations on them (``r = 1``,
+loop's target, an ``enumerate`` loop's index, names assigned ``int(x)``, and names assigned int literals or such operations on them (``r = 1``,
 ``a, b = 0, 1``, ``m = i // 2``), not parameters (which may be arrays); a parameter counts
 beside one of those where the result goes to such a name (a static ``k`` in ``r = r * k``).
 A counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16) and a step standing
@@ -19,6 +20,7 @@ from __future__ import annotations
 import libcst as cst
 
 from laxify.ir.naming import is_runtime_name
+from laxify.transpiler.analysis.features import BUILTIN_CALL
 from laxify.transpiler.analysis.walk import children
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 
@@ -30,6 +32,8 @@ _NOT_NUMBERS = frozenset({"True", "False", "None"})
 # Operations of Python ints that give Python ints (for which names may hold them).
 _INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Power, cst.FloorDivide, cst.Modulo)
 _SMALL = 2 ** 16  # runtime/int_overflow.py's SMALL_CONSTANT
+# Calls that give a Python int in eager code (runtime/builtin_rules.py marks their results).
+_INT_CALLS = frozenset({"int", "floor", "ceil"})
 
 
 def _own_nodes(node: cst.CSTNode):
@@ -48,6 +52,21 @@ def _int_expression(node, names: set, params: set) -> bool:
     with at least one of ``names`` among them (a parameter may be an array: ``x * 2`` is not)."""
     if type(node) is cst.Integer or (type(node) is cst.UnaryOperation and type(node.expression) is cst.Integer):
         return True
+    if type(node) is cst.Call:
+        func = node.func
+        called = func.value if type(func) is cst.Name else (
+            func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name
+            and func.value.value == "math" else None)
+        if called in _INT_CALLS and len(node.args) == 1:
+            return True  # `k = int(x)`, `math.floor(x)`: a Python int in eager code, of a traced `x` too
+        if called in ("max", "min") and type(func) is cst.Name and len(node.args) >= 2:
+            return all(_int_expression(a.value, names, params) or type(a.value) is cst.Integer
+                       for a in node.args if a.keyword is None and not a.star)
+    if _is_runtime_call(node, "ifexp") and len(node.args) == 3 and all(
+            type(a.value) is cst.Lambda for a in node.args[1:]):
+        # `50000 if x > 0 else r` (converters/conditional_expressions.py: `_lx.ifexp(test, lambda: 50000,
+        # lambda: r)`): an int on both sides
+        return all(_int_expression(a.value.body, names, params) for a in node.args[1:])
     found = []
 
     def ok(n) -> bool:
@@ -369,7 +388,9 @@ class IntArithmeticTransformer(OwnCodeConverter):
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).
-TRIGGERS = (cst.For, cst.While)
+# The constructs that may make a Python int traced: loops, `if`s, conditional expressions (a
+# `lambda` in `_lx.ifexp(...)` by now), `int(x)` (a builtin with a rule).
+TRIGGERS = (cst.For, cst.While, cst.If, cst.Lambda, BUILTIN_CALL)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
