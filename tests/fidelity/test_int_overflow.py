@@ -490,6 +490,20 @@ def from_floor_and_max(x):
     return m * m
 
 
+def product_of_two_ints(x):
+    return int(x[0]) * int(x[1])
+
+
+def largest_pair_product(xs):
+    best = 0
+    for i in range(len(xs)):
+        for j in range(i + 1, len(xs)):
+            p = int(xs[i]) * int(xs[j])
+            if p > best:
+                best = p
+    return best
+
+
 def from_int_of_an_int_array(n):
     k = int(n)  # a Python int in eager code; `n` itself stays the user's int32 array
     return k * k
@@ -501,6 +515,10 @@ def from_int_of_an_int_array(n):
     (from_int_of_a_traced_value, jnp.float32(30.0), jnp.float32(40_000.0), "return k * k * 2"),
     (from_floor_and_max, jnp.float32(30.5), jnp.float32(60_000.5), "return m * m"),
     (from_int_of_an_int_array, jnp.int32(30), jnp.int32(60_000), "return k * k"),
+    (product_of_two_ints, jnp.array([30.0, 40.0]), jnp.array([60_000.0, 50_000.0]), "return int(x[0]) * int(x[1])"),
+    # (the hunt of 2026-11-27: `int(..) * int(..)` was not taken for Python ints)
+    (largest_pair_product, jnp.array([3.0, 5.0, 2.0]), jnp.array([60_000.0, 50_000.0, 2.0]),
+     "p = int(xs[i]) * int(xs[j])"),
 ])
 def test_python_ints_of_an_if_and_of_int_floor_max_are_checked_without_a_loop(fn, small, large, snippet):
     assert type(fn(large)) is int and fn(large) > 2 ** 31 - 1

@@ -52,14 +52,11 @@ def _int_expression(node, names: set, params: set) -> bool:
     with at least one of ``names`` among them (a parameter may be an array: ``x * 2`` is not)."""
     if type(node) is cst.Integer or (type(node) is cst.UnaryOperation and type(node.expression) is cst.Integer):
         return True
+    if _int_call(node):
+        return True  # `k = int(x)`, `math.floor(x)`: a Python int in eager code, of a traced `x` too
     if type(node) is cst.Call:
         func = node.func
-        called = func.value if type(func) is cst.Name else (
-            func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name
-            and func.value.value == "math" else None)
-        if called in _INT_CALLS and len(node.args) == 1:
-            return True  # `k = int(x)`, `math.floor(x)`: a Python int in eager code, of a traced `x` too
-        if called in ("max", "min") and type(func) is cst.Name and len(node.args) >= 2:
+        if type(func) is cst.Name and func.value in ("max", "min") and len(node.args) >= 2:
             return all(_int_expression(a.value, names, params) or type(a.value) is cst.Integer
                        for a in node.args if a.keyword is None and not a.star)
     if _is_runtime_call(node, "ifexp") and len(node.args) == 3 and all(
@@ -73,6 +70,9 @@ def _int_expression(node, names: set, params: set) -> bool:
         kind = type(n)
         if kind is cst.Integer:
             return True
+        if _int_call(n):
+            found.append(n)
+            return True
         if kind is cst.Name:
             if n.value in names:
                 found.append(n)
@@ -85,6 +85,17 @@ def _int_expression(node, names: set, params: set) -> bool:
         return False
 
     return ok(node) and bool(found)
+
+
+def _int_call(node) -> bool:
+    """``int(x)``, ``math.floor(x)``, ``math.ceil(x)`` (one argument): a Python int in eager code."""
+    if type(node) is not cst.Call or len(node.args) != 1:
+        return False
+    func = node.func
+    called = func.value if type(func) is cst.Name else (
+        func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name
+        and func.value.value == "math" else None)
+    return called in _INT_CALLS
 
 
 def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list]:
@@ -159,7 +170,7 @@ def _reads(node, names: set) -> bool:
     for side in (node.left, node.right) if type(node) is cst.BinaryOperation else (node.target, node.value):
         while type(side) is cst.UnaryOperation:
             side = side.expression
-        if (type(side) is cst.Name and side.value in names) or (
+        if (type(side) is cst.Name and side.value in names) or _int_call(side) or (
                 type(side) is cst.BinaryOperation and _reads(side, names)):
             return True
     return False
@@ -224,6 +235,8 @@ def _operand(node: cst.BaseExpression, names: set, params: set) -> str | None:
         return "int" if node.value in names else "param" if node.value in params else None
     if kind is cst.Integer:
         return "literal"
+    if _int_call(node):
+        return "int"
     if kind is cst.UnaryOperation and type(node.operator) is cst.Minus:
         return _operand(node.expression, names, params)
     if _is_int_op(node) or _step(node, names):
@@ -395,7 +408,7 @@ TRIGGERS = (cst.For, cst.While, cst.If, cst.Lambda, BUILTIN_CALL)
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     names, params, operations = python_int_names(node)
-    targets = {id(op) for op in operations if _reads(op, names)} if names else ()
+    targets = {id(op) for op in operations if _reads(op, names)}
     if not targets:
         return node
     # Only the nodes above the operations are entered (libcst rebuilds every node it enters).
