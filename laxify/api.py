@@ -473,6 +473,24 @@ class StaticFunction:
                 fn = self._converted_fn
         return fn
 
+    def _split_function(self, located: ConversionError) -> Callable:
+        """The converted function for a split run (laxify/split.py): the variant whose plain
+        statements around the statement at ``located``'s line are grouped into segments, each
+        compiled on its own (runtime/segments.py); the converted function itself where none
+        can be made."""
+        fn = self._function()
+        where = located.location
+        if where is None or fn is self._plain:
+            return fn
+        converted = self._converted
+        if where.filename != converted.filename:
+            return fn
+        try:
+            made = converted.segmented(self._inner, (where.line,))
+        except (SyntaxError, ValueError, TypeError):  # (a form the grouping does not know: none)
+            return fn
+        return fn if made is None else made
+
     def _convert(self) -> Callable:
         """The converted function, or the function as written (with a warning) when it has no
         source that laxify can convert."""
@@ -801,13 +819,14 @@ class StaticFunction:
                 # a JAX array updates it, as on a NumPy array). Split (laxify/split.py): each
                 # loop runs as a compiled program of its own where it can; the FallbackWarning
                 # after the first run says which.
-                runner = SplitRunner(self._function(), located, inner, self.fallback == "warn")
+                runner = SplitRunner(self._split_function(located), located, inner, self.fallback == "warn")
             else:
                 if self.fallback == "error" or outer:
                     raise fallback_error(found, inner, outer) from error
                 if self._converted_fn is not self._plain:
                     # Split as the value fallback: the converted code, loops compiled apart.
-                    runner = SplitRunner(self._function(), fallback_error(found, inner, False), inner,
+                    kept = fallback_error(found, inner, False)
+                    runner = SplitRunner(self._split_function(kept), kept, inner,
                                          self.fallback == "warn", kept=True)
                 elif self.fallback == "warn":
                     warn_fallback(found, inner)
@@ -838,7 +857,7 @@ class StaticFunction:
         located = located_trace_error(error, inner)
         # Split like the value fallback (laxify/split.py): loops run compiled where they can.
         runner = (self._plain if self._no_source is not None
-                  else SplitRunner(self._function(), located, inner, warn=False))
+                  else SplitRunner(self._split_function(located), located, inner, warn=False))
         args = tuple(map(_unwrapped, args))
         kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
         try:

@@ -47,6 +47,7 @@ class Converted:
     ir: Function
     lowered: LoweredSource
     code: types.CodeType
+    _segmented: dict | None = None  # split-run variants, by the lines that need Python
 
     @property
     def source(self) -> str:
@@ -70,6 +71,31 @@ class Converted:
         """Whether the converted code calls functions through ``_lx.call`` (which may run a
         generator function, or a function with constructs kept as Python)."""
         return f"{self.lowered.runtime}.call(" in self.source
+
+    def segmented(self, fn: types.FunctionType, lines) -> types.FunctionType | None:
+        """The split run's variant of the converted function for ``fn``: the statements around
+        those at ``lines`` (that need Python) grouped into segments, each compiled on its own in
+        a split run (``runtime/segments.py``); ``None`` where none could be made."""
+        key = frozenset(lines)
+        made = self._segmented.get(key) if self._segmented is not None else None
+        if made is None:
+            sites = list(self.lowered.sites)
+            code = compile_lowered(self.lowered, function_code(fn).co_freevars, self.conversion.source.filename,
+                                   function_code(fn).co_qualname, segments_at=key, sites=sites)
+            made = (code, sites) if len(sites) > len(self.lowered.sites) else (None, None)
+            if self._segmented is None:
+                self._segmented = {}
+            self._segmented[key] = made
+        code, sites = made
+        if code is None:
+            return None
+        converted = make_function(code, self.lowered, fn, None, sites)
+        opts = getattr(fn, "__laxify_loop_options__", None)
+        if opts is not None:
+            return with_options(converted, opts)
+        if self.pushes_loop_options:
+            return restoring_options(converted)
+        return converted
 
     def bind(self, fn: types.FunctionType, locate_fallbacks: bool = True):
         """The converted function for ``fn`` (its closure cells, its loop options).

@@ -78,7 +78,7 @@ def _has_private_names(text: str) -> bool:
 
 
 def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename: str,
-                    qualname: str = "") -> types.CodeType:
+                    qualname: str = "", segments_at=None, sites: list | None = None) -> types.CodeType:
     """The code object of the converted function (shared by every closure of one ``def``).
 
     ``qualname``, the original function's (``code.co_qualname``), names the code objects and
@@ -86,7 +86,9 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     factory (which binds its free variables), itself inside a class of that name when the
     function has private names to mangle. Inside the factory the function has a generated
     name, so that its own name still means what it means in the user's code (the global of a
-    recursive function)."""
+    recursive function). ``segments_at``: lines of statements that need Python, around which
+    the split run's variant groups the other statements into segments
+    (``runtime/segments.py``), whose sites are appended to ``sites``."""
     qualname = qualname or lowered.name
     owner = private_owner(qualname)
     # A nested function of converted code may already close over the runtime's names.
@@ -108,6 +110,13 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     _rename_function(tree, lowered.name, generated)
     entries = _arm_entries(tree, lowered.runtime) if f"{lowered.runtime}.elif_chain(" in body else {}
     _enter_at_construct(tree.body, lowered.prefix + "_", generated, None, entries)
+    if segments_at:
+        from laxify.runtime.lowering import Site
+        from laxify.runtime.segments import segment_function
+
+        target = next(node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == generated)
+        segment_function(target, segments_at, lowered.prefix, lowered.runtime, lowered.sites_name, sites, Site,
+                         filename)
     _at_edge(tree, generated, lowered.boundary_name, lowered.prefix)
     code = compile(tree, filename, "exec", dont_inherit=True)
     factory = _nested(code, FACTORY)
@@ -273,12 +282,13 @@ def _without_factory(code: types.CodeType, generated: str, qualname: str, made: 
 
 
 def make_function(code: types.CodeType, lowered: LoweredSource, original: types.FunctionType,
-                  boundary=None) -> types.FunctionType:
+                  boundary=None, sites: list | None = None) -> types.FunctionType:
     """Bind ``code`` to ``original``'s globals, closure cells, defaults and metadata;
-    ``boundary``: what the handler at the function's edge calls (see :func:`_at_edge`)."""
+    ``boundary``: what the handler at the function's edge calls (see :func:`_at_edge`);
+    ``sites``: the site table, where it is not ``lowered``'s (a split run's variant)."""
     cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
     cells[lowered.runtime] = types.CellType(dispatch)
-    cells[lowered.sites_name] = types.CellType(lowered.sites)
+    cells[lowered.sites_name] = types.CellType(lowered.sites if sites is None else sites)
     cells[lowered.boundary_name] = types.CellType(boundary)
     owner = private_owner(code.co_qualname)  # compiled inside that class: names mangled
     for name in lowered.cells:  # captured names the converted code no longer assigns itself

@@ -44,7 +44,8 @@ from laxify.runtime import checks, effects, error_channel
 from laxify.runtime.dispatch.values import Undefined, any_traced
 from laxify.runtime.lowering import Site
 
-__all__ = ["Plan", "SiteRecord", "branch", "run_branch", "runs_as_python", "splittable", "splitting"]
+__all__ = ["Plan", "SiteRecord", "branch", "joined_python_floats", "run_branch", "run_segment", "runs_as_python", "segment", "splittable",
+           "splitting"]
 
 # Distinct signatures one loop is compiled for before it stays Python (a loop inside a Python
 # loop that reads the outer loop's Python index would otherwise compile once per index).
@@ -94,7 +95,8 @@ class SiteRecord:
     eager_runs: int = 0  # an `if` branch of fewer than LIGHT_OPS operations
     signatures: set = field(default_factory=set)
     why: str | None = None  # why it runs as Python (the first reason met)
-    is_loop: bool = True  # else an `if` (its taken branch, see ``run_branch``)
+    is_loop: bool = True  # else an `if` (its taken branch, see ``run_branch``) or a segment
+    is_segment: bool = False  # a run of plain statements (see ``run_segment``)
 
     @property
     def is_guard(self) -> bool:
@@ -103,7 +105,13 @@ class SiteRecord:
         return not self.is_loop and self.site.branches[:1] == ("the code after it",)
 
     def describe(self) -> str:
-        if self.is_loop:
+        little = "its branch does too little to gain from a program"
+        if self.is_segment:
+            end = self.site.branch_lines[0] if self.site.branch_lines else self.site.line
+            lines = f"line {self.site.line}" if end == self.site.line else f"lines {self.site.line}-{end}"
+            where, one = f"the code at {lines}", "one program"
+            little = "it does too little to gain from a program"
+        elif self.is_loop:
             where, one = f"the `{self.site.construct}` loop at line {self.site.line}", "one program"
         elif self.is_guard:
             where, one = (f"the code after the `{self.site.construct}` at line {self.site.line}",
@@ -116,7 +124,7 @@ class SiteRecord:
             return (f"{where} ran compiled {self.compiled_runs} and as Python {self.python_runs} "
                     f"time(s) ({self.why})")
         if self.eager_runs and not self.compiled_runs:
-            return f"{where} runs eagerly (its branch does too little to gain from a program)"
+            return f"{where} runs eagerly ({little})"
         return f"{where} runs compiled ({one})"
 
 
@@ -179,10 +187,14 @@ class Plan:
         if loops:
             lines = ", ".join(str(r.site.line) for r in loops)
             parts.append(f"{len(loops)} loop(s) run as compiled programs of their own (line(s) {lines})")
-        ifs = [r for r in compiled if not r.is_loop and not r.is_guard]
+        ifs = [r for r in compiled if not r.is_loop and not r.is_guard and not r.is_segment]
         if ifs:
             lines = ", ".join(str(r.site.line) for r in ifs)
             parts.append(f"{len(ifs)} `if`(s) run their taken branch as a compiled program (line(s) {lines})")
+        segments = [r for r in compiled if r.is_segment]
+        if segments:
+            spans = ", ".join(r.describe().split(" runs")[0].replace("the code at ", "") for r in segments)
+            parts.append(f"the code at {spans} runs as {len(segments)} compiled program(s)")
         rest = [r for r in compiled if r.is_guard]
         if rest:
             lines = ", ".join(str(r.site.line) for r in rest)
@@ -214,7 +226,8 @@ class Plan:
         known = self._sites.get(id(site))  # (holds the site: its id is not reused meanwhile)
         if known is None or known[0] is not site:
             record = self._record(site)
-            record.is_loop = dispatcher is not branch
+            record.is_loop = dispatcher is not branch and dispatcher is not segment
+            record.is_segment = dispatcher is segment
             known = self._sites[id(site)] = (site, record, ("T", _Token(site)))
         record = known[1]
         try:
@@ -253,7 +266,7 @@ class Plan:
             if entry.out_spec is None:  # its first run: traced here, to see what it holds
                 traced = entry.jitted.trace(flat.arrays).jaxpr
                 entry.effects = bool(traced.effects)
-                if dispatcher is branch and _light(traced.jaxpr):
+                if (dispatcher is branch or dispatcher is segment) and _light(traced.jaxpr):
                     with self._lock:
                         self.entries[key] = _EAGER
                         code = args[0].__code__
@@ -270,7 +283,7 @@ class Plan:
         record.compiled_runs += 1
         if entry.effects:  # its prints come out before the Python that follows them
             jax.block_until_ready(out)
-        return _outputs(entry, out, flat.objects)
+        return _outputs(entry, out, flat.objects, flat.arrays)
 
     def _python(self, record: SiteRecord, why, dispatcher, args, kwargs):
         record.python_runs += 1
@@ -279,13 +292,15 @@ class Plan:
         return dispatcher(*args, **kwargs)
 
 
-def _outputs(entry: _Entry, arrays, objects):
+def _outputs(entry: _Entry, arrays, objects, inputs):
     leaves = []
     for kind, value in entry.out_spec:
         if kind == "array":
             leaves.append(arrays[value])
         elif kind == "in":
             leaves.append(objects[value])
+        elif kind == "arg":  # an argument given back as it is: the very object, as in Python
+            leaves.append(inputs[value])
         else:
             leaves.append(value)
     return jax.tree_util.tree_unflatten(entry.out_tree, leaves)
@@ -332,8 +347,11 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
             raise _TraceFailed("it has a check made at run time (a `raise` or a Python error on a traced path)")
         leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda v: isinstance(v, Undefined))
         out_spec, outs = [], []
+        given = {id(a): k for k, a in enumerate(arrays)}
         for leaf in leaves:
-            if isinstance(leaf, (jax.Array, jax.core.Tracer)):
+            if id(leaf) in given and leaf is arrays[given[id(leaf)]]:
+                out_spec.append(("arg", given[id(leaf)]))
+            elif isinstance(leaf, (jax.Array, jax.core.Tracer)):
                 out_spec.append(("array", len(outs)))
                 outs.append(leaf)
             elif id(leaf) in rebuilt:
@@ -367,6 +385,18 @@ def _check_python_floats(dispatcher, args, out) -> None:
             name = site.names[j] if site is not None and j < len(site.names) else "a value"
             raise _TraceFailed(f"it changes the Python float `{name}`, which a compiled loop would make "
                                f"a float32 array")
+
+
+def joined_python_floats(before, after) -> None:
+    """A traced ``if`` or conditional expression inside a construct that a split run compiles
+    (a segment around it) made the Python floats ``before`` into arrays ``after``: Python keeps
+    floats there (its digits, its float64 arithmetic), so the construct runs as Python."""
+    if _state.plan is None or not _state.tracing:
+        return
+    for b, a in zip(before, after):
+        if type(b) is float and type(a) is not float:
+            raise _TraceFailed("a traced `if` there joins Python floats, which a compiled program "
+                               "would make float32 arrays")
 
 
 def _why(e: BaseException) -> str:
@@ -653,6 +683,25 @@ def run_branch(fn, operands: tuple, site: Site):
     return plan.construct(branch, (fn, operands, site), {})
 
 
+def segment(fn, operands: tuple, site: Site):
+    """A run of plain statements of a split function's code (``site``: its first line), as the
+    construct that the plan compiles (see :func:`run_segment`)."""
+    return fn(*operands)
+
+
+def run_segment(fn, operands: tuple, site: Site):
+    """``fn(*operands)``, a run of plain statements grouped by the split run's variant of the
+    converted code (``runtime/segments.py``): in a split run tried as one compiled program of
+    its own, as a taken branch is (:func:`run_branch`); elsewhere a call."""
+    plan = _state.plan
+    if plan is None or _state.tracing:
+        return fn(*operands)
+    code = fn.__code__
+    if plan.idle.get(id(code)) is code:
+        return fn(*operands)
+    return plan.construct(segment, (fn, operands, site), {})
+
+
 def runs_as_python(values) -> bool:
     """Whether a loop's dispatcher, called with ``values``, is running a loop of a split run as
     Python (the plan decided so, or it cannot be compiled): then a loop with a static trip
@@ -668,8 +717,13 @@ def splittable(dispatcher):
     @functools.wraps(dispatcher)
     def run(*args, **kwargs):
         plan = _state.plan
-        if plan is None or _state.tracing:
+        if plan is None:
             return dispatcher(*args, **kwargs)
+        if _state.tracing:
+            out = dispatcher(*args, **kwargs)
+            # Inside a construct compiled on its own (a segment around it), as for the loop itself.
+            _check_python_floats(dispatcher, args, out)
+            return out
         return plan.construct(dispatcher, args, kwargs)
 
     return run

@@ -32,11 +32,13 @@ from laxify.runtime.error_channel import call_raised, exception_, expect_raise, 
 # Split fallback (runtime/split.py): in the eager run of a function that fell back, each loop is
 # tried as a compiled program of its own; elsewhere these are the loops' dispatchers unchanged.
 while_loop, for_range, for_each = splittable(while_loop), splittable(for_range), splittable(for_each)
+# A run of plain statements that the split run's variant of the code grouped (runtime/segments.py).
+from laxify.runtime.split import run_segment as segment  # noqa: E402
 
 __all__ = [
     "CarryChange", "Fillable", "Undefined", "UndefinedReturn", "and_", "append", "as_list", "list_len", "assert_", "at",
     "bool_unary", "builtin", "call", "call_raised", "raised_or", "raise_where", "check_defined", "compare", "contains", "cond", "elif_chain", "enumerate_",
     "exception_", "expect_raise", "final_return", "for_each", "for_range", "ifexp", "int_op", "internal_errors", "is_", "is_not", "is_traced",
     "iterable", "leaving", "live_rows", "not_", "not_contains", "or_", "pop_options", "print_", "push_options", "raise_",
-    "raised", "returned", "reversed_", "setitem", "setitem_op", "shared_change", "while_loop", "zip_",
+    "raised", "returned", "reversed_", "segment", "setitem", "setitem_op", "shared_change", "while_loop", "zip_",
 ]

@@ -53,7 +53,9 @@ def cond(pred, branches, operands, site: Site):
         return split.run_branch(branches[index], operands, site)
     pred = _scalar_predicate(pred, site, "if")
     with traced_region():  # the branches run only for some data: a `raise` in them waits
-        return _traced_cond(pred, branches, operands, site)
+        out = _traced_cond(pred, branches, operands, site)
+    split.joined_python_floats(operands, out)
+    return out
 
 
 def _catching(branch, site: Site):

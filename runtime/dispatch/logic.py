@@ -17,7 +17,7 @@ from jax import lax
 
 from laxify.ir.errors import ConversionError, Location
 from laxify.ir.user_code import raised_by_array_library
-from laxify.runtime import effects, error_channel
+from laxify.runtime import effects, split, error_channel
 from laxify.runtime.builtin_rules import contains, not_contains
 from laxify.runtime.error_channel import traced_region
 from laxify.runtime.messages import users_line
@@ -283,6 +283,8 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
         a = true_fn()
     with error_channel.on_path(lambda: jnp.logical_not(pred)):
         b = false_fn()
+    if type(a) is float or type(b) is float:
+        split.joined_python_floats((a, b), (None, None))
     return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), a, b)
 
 

@@ -154,10 +154,21 @@ def _same(a, b):
 
 
 def _record(plan, line):
-    # (not an `if` laxify made around the code after a statement that may return or raise)
-    found = [r for r in plan.records.values() if r.site.line == line and not r.is_guard]
+    """The record of the construct at ``line`` (not an `if` laxify made around the code after a
+    statement that may return or raise), or of the segment that holds it (runtime/segments.py:
+    the statements around the Python one, compiled as one program)."""
+    found = [r for r in plan.records.values() if r.site.line == line and not r.is_guard and not r.is_segment]
+    if not found:
+        found = [r for r in plan.records.values() if r.is_segment and r.site.line <= line <= r.site.branch_lines[0]]
     assert len(found) == 1, plan.lines()
     return found[0]
+
+
+def _compiled_text(record) -> str:
+    """What the FallbackWarning says of a record that ran compiled."""
+    if record.is_segment:
+        return f"the code at lines {record.site.line}-{record.site.branch_lines[0]} runs as"
+    return f"loop(s) run as compiled programs of their own (line(s) {record.site.line})"
 
 
 def _line(fn, text):
@@ -175,8 +186,8 @@ def test_python_after_a_loop_compiles_the_loop(n):
     assert len(caught) == 1
     message = str(caught[0].message)
     assert "`str()` of a traced value" in message and "split" in message
-    assert f"loop(s) run as compiled programs of their own (line(s) {_line(after_loop, 'while i < n')})" in message
     record = _record(_plan(f), _line(after_loop, "while i < n"))
+    assert _compiled_text(record) in message
     assert (record.compiled_runs, record.python_runs) == (1, 0)
     # Later calls of the signature: the same program, no second warning, no new trace.
     for m in (n + 1, 5):
@@ -471,7 +482,9 @@ def branch_with_work(x, n):
 
 
 @pytest.mark.parametrize("x,n", [(0.5, 1), (2.0, 1), (3.0, 5), (-4.0, 5)])
-def test_a_traced_if_runs_its_taken_branch_compiled(x, n):
+def test_traced_ifs_after_the_python_statement_run_as_one_program(x, n):
+    # The two `if`s after the statement that needs Python are one segment (runtime/segments.py):
+    # one program holding both `lax.cond`s, traced once for the signature.
     f = laxify.to_static(branch_with_work)
     args = (jnp.float32(x), jnp.int32(n))
     result, caught = _run(f, *args)
@@ -479,24 +492,20 @@ def test_a_traced_if_runs_its_taken_branch_compiled(x, n):
     assert len(caught) == 1
     plan = _plan(f)
     first = _record(plan, _line(branch_with_work, "if x > 1.0"))
-    assert (first.compiled_runs, first.python_runs, first.is_loop) == (1, 0, False)
     second = _record(plan, _line(branch_with_work, "if n > 2"))
-    assert second.python_runs == 0
-    assert (second.compiled_runs, second.eager_runs) == ((0, 1) if n > 2 else (1, 0))
-    if n <= 2:
-        assert "2 `if`(s) run their taken branch as a compiled program" in str(caught[0].message)
-    # The branch's program holds its operations (no `cond`: Python chose the branch).
-    programs = [e for e in plan.entries.values() if not isinstance(e, str)]
-    jaxpr = str(jax.make_jaxpr(programs[0].jitted)(programs[0].arguments))
-    assert ("sin" in jaxpr) == (x > 1.0) and "cond" not in jaxpr
-    # Both branches, again and again on the same signature: each program traced once.
+    assert first is second and first.is_segment
+    assert (first.compiled_runs, first.python_runs) == (1, 0)
+    assert _compiled_text(first) in str(caught[0].message)
+    (program,) = [e for e in plan.entries.values() if not isinstance(e, str)]
+    jaxpr = str(jax.make_jaxpr(program.jitted)(program.arguments))
+    assert "sin" in jaxpr and "cos" in jaxpr and "cond" in jaxpr
+    # Both branches, again and again on the same signature: the program traced once.
     for x2 in (x, -x, 2.5, 0.0, x):
         args = (jnp.float32(x2), jnp.int32(n))
         result, caught = _run(f, *args)
         _same(result, branch_with_work(*args))
         assert caught == []
-    sizes = [e.jitted._cache_size() for e in plan.entries.values() if not isinstance(e, str)]
-    assert sizes and all(size == 1 for size in sizes)
+    assert program.jitted._cache_size() == 1
     assert first.python_runs == 0 and first.compiled_runs == 6
 
 
@@ -521,8 +530,8 @@ def test_prints_in_a_compiled_branch_keep_pythons_order(capsys):
         result, _ = _run(f, jnp.float32(x))
         _same(result, expected)
         assert capsys.readouterr().out == out_eager
-    record = _record(_plan(f), _line(prints_in_a_branch, "if x > 0"))
-    assert record.compiled_runs == 2 and record.python_runs == 0
+    record = _record(_plan(f), _line(prints_in_a_branch, "if x > 0"))  # (in the segment after the str)
+    assert record.compiled_runs == 3 and record.python_runs == 0
 
 
 def raises_in_a_branch(x):
