@@ -89,13 +89,7 @@ class Converted:
         code, sites = made
         if code is None:
             return None
-        converted = make_function(code, self.lowered, fn, None, sites)
-        opts = getattr(fn, "__laxify_loop_options__", None)
-        if opts is not None:
-            return with_options(converted, opts)
-        if self.pushes_loop_options:
-            return restoring_options(converted)
-        return converted
+        return self._with_options(make_function(code, self.lowered, fn, None, sites), fn)
 
     def bind(self, fn: types.FunctionType, locate_fallbacks: bool = True):
         """The converted function for ``fn`` (its closure cells, its loop options).
@@ -104,7 +98,10 @@ class Converted:
         gives them as located errors (:func:`_boundary`). The function is its own code object,
         ``__code__`` included."""
         boundary = _boundary(self, fn) if locate_fallbacks else None
-        converted = make_function(self.code, self.lowered, fn, boundary)
+        return self._with_options(make_function(self.code, self.lowered, fn, boundary), fn)
+
+    def _with_options(self, converted: types.FunctionType, fn: types.FunctionType):
+        """``converted`` under ``fn``'s loop options (a decorator's), or restoring them."""
         opts = getattr(fn, "__laxify_loop_options__", None)
         if opts is not None:
             return with_options(converted, opts)

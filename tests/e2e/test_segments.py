@@ -6,7 +6,6 @@ says which segments ran compiled (their programs hold the code's operations)."""
 
 from __future__ import annotations
 
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 
 import laxify
-from laxify.split import SplitRunner
+from test_split import _plan, _run, _same  # noqa: E402 (tests/e2e is on the path)
 
 CALLS = 0
 
@@ -81,29 +80,6 @@ def prints_around(x):
     c = b * b
     print("c", c)
     return c
-
-
-def _run(fn, *args):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = fn(*args)
-    return result, [w for w in caught if issubclass(w.category, laxify.FallbackWarning)]
-
-
-def _plan(f):
-    runners = [r for r in f._eager.values() if isinstance(r, SplitRunner)]
-    assert len(runners) == 1
-    return runners[0].plan
-
-
-def _same(a, b):
-    la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
-    assert len(la) == len(lb)
-    for u, v in zip(la, lb):
-        if isinstance(u, (str, float)) or isinstance(v, (str, float)):
-            assert u == v and type(u) is type(v)
-        else:
-            np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-5, atol=1e-6)
 
 
 def _segments(plan):
