@@ -6,7 +6,6 @@ says which segments ran compiled (their programs hold the code's operations)."""
 
 from __future__ import annotations
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np
