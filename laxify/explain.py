@@ -47,7 +47,8 @@ class Explanation:
     def _split_rows(self) -> list[str]:
         if not self.split:
             return []
-        return ["  split fallback (these arguments fell back; the code between the loops runs eagerly):",
+        return ["  split fallback (these arguments fell back; each loop, taken branch and segment of code runs "
+                "compiled where it can):",
                 *(f"    {line}" for line in self.split)]
 
     def text(self, color: bool = False) -> str:

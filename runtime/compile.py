@@ -10,7 +10,7 @@ import types
 from laxify.ir.mangling import mangle, private_owner
 from laxify.runtime import dispatch
 from laxify.runtime.calls import register_converted
-from laxify.runtime.lowering import LoweredSource
+from laxify.runtime.lowering import LoweredSource, SiteTable
 
 __all__ = ["compile_lowered", "make_function"]
 
@@ -288,7 +288,7 @@ def make_function(code: types.CodeType, lowered: LoweredSource, original: types.
     ``sites``: the site table, where it is not ``lowered``'s (a split run's variant)."""
     cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
     cells[lowered.runtime] = types.CellType(dispatch)
-    cells[lowered.sites_name] = types.CellType(lowered.sites if sites is None else sites)
+    cells[lowered.sites_name] = types.CellType(SiteTable(lowered.sites if sites is None else sites))
     cells[lowered.boundary_name] = types.CellType(boundary)
     owner = private_owner(code.co_qualname)  # compiled inside that class: names mangled
     for name in lowered.cells:  # captured names the converted code no longer assigns itself

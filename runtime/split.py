@@ -42,7 +42,7 @@ from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.ir.user_code import _library_package
 from laxify.runtime import checks, effects, error_channel
 from laxify.runtime.dispatch.values import Undefined, any_traced
-from laxify.runtime.lowering import Site
+from laxify.runtime.lowering import Site, SiteTable
 
 __all__ = ["Plan", "SiteRecord", "branch", "joined_python_floats", "run_branch", "run_segment", "runs_as_python", "segment", "splittable",
            "splitting"]
@@ -93,6 +93,7 @@ class SiteRecord:
     compiled_runs: int = 0
     python_runs: int = 0
     eager_runs: int = 0  # an `if` branch of fewer than LIGHT_OPS operations
+    python_iterations: int = 0  # of a loop run as Python, all its runs together
     signatures: set = field(default_factory=set)
     why: str | None = None  # why it runs as Python (the first reason met)
     is_loop: bool = True  # else an `if` (its taken branch, see ``run_branch``) or a segment
@@ -119,6 +120,9 @@ class SiteRecord:
         else:
             where, one = f"the `if` at line {self.site.line}", "its taken branch as one program"
         if self.python_runs and not self.compiled_runs:
+            if self.is_loop and not self.is_segment:
+                where = f"{where} runs as Python ({self.python_iterations} iteration(s) in the first run)"
+                return f"{where[:-1]}: {self.why})" if self.why else where
             return f"{where} runs as Python ({self.why})" if self.why else f"{where} runs as Python"
         if self.python_runs:
             return (f"{where} ran compiled {self.compiled_runs} and as Python {self.python_runs} "
@@ -166,6 +170,11 @@ class Plan:
         # signature (which would cost more than the branch; a branch run eagerly is what the
         # split run does anyway where it does not compile one).
         self.idle: dict[int, types.CodeType] = {}
+        # ids of the sites whose trace needed Python (a `str()`, a list grown to a traced length
+        # in its code): they run as Python for every signature from then on, without the
+        # gathering of their arguments' signature (a loop whose body holds the Python statement
+        # ran it at every call: a quarter of "str inside"'s split run).
+        self.needs_python: set[int] = set()
         self._lock = threading.RLock()
 
     # -- reporting -----------------------------------------------------------------------
@@ -200,7 +209,9 @@ class Plan:
             lines = ", ".join(str(r.site.line) for r in rest)
             parts.append(f"the code after the statement(s) at line(s) {lines} runs as a compiled program")
         parts.extend(r.describe() for r in python)
-        return ("It runs eagerly, op by op, split around the Python it needs: " + "; ".join(parts) + ".")
+        programs = len(compiled)
+        return (f"It is split around the Python it needs ({programs} compiled program(s); the rest runs "
+                f"eagerly, op by op): " + "; ".join(parts) + ".")
 
     def lines(self) -> list[str]:
         """The segments, one line each (for ``explain()``)."""
@@ -230,6 +241,8 @@ class Plan:
             record.is_segment = dispatcher is segment
             known = self._sites[id(site)] = (site, record, ("T", _Token(site)))
         record = known[1]
+        if id(site) in self.needs_python:
+            return self._python(record, None, dispatcher, args, kwargs)
         try:
             flat = _Flat(self.library, site, known[2])
             spec = (flat.spec(args), tuple(kwargs), tuple(flat.spec(v) for v in kwargs.values())) if kwargs \
@@ -277,6 +290,7 @@ class Plan:
         except _TraceFailed as e:
             with self._lock:
                 self.entries[key] = _PYTHON
+                self.needs_python.add(id(site))  # (`_sites` holds the site: its id stays its own)
             why = e.why
         if why is not None:  # outside the handler: the user's errors are not chained to it
             return self._python(record, why, dispatcher, args, kwargs)
@@ -289,6 +303,15 @@ class Plan:
         record.python_runs += 1
         if why and record.why is None:
             record.why = why
+        k = _BODIES.get(getattr(dispatcher, "__name__", ""))
+        if k is not None and len(args) > k and callable(args[k]):  # a loop: count its Python iterations
+            body = args[k]
+
+            def counted(*values):
+                record.python_iterations += 1
+                return body(*values)
+
+            args = (*args[:k], counted, *args[k + 1:])
         return dispatcher(*args, **kwargs)
 
 
@@ -370,6 +393,7 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
 
 
 _CARRIES = {"while_loop": 2, "for_range": 4, "for_each": 2}  # where each dispatcher takes its carries
+_BODIES = {"while_loop": 1, "for_range": 3, "for_each": 1}  # and its body function
 
 
 def _check_python_floats(dispatcher, args, out) -> None:
@@ -454,6 +478,8 @@ class _Flat:
             return ("S", kind, v)
         if kind is types.FunctionType:
             return self._function(v, depth)
+        if kind is SiteTable:  # a converted function's sites: one static value, by identity
+            return ("L", _ById(v))
         if kind is tuple:
             if depth > 20:
                 raise _Refuse("its values are nested too deeply")

@@ -48,6 +48,13 @@ class Site:
     int_checks: bool = False  # a loop whose body holds int arithmetic routed through `int_op`
 
 
+class SiteTable(tuple):
+    """The sites of one converted function, as its code reads them (``_lx_sites[k]``): a tuple
+    that a split run takes as one static value, by identity (runtime/split.py)."""
+
+    __slots__ = ()
+
+
 @dataclass
 class LoweredSource:
     name: str
