@@ -480,16 +480,21 @@ class StaticFunction:
         can be made."""
         fn = self._function()
         where = located.location
-        if where is None or fn is self._plain:
+        if where is None or fn is self._plain or where.filename != self._converted.filename:
             return fn
-        converted = self._converted
-        if where.filename != converted.filename:
-            return fn
-        try:
-            made = converted.segmented(self._inner, (where.line,))
-        except (SyntaxError, ValueError, TypeError):  # (a form the grouping does not know: none)
-            return fn
+        made = self._segmented((where.line,))
         return fn if made is None else made
+
+    def _segmented(self, lines) -> Callable | None:
+        """The converted code with segments around the statements at ``lines``, or None."""
+        try:
+            return self._converted.segmented(self._inner, lines)
+        except (SyntaxError, ValueError, TypeError):  # (a form the grouping does not know: none)
+            return None
+
+    def _split_runner(self, located: ConversionError, warn: bool, kept: bool = False) -> SplitRunner:
+        return SplitRunner(self._split_function(located), located, self._inner, warn, kept=kept,
+                           variant=self._segmented if self._function() is not self._plain else None)
 
     def _convert(self) -> Callable:
         """The converted function, or the function as written (with a warning) when it has no
@@ -819,15 +824,14 @@ class StaticFunction:
                 # a JAX array updates it, as on a NumPy array). Split (laxify/split.py): each
                 # loop runs as a compiled program of its own where it can; the FallbackWarning
                 # after the first run says which.
-                runner = SplitRunner(self._split_function(located), located, inner, self.fallback == "warn")
+                runner = self._split_runner(located, self.fallback == "warn")
             else:
                 if self.fallback == "error" or outer:
                     raise fallback_error(found, inner, outer) from error
                 if self._converted_fn is not self._plain:
                     # Split as the value fallback: the converted code, loops compiled apart.
                     kept = fallback_error(found, inner, False)
-                    runner = SplitRunner(self._split_function(kept), kept, inner,
-                                         self.fallback == "warn", kept=True)
+                    runner = self._split_runner(kept, self.fallback == "warn", kept=True)
                 elif self.fallback == "warn":
                     warn_fallback(found, inner)
         self._eager[key] = runner
@@ -857,7 +861,7 @@ class StaticFunction:
         located = located_trace_error(error, inner)
         # Split like the value fallback (laxify/split.py): loops run compiled where they can.
         runner = (self._plain if self._no_source is not None
-                  else SplitRunner(self._split_function(located), located, inner, warn=False))
+                  else self._split_runner(located, warn=False))
         args = tuple(map(_unwrapped, args))
         kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
         try:

@@ -18,12 +18,22 @@ class SplitRunner:
     :class:`Plan` per input signature). The first run issues the ``FallbackWarning`` (when
     ``warn``), once the plan says what runs compiled and what runs as Python."""
 
-    def __init__(self, fn, located: ConversionError, inner, warn: bool, kept: bool = False):
+    # Variants of the code made for further statements that need Python (a segment whose
+    # trace met one): at most this many, then the segments that need Python stay Python.
+    MAX_VARIANTS = 4
+
+    def __init__(self, fn, located: ConversionError, inner, warn: bool, kept: bool = False, variant=None):
         # kept: a construct laxify keeps as Python met a traced value (its message says why
         # the function is not one program); else value-dependent Python on the user's line.
+        # variant(lines): the converted code with segments around the statements at those
+        # lines (runtime/segments.py), or None.
         self.fn, self.located, self.inner, self.kept = fn, located, inner, kept
         self.plan = Plan()
         self._warn = warn
+        self._variant = variant
+        where = located.location
+        self._lines = {where.line} if where is not None else set()
+        self._variants = 0
 
     def __call__(self, *args, **kwargs):
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs))):
@@ -37,9 +47,31 @@ class SplitRunner:
             with splitting(self.plan):
                 return self.fn(*args, **kwargs)
         finally:
+            if self.plan.failed_segments:
+                self._split_again()
             if self._warn:
                 self._warn = False
                 self.warn()
+
+    def _split_again(self) -> None:
+        """A segment needed Python: split the code at the statement of the user's that its
+        trace stopped in too, for the next calls (the segment ran as Python in this one)."""
+        failed, self.plan.failed_segments = self.plan.failed_segments, []
+        if self._variant is None or self._variants >= self.MAX_VARIANTS:
+            return
+        code = self.inner.__code__
+        lines = set(self._lines)
+        for site, places in failed:
+            inside = [line for filename, line in places if filename == code.co_filename
+                      and site.line <= line <= (site.branch_lines[0] if site.branch_lines else site.line)]
+            if inside:
+                lines.add(inside[-1])
+        if lines == self._lines:
+            return
+        made = self._variant(lines)
+        if made is not None:
+            self._lines, self.fn = lines, made
+            self._variants += 1
 
     def message(self) -> str:
         located, fn = self.located, self.inner

@@ -74,11 +74,25 @@ class _Refuse(Exception):
 
 
 class _TraceFailed(Exception):
-    """Raised out of the trace of a loop that needs Python; ``why`` says what it met."""
+    """Raised out of the trace of a loop that needs Python; ``why`` says what it met, ``where``
+    the places of the user's code it passed through, innermost last ((filename, line) pairs)."""
 
-    def __init__(self, why: str):
+    def __init__(self, why: str, where: tuple = ()):
         super().__init__(why)
-        self.why = why
+        self.why, self.where = why, where
+
+
+def _places(error: BaseException) -> tuple:
+    """(filename, line) of each frame of ``error``'s traceback, and of a located error's line."""
+    places = []
+    entry = error.__traceback__
+    while entry is not None:
+        places.append((entry.tb_frame.f_code.co_filename, entry.tb_lineno))
+        entry = entry.tb_next
+    location = getattr(error, "location", None)
+    if location is not None and getattr(location, "line", None):
+        places.append((location.filename, location.line))
+    return tuple(places)
 
 
 _PYTHON = "python"
@@ -175,6 +189,10 @@ class Plan:
         # gathering of their arguments' signature (a loop whose body holds the Python statement
         # ran it at every call: a quarter of "str inside"'s split run).
         self.needs_python: set[int] = set()
+        # Segments whose trace needed Python, with the places it passed through: another
+        # statement that needs Python, which the next variant of the code splits at too
+        # (laxify/split.py, SplitRunner).
+        self.failed_segments: list = []
         self._lock = threading.RLock()
 
     # -- reporting -----------------------------------------------------------------------
@@ -291,6 +309,8 @@ class Plan:
             with self._lock:
                 self.entries[key] = _PYTHON
                 self.needs_python.add(id(site))  # (`_sites` holds the site: its id stays its own)
+                if dispatcher is segment:
+                    self.failed_segments.append((site, e.where))
             why = e.why
         if why is not None:  # outside the handler: the user's errors are not chained to it
             return self._python(record, why, dispatcher, args, kwargs)
@@ -362,7 +382,7 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
             raise
         except Exception as e:  # noqa: BLE001 - whatever the trace met, Python runs the loop
             watch.restore()
-            raise _TraceFailed(_why(e)) from None
+            raise _TraceFailed(_why(e), _places(e)) from None
         finally:
             effects._state.watches.pop()
             _state.tracing -= 1

@@ -186,3 +186,31 @@ def test_a_value_a_compiled_construct_gives_back_unchanged_is_the_same_object(x)
     args = (jnp.float32(x), 3)
     result, _ = _run(f, *args)
     assert result == keeps_the_object_through_a_compiled_branch(*args)
+
+
+def two_python_statements(x, n):
+    a = jnp.sin(x) * 2.0 + 1.0
+    first = str(int(a * 10))  # must stay Python (the fallback's line)
+    b = a * a + 1.0
+    c = jnp.cos(b) * 3.0
+    second = str(int(c * 10))  # must stay Python too: found by the segment after the first
+    d = c * 2.0 + b
+    e = jnp.tanh(d) - 1.0
+    return e, first + "," + second
+
+
+def test_a_second_python_statement_splits_the_code_again_for_later_calls():
+    f = laxify.to_static(two_python_statements)
+    for k, x in enumerate((0.5, 1.5, -2.0)):
+        args = (jnp.float32(x), jnp.int32(3))
+        result, caught = _run(f, *args)
+        _same(result, two_python_statements(*args))
+        assert len(caught) == (1 if k == 0 else 0)
+    segments = _segments(_plan(f))
+    lines = {r.site.line: r for r in segments}
+    after_first = min(line for line in lines if line > segments[0].site.line)
+    # After the first call the code is split at both statements: the segments between and
+    # after them run compiled.
+    compiled = [r for r in segments if r.compiled_runs]
+    assert len(compiled) >= 2 and all(r.compiled_runs == 2 for r in compiled), _plan(f).lines()
+    assert after_first
