@@ -283,3 +283,33 @@ def test_a_helper_that_always_raises_after_a_validator_raises_as_python():
         laxify.to_static(validator_then_a_helper_that_always_raises)(x)
     with pytest.raises(ValueError, match="always"):
         laxify.checked(jax.jit(laxify.convert(validator_then_a_helper_that_always_raises)))(x)
+
+
+# -- the lines of the statements after a call that may raise in a loop --------------------------
+# (make fuzz N=600 SEED=3005: the FallbackWarning of a statement there named the loop's line;
+# the loop's statements had lost their positions when the loop was rebuilt)
+
+def validator_then_a_string_in_a_loop(x):
+    c0 = 0
+    for _ in x:
+        def check(v):
+            if v < -1.0:
+                raise ValueError(f"bad {v}")
+            return v + 0.5
+        check(0.0)
+        c0 = c0 + len(str(jnp.sum(x)))
+    return c0
+
+
+def test_a_statement_after_a_validator_in_a_loop_keeps_its_line():
+    import inspect
+    import warnings
+
+    import laxify
+
+    lines, first = inspect.getsourcelines(validator_then_a_string_in_a_loop)
+    line = first + next(k for k, text in enumerate(lines) if "len(str(" in text)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert laxify.to_static(validator_then_a_string_in_a_loop)(jnp.ones(3)) == 9
+    assert [w.lineno for w in caught if issubclass(w.category, laxify.FallbackWarning)] == [line]

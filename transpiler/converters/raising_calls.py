@@ -81,6 +81,22 @@ class _Rewriter:
                 for small in new.body:
                     self.ctx.positions.setdefault(small, pos)
 
+    def quieted(self, stmt):
+        """``stmt`` with ``_Quiet`` applied, every node of it keeping its position (libcst
+        rebuilds each node a transformer visits: the statements inside a loop would otherwise
+        take the loop's line in messages and tracebacks)."""
+        new = stmt.visit(_Quiet())
+        positions = self.ctx.positions
+        stack = [(stmt, new)]
+        while stack:
+            old_node, new_node = stack.pop()
+            pos = positions.get(old_node)
+            if pos is not None:
+                positions.setdefault(new_node, pos)
+            if type(old_node) is type(new_node):
+                stack.extend(zip(children(old_node), children(new_node)))
+        return new
+
     # -- blocks ----------------------------------------------------------------------------
 
     def block(self, stmts, loops: int, in_try: bool) -> tuple[list, bool]:
@@ -91,9 +107,7 @@ class _Rewriter:
         any_found = False
         for stmt in stmts:
             if any_found and not loops:
-                quiet = stmt.visit(_Quiet())
-                self.position(quiet, stmt)
-                out.append(quiet)
+                out.append(self.quieted(stmt))
                 continue
             if isinstance(stmt, cst.SimpleStatementLine):
                 if loops and self.watched(stmt):
@@ -122,8 +136,8 @@ class _Rewriter:
                 continue
             new, found = self.compound(stmt, loops, in_try)
             if found and not loops and isinstance(stmt, (cst.For, cst.While)):
-                new = new.visit(_Quiet())
                 self.position(new, stmt)
+                new = self.quieted(new)
             out.append(new)
             any_found |= found
         return out, any_found
