@@ -498,7 +498,7 @@ class _Flat:
             return ("S", kind, v)
         if kind is types.FunctionType:
             return self._function(v, depth)
-        if kind is SiteTable:  # a converted function's sites: one static value, by identity
+        if kind is SiteTable or kind is types.ModuleType:  # (a converted function's sites, `_lx`)
             return ("L", _ById(v))
         if kind is tuple:
             if depth > 20:
