@@ -37,6 +37,13 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
            ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _FORBIDDEN_NAMES = frozenset({"super", "locals", "vars", "exec", "eval", "__class__"})
 _MIN_STATEMENTS = 2  # a group of one statement (besides definitions) gains nothing
+# The functions laxify makes for a loop's condition and body: not grouped inside. A loop that
+# runs as Python decides each iteration in Python on the values its body computes, and a body
+# compiled as one program computes them with XLA's float arithmetic, not eager's (on CPU,
+# `a - q * r` is one fused multiply-add): `while r != 0` after `r = a - q * r` ran once eagerly
+# and three times so (extended_gcd of the real-code corpus). The loops inside such a body are
+# still compiled one by one, as before segments.
+_LOOP_PARTS = ("while_body", "while_cond", "for_body", "for_each_body")
 
 
 def _params(fn) -> set[str]:
@@ -173,7 +180,8 @@ class _Segmenter:
         if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in fn.body) or _tests_identity(fn, self.runtime):
             return
         for stmt in fn.body:
-            if isinstance(stmt, ast.FunctionDef) and stmt.name.startswith(self.prefix + "_"):
+            if isinstance(stmt, ast.FunctionDef) and stmt.name.startswith(self.prefix + "_") and not any(
+                    stmt.name.startswith(f"{self.prefix}_{stem}") for stem in _LOOP_PARTS):
                 self.function(stmt)
         if not any(self._spans(s) for s in fn.body):
             return  # no statement here needs Python: the whole function is a construct's body
