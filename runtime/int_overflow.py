@@ -46,8 +46,9 @@ __all__ = ["CodedJit", "Int32OverflowError", "Overflows", "collects", "int_op", 
 SMALL_CONSTANT = 2 ** 16
 
 _OPS = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "**": operator.pow,
-    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul,
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "**": operator.pow, "//": operator.floordiv,
+    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "//=": operator.ifloordiv,
+    "neg": lambda a, _: -a, "abs": lambda a, _: abs(a),
 }
 
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -474,6 +475,10 @@ def int_op(op: str, a, b, name: str | None = None):
 def _fits(kind: str, a, b, r):
     """Whether the int32 result ``r`` of ``a <kind> b`` is the exact integer."""
     a = jnp.asarray(a, jnp.int32)
+    if kind in ("neg", "abs"):  # -(-2**31) and abs(-2**31) wrap to -2**31
+        return a != _INT32_MIN
+    if kind == "//":  # -2**31 // -1 wraps to -2**31
+        return jnp.logical_not(jnp.logical_and(a == _INT32_MIN, jnp.asarray(b, jnp.int32) == -1))
     if kind == "**":
         base = _root(b)
         return jnp.logical_and(a <= base, a >= -base)

@@ -535,3 +535,44 @@ def test_python_ints_of_an_if_and_of_int_floor_max_are_checked_without_a_loop(fn
     assert [w.lineno for w in caught if issubclass(w.category, laxify.FallbackWarning)] == [line_of(fn, snippet)]
     with pytest.raises(OverflowError):
         checked(large)
+
+
+# -- -2**31: the one int32 whose negation, abs and floor division by -1 wrap ---------------------
+
+def negated_power_of_two(n):
+    r = -1
+    for _ in range(n):
+        r = r * 2  # -2**31 itself fits int32
+    return -r, abs(r), r // -1
+
+
+def test_negation_abs_and_floor_division_of_minus_two_to_the_31_are_checked():
+    expected = negated_power_of_two(jnp.int32(31))
+    assert expected == (2 ** 31, 2 ** 31, 2 ** 31)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = laxify.to_static(negated_power_of_two)(jnp.int32(31))
+    assert tuple(int(v) for v in got) == expected and all(type(v) is int for v in got)
+    assert [w.lineno for w in caught if issubclass(w.category, laxify.FallbackWarning)] == [
+        line_of(negated_power_of_two, "return -r, abs(r), r // -1")]
+    with pytest.raises(OverflowError):
+        laxify.checked(jax.jit(laxify.convert(negated_power_of_two)))(jnp.int32(31))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        assert [int(v) for v in laxify.to_static(negated_power_of_two)(jnp.int32(5))] == [32, 32, 32]
+
+
+def sign_flips(x, n):
+    s = 1
+    acc = x
+    for i in range(n):
+        s = -s  # checked: a Python int
+        acc = acc + s * x[i % 3] - i  # `-i` of a range index: bounded, left as written
+    return acc, s
+
+
+def test_a_loop_index_is_not_negated_through_the_check():
+    x = jnp.arange(3.0)
+    fn = laxify.to_static(sign_flips)
+    np.testing.assert_allclose(np.asarray(fn(x, jnp.int32(4))[0]), np.asarray(sign_flips(x, jnp.int32(4))[0]))
+    assert "int_op('neg', s, 0" in fn.source and "int_op('neg', i" not in fn.source

@@ -26,8 +26,9 @@ from laxify.transpiler.converters.base import Context, OwnCodeConverter, transfo
 
 __all__ = ["transform"]
 
-_BINARY = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Power: "**"}
-_AUGMENTED = {cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign: "*="}
+_BINARY = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Power: "**", cst.FloorDivide: "//"}
+_AUGMENTED = {cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign: "*=",
+              cst.FloorDivideAssign: "//="}
 _NOT_NUMBERS = frozenset({"True", "False", "None"})
 # Operations of Python ints that give Python ints (for which names may hold them).
 _INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Power, cst.FloorDivide, cst.Modulo)
@@ -98,14 +99,15 @@ def _int_call(node) -> bool:
     return called in _INT_CALLS
 
 
-def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list]:
+def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set]:
     """The names of ``fn``'s own code that may hold Python ints (see the module's docstring),
-    its parameters, and the operations of its own code that may be routed (``+ - * **`` and
-    augmented assignments), found in one walk."""
+    its parameters, the operations of its own code that may be routed (``+ - * ** //``,
+    augmented assignments, unary ``-``, ``abs``), and its loop indices, found in one walk."""
     params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
     names: set = set()
     pairs: list = []
     operations: list = []
+    indices: set = set()  # loop indices (a range's, an enumerate's): bounded, never -2**31
     assigned: set[int] = set()  # values of assignments other than a counter's step
     stack = list(children(fn.body))
     while stack:
@@ -115,6 +117,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list]:
             continue
         if kind is cst.For and (index := _loop_index(node)) is not None:
             names.add(index)
+            indices.add(index)
         elif kind is cst.Assign:
             for target in node.targets:
                 pairs.extend(_pairs(target.target, node.value))
@@ -128,7 +131,8 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list]:
         elif kind is cst.AnnAssign and node.value is not None:
             pairs.extend(_pairs(node.target, node.value))
         elif ((kind is cst.BinaryOperation and type(node.operator) in _BINARY)
-              or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED)):
+              or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED)
+              or _negation(node) or _abs_call(node)):
             operations.append(node)
         stack.extend(children(node))
     grown = True
@@ -143,7 +147,18 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list]:
     operations = [op for op in operations if not (
         (type(op) is cst.AugAssign and _small_step(_AUGMENTED[type(op.operator)], op.value))
         or (_step(op, names) and id(op) not in assigned))]
-    return names, params, operations
+    return names, params, operations, indices
+
+
+def _negation(node) -> bool:
+    """``-x`` of something other than a literal (its int32 wraps at -2**31 only)."""
+    return (type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus
+            and not _literal(node.expression))
+
+
+def _abs_call(node) -> bool:
+    return (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "abs"
+            and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star)
 
 
 def _loop_index(node: cst.For) -> str | None:
@@ -167,7 +182,15 @@ def _loop_index(node: cst.For) -> str | None:
 
 def _reads(node, names: set) -> bool:
     """Whether an operation's operands name one of ``names`` (nested operations included)."""
-    for side in (node.left, node.right) if type(node) is cst.BinaryOperation else (node.target, node.value):
+    if type(node) is cst.UnaryOperation:
+        sides = (node.expression,)
+    elif type(node) is cst.Call:
+        sides = (node.args[0].value,)
+    elif type(node) is cst.BinaryOperation:
+        sides = (node.left, node.right)
+    else:
+        sides = (node.target, node.value)
+    for side in sides:
         while type(side) is cst.UnaryOperation:
             side = side.expression
         if (type(side) is cst.Name and side.value in names) or _int_call(side) or (
@@ -272,6 +295,13 @@ def _bare(node):
     return node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) else node
 
 
+def _literal_value(node: cst.BaseExpression) -> int:
+    sign = 1
+    while type(node) is cst.UnaryOperation:
+        node, sign = node.expression, -sign
+    return sign * int(node.value, 0)
+
+
 def _literal(node: cst.BaseExpression) -> bool:
     return type(node) is cst.Integer or (
         type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus and _literal(node.expression))
@@ -291,8 +321,9 @@ def _named(value: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExp
 
 
 class IntArithmeticTransformer(OwnCodeConverter):
-    def __init__(self, ctx: Context, names: set, params: set):
+    def __init__(self, ctx: Context, names: set, params: set, indices: set = frozenset()):
         super().__init__(ctx)
+        self.indices = indices
         self.classes = 0
         self.names, self.params = names, params
         self.steps: set[int] = set()  # `i = i + 1` values: a counter's step, left as it is
@@ -310,6 +341,8 @@ class IntArithmeticTransformer(OwnCodeConverter):
             return False
         if op == "**":
             return type(right) is cst.Integer and 2 <= int(right.value, 0) <= 30
+        if op in ("//", "//=") and _literal(right):
+            return _literal_value(right) == -1  # (only -2**31 // -1 passes int32)
         return True
 
     def visit_ClassDef(self, node) -> bool:
@@ -364,6 +397,25 @@ class IntArithmeticTransformer(OwnCodeConverter):
         call = _call(op, _unstepped(_bare(left), self.names), _unstepped(_bare(right), self.names))
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
+    def leave_UnaryOperation(self, original_node, updated_node):
+        """``-x`` of a Python int (not a loop index, which is bounded): ``_lx.int_op("neg", x, 0)``,
+        checked at -2**31, the one int32 whose negation wraps."""
+        if not (_negation(updated_node) and self._active()):
+            return updated_node
+        operand = updated_node.expression
+        if _operand(operand, self.names, ()) != "int" or (type(operand) is cst.Name and operand.value in self.indices):
+            return updated_node
+        return _call("neg", _bare(operand), cst.Integer("0")).with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+    def leave_Call(self, original_node, updated_node):
+        """``abs(x)`` of a Python int: ``_lx.int_op("abs", x, 0)`` (see ``leave_UnaryOperation``)."""
+        if not (_abs_call(updated_node) and self._active()):
+            return updated_node
+        operand = updated_node.args[0].value
+        if _operand(operand, self.names, ()) != "int" or (type(operand) is cst.Name and operand.value in self.indices):
+            return updated_node
+        return _call("abs", operand, cst.Integer("0"))
+
     def leave_Assign(self, original_node, updated_node):
         self.into_int = False
         return self._with_names(updated_node)
@@ -407,9 +459,9 @@ TRIGGERS = (cst.For, cst.While, cst.If, cst.Lambda, BUILTIN_CALL)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    names, params, operations = python_int_names(node)
+    names, params, operations, indices = python_int_names(node)
     targets = {id(op) for op in operations if _reads(op, names)}
     if not targets:
         return node
     # Only the nodes above the operations are entered (libcst rebuilds every node it enters).
-    return transform_above(node, IntArithmeticTransformer(ctx, names, params), lambda n: id(n) in targets)
+    return transform_above(node, IntArithmeticTransformer(ctx, names, params, indices), lambda n: id(n) in targets)
