@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["DEFAULT_PREFIX", "choose_prefix", "is_break_flag", "is_raise_flag", "is_return_flag", "is_runtime_name",
-           "is_return_value"]
+           "is_return_value", "is_stop_flag"]
 
 DEFAULT_PREFIX = "_lx"
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -57,3 +57,8 @@ def is_break_flag(name: str) -> bool:
 def is_raise_flag(name: str) -> bool:
     """Whether ``name`` is the flag the raise converter sets where the function raised."""
     return _RAISE_FLAG.fullmatch(name) is not None
+
+
+def is_stop_flag(name: str) -> bool:
+    """Whether ``name`` is set where the function stops: its return flag or its raised flag."""
+    return is_return_flag(name) or is_raise_flag(name)

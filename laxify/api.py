@@ -473,28 +473,18 @@ class StaticFunction:
                 fn = self._converted_fn
         return fn
 
-    def _split_function(self, located: ConversionError) -> Callable:
-        """The converted function for a split run (laxify/split.py): the variant whose plain
-        statements around the statement at ``located``'s line are grouped into segments, each
-        compiled on its own (runtime/segments.py); the converted function itself where none
-        can be made."""
-        fn = self._function()
-        where = located.location
-        if where is None or fn is self._plain or where.filename != self._converted.filename:
-            return fn
-        made = self._segmented((where.line,))
-        return fn if made is None else made
-
     def _segmented(self, lines) -> Callable | None:
-        """The converted code with segments around the statements at ``lines``, or None."""
+        """The converted code with segments around the statements at ``lines`` (laxify/split.py,
+        runtime/segments.py), or None where none can be made."""
         try:
             return self._converted.segmented(self._inner, lines)
         except (SyntaxError, ValueError, TypeError):  # (a form the grouping does not know: none)
             return None
 
     def _split_runner(self, located: ConversionError, warn: bool, kept: bool = False) -> SplitRunner:
-        return SplitRunner(self._split_function(located), located, self._inner, warn, kept=kept,
-                           variant=self._segmented if self._function() is not self._plain else None)
+        fn = self._function()
+        return SplitRunner(fn, located, self._inner, warn, kept=kept,
+                           variant=self._segmented if fn is not self._plain else None)
 
     def _convert(self) -> Callable:
         """The converted function, or the function as written (with a warning) when it has no

@@ -26,7 +26,7 @@ from laxify.ir.passes.infer_types import MergeTypeError
 from laxify.ir.passes import default_passes, run_passes
 from laxify.runtime.calls import set_converter
 from laxify.runtime.compile import compile_lowered, make_function
-from laxify.runtime.lowering import LoweredSource, lower_function
+from laxify.runtime.lowering import LoweredSource, SiteTable, lower_function
 from laxify import _disk_cache
 from laxify.runtime.options import restoring_options, with_options
 from laxify.transpiler import depth
@@ -82,7 +82,7 @@ class Converted:
             sites = list(self.lowered.sites)
             code = compile_lowered(self.lowered, function_code(fn).co_freevars, self.conversion.source.filename,
                                    function_code(fn).co_qualname, segments_at=key, sites=sites)
-            made = (code, sites) if len(sites) > len(self.lowered.sites) else (None, None)
+            made = (code, SiteTable(sites)) if len(sites) > len(self.lowered.sites) else (None, None)
             if self._segmented is None:
                 self._segmented = {}
             self._segmented[key] = made

@@ -18,22 +18,25 @@ class SplitRunner:
     :class:`Plan` per input signature). The first run issues the ``FallbackWarning`` (when
     ``warn``), once the plan says what runs compiled and what runs as Python."""
 
-    # Variants of the code made for further statements that need Python (a segment whose
-    # trace met one): at most this many, then the segments that need Python stay Python.
-    MAX_VARIANTS = 4
+    # Variants of the code: the first, at the fallback's line, and those made for further
+    # statements that need Python (a segment whose trace met one); after this many, the
+    # segments that need Python stay Python.
+    MAX_VARIANTS = 5
 
     def __init__(self, fn, located: ConversionError, inner, warn: bool, kept: bool = False, variant=None):
         # kept: a construct laxify keeps as Python met a traced value (its message says why
         # the function is not one program); else value-dependent Python on the user's line.
         # variant(lines): the converted code with segments around the statements at those
-        # lines (runtime/segments.py), or None.
+        # lines (runtime/segments.py), or None; the first is made here, at ``located``'s line.
         self.fn, self.located, self.inner, self.kept = fn, located, inner, kept
         self.plan = Plan()
         self._warn = warn
         self._variant = variant
-        where = located.location
-        self._lines = {where.line} if where is not None else set()
+        self._lines: set[int] = set()
         self._variants = 0
+        where = located.location
+        if where is not None and where.filename == inner.__code__.co_filename:
+            self._split_at({where.line})
 
     def __call__(self, *args, **kwargs):
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs))):
@@ -57,16 +60,18 @@ class SplitRunner:
         """A segment needed Python: split the code at the statement of the user's that its
         trace stopped in too, for the next calls (the segment ran as Python in this one)."""
         failed, self.plan.failed_segments = self.plan.failed_segments, []
-        if self._variant is None or self._variants >= self.MAX_VARIANTS:
-            return
-        code = self.inner.__code__
+        filename = self.inner.__code__.co_filename
         lines = set(self._lines)
         for site, places in failed:
-            inside = [line for filename, line in places if filename == code.co_filename
-                      and site.line <= line <= (site.branch_lines[0] if site.branch_lines else site.line)]
+            inside = [line for file, line in places if file == filename and site.line <= line <= site.end_line]
             if inside:
                 lines.add(inside[-1])
-        if lines == self._lines:
+        self._split_at(lines)
+
+    def _split_at(self, lines: set[int]) -> None:
+        """Run the variant of the code with segments around the statements at ``lines`` from
+        now on (where it can be made, and at most ``MAX_VARIANTS`` times)."""
+        if self._variant is None or lines == self._lines or self._variants >= self.MAX_VARIANTS:
             return
         made = self._variant(lines)
         if made is not None:

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from laxify.runtime.dispatch.printing import holding, replaying
+from laxify.runtime.dispatch.printing import hold, release, replaying, unhold
 from laxify.runtime.error_channel import functionalizing, is_functionalizing, report
 
 __all__ = ["AssertMode", "CheckedJit", "current", "functionalized", "raise_failed", "with_assert_mode"]
@@ -130,8 +130,34 @@ class ConcreteJit:
             return (self.plain_checked if is_functionalizing() else self.plain)(*args, **kwargs)
         return self.concrete(*args, **kwargs)
 
+    # Whether a failed check that is an int32 overflow of a Python int is not the run's result
+    # (``to_static`` then runs the function eagerly, whose prints are then the only ones).
+    eager_on_overflow = False
+
     def concrete(self, *args, **kwargs):
         raise NotImplementedError
+
+    def _raise_failed(self, checked, args, kwargs, kept: list) -> None:
+        """Raise the first failed check of this call's run, found by ``checked`` (the program
+        functionalized by checkify) run again with its prints muted; the run's prints ``kept``
+        come out before it, unless the function then runs eagerly (``eager_on_overflow``)."""
+        try:
+            with replaying():  # the program's prints happened in the run before
+                error, _ = checked(*args, **kwargs)
+                jax.block_until_ready(error)
+                jax.effects_barrier()
+            report(error)
+        except OverflowError as e:
+            from laxify.runtime.int_overflow import Int32OverflowError  # (it imports this module)
+
+            if not (self.eager_on_overflow and isinstance(e, Int32OverflowError)):
+                release(kept)
+            raise
+        except BaseException:
+            release(kept)
+            raise
+        raise AssertionError(  # the flag and the checks come from the same trace: never here
+            "laxify: the program said a check failed, and its checkified program found none")
 
     def lower(self, *args, **kwargs):
         return self.program.lower(*args, **kwargs)
@@ -145,35 +171,22 @@ class CheckedJit(ConcreteJit):
     flow, checked asserts): each call runs the checkified program and raises the first check
     that failed (see :class:`ConcreteJit`)."""
 
-    # Set by ``to_static``, which runs the function eagerly on an int32 overflow of a Python
-    # int: that run's prints are then the only ones (the program's are dropped).
-    eager_on_overflow = False
-
     def __init__(self, fn, **jit_options):
         super().__init__(fn, **jit_options)
         self.flagged = jax.jit(flagged(fn), **jit_options)
         self.checked = self.program = jax.jit(functionalized(fn), **jit_options)
 
     def concrete(self, *args, **kwargs):
-        """A call on concrete arguments (no tracer among them: the caller knows)."""
-        with holding() as held:  # (see `eager_on_overflow`)
+        """A call on concrete arguments (no tracer among them: the caller knows). Its prints
+        are held until it is known whether a check failed (see ``eager_on_overflow``)."""
+        outer, kept = hold()
+        try:
             failed, out = self.flagged(*args, **kwargs)
             failed = bool(np.asarray(failed))
+        finally:
+            unhold(outer)
         if failed:
-            try:
-                with replaying():  # the program's prints happened in the run above
-                    error, _ = self.checked(*args, **kwargs)
-                    jax.block_until_ready(error)
-                    jax.effects_barrier()
-                report(error)
-            except OverflowError as e:
-                from laxify.runtime.int_overflow import Int32OverflowError  # (it imports this module)
-
-                if not (self.eager_on_overflow and isinstance(e, Int32OverflowError)):
-                    held.flush()
-                raise
-            except BaseException:
-                held.flush()
-                raise
-        held.flush()
+            self._raise_failed(self.checked, args, kwargs, kept)
+        if kept:
+            release(kept)
         return out

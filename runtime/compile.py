@@ -111,12 +111,10 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     entries = _arm_entries(tree, lowered.runtime) if f"{lowered.runtime}.elif_chain(" in body else {}
     _enter_at_construct(tree.body, lowered.prefix + "_", generated, None, entries)
     if segments_at:
-        from laxify.runtime.lowering import Site
-        from laxify.runtime.segments import segment_function
+        from laxify.runtime.segments import segment_function  # (a split run's variant only)
 
         target = next(node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == generated)
-        segment_function(target, segments_at, lowered.prefix, lowered.runtime, lowered.sites_name, sites, Site,
-                         filename)
+        segment_function(target, segments_at, lowered.prefix, lowered.runtime, lowered.sites_name, sites, filename)
     _at_edge(tree, generated, lowered.boundary_name, lowered.prefix)
     code = compile(tree, filename, "exec", dont_inherit=True)
     factory = _nested(code, FACTORY)
@@ -282,13 +280,13 @@ def _without_factory(code: types.CodeType, generated: str, qualname: str, made: 
 
 
 def make_function(code: types.CodeType, lowered: LoweredSource, original: types.FunctionType,
-                  boundary=None, sites: list | None = None) -> types.FunctionType:
+                  boundary=None, sites: SiteTable | None = None) -> types.FunctionType:
     """Bind ``code`` to ``original``'s globals, closure cells, defaults and metadata;
     ``boundary``: what the handler at the function's edge calls (see :func:`_at_edge`);
     ``sites``: the site table, where it is not ``lowered``'s (a split run's variant)."""
     cells = dict(zip(original.__code__.co_freevars, original.__closure__ or ()))
     cells[lowered.runtime] = types.CellType(dispatch)
-    cells[lowered.sites_name] = types.CellType(SiteTable(lowered.sites if sites is None else sites))
+    cells[lowered.sites_name] = types.CellType(lowered.sites if sites is None else sites)
     cells[lowered.boundary_name] = types.CellType(boundary)
     owner = private_owner(code.co_qualname)  # compiled inside that class: names mangled
     for name in lowered.cells:  # captured names the converted code no longer assigns itself

@@ -33,14 +33,15 @@ from jax.experimental import checkify
 
 import laxify.ir  # noqa: F401 (its folder, for _OWN_ROOTS)
 from laxify.ir.errors import ConversionError, FallbackWarning, Location
+from laxify.ir.naming import is_raise_flag
 from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
 __all__ = [
-    "ABOUT_TRACED", "Deferred", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling", "check_at", "exception_", "expect_raise", "leaving",
+    "ABOUT_TRACED", "Deferred", "TraceOutputs", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling", "check_at", "exception_", "expect_raise", "leaving",
     "functionalizing",
     "in_traced_region", "is_functionalizing", "is_users_error", "on_path", "raise_", "raise_where", "raised", "raised_or", "record_exception", "recorded", "report",
-    "lose_flag", "raise_flags", "traced_region", "unflagged", "without_checks",
+    "lose_flag", "raise_flags", "raised_in", "traced_region", "unflagged", "without_checks",
 ]
 
 _state = threading.local()
@@ -314,7 +315,21 @@ def is_functionalizing() -> bool:
     return getattr(_state, "functionalizing", 0) > 0
 
 
-class raise_flags:
+class TraceOutputs:
+    """What a trace gathers to be outputs of its program (``marker``: a value of that trace):
+    only its own values can be (not those of a transformation inside it, such as a ``vmap``
+    around converted code, whose values cannot leave it)."""
+
+    __slots__ = ("trace",)
+
+    def __init__(self, marker):
+        self.trace = getattr(marker, "_trace", None)
+
+    def holds(self, value) -> bool:
+        return self.trace is not None and getattr(value, "_trace", None) is self.trace
+
+
+class raise_flags(TraceOutputs):
     """``with raise_flags(marker) as found:`` around a trace (``marker``: a value of it): the
     ``raised`` flag of the outermost converted function (``leaving`` at the top, or ``True``
     where a ``raise`` is met on every path) goes into ``found.flag``. ``flag_only``: the trace's
@@ -325,11 +340,11 @@ class raise_flags:
     gives every loop of a program an effect that sends each call down JAX's slow dispatch path
     (collatz(27) with a guard: 60 us a cached call against 7), which the flag avoids."""
 
-    __slots__ = ("flag", "trace", "flag_only")
+    __slots__ = ("flag", "flag_only")
 
     def __init__(self, marker, flag_only: bool = False):
+        super().__init__(marker)
         self.flag = False
-        self.trace = getattr(marker, "_trace", None)
         self.flag_only = flag_only
 
     def __enter__(self) -> "raise_flags":
@@ -352,7 +367,7 @@ class raise_flags:
             return
         if raised is True:
             self.flag = True
-        elif self.trace is not None and getattr(raised, "_trace", None) is self.trace:
+        elif self.holds(raised):
             raised = jnp.asarray(raised, jnp.bool_)
             self.flag = raised if self.flag is False else jnp.logical_or(self.flag, raised)
         else:
@@ -416,6 +431,13 @@ def unflagged() -> int:
     """How many of those the functions' ``raised`` flags may not show (checks other than the
     user's ``raise``, and flags that did not reach the top: see :class:`raise_flags`)."""
     return getattr(_state, "unflagged", 0)
+
+
+def raised_in(names) -> None:
+    """A branch or loop body whose every run raised (``PathRaised``), whose carried ``names``
+    get set where it ran: without a ``raised`` flag among them, the flag is lost."""
+    if not any(map(is_raise_flag, names)):
+        lose_flag()
 
 
 def lose_flag() -> None:

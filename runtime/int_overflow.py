@@ -38,7 +38,7 @@ from jax import lax
 
 from laxify.runtime import error_channel
 from laxify.runtime.checks import ConcreteJit, functionalized
-from laxify.runtime.dispatch.printing import holding, release, replaying
+from laxify.runtime.dispatch.printing import hold, release, unhold
 
 __all__ = ["CodedJit", "Int32OverflowError", "Overflows", "collects", "int_op", "is_python_int", "mark_python_int", "mark_results", "marking"]
 
@@ -72,22 +72,18 @@ class Int32OverflowError(OverflowError):
         return type(self), (self.name, self.filename, self.line)
 
 
-def _marks() -> dict:
-    marks = getattr(_state, "marks", None)
-    if marks is None:
-        marks = _state.marks = {}
-    return marks
-
-
-# Traced values that stand for Python ints outside loop bodies (``int(x)`` of a traced value,
-# an operation on two such values): weakly held, so an entry goes with its tracer.
+# Traced values that stand for Python ints in eager code: a loop body's carries that started as
+# Python ints and its range or enumerate index (while the body is traced), what `+ - *` make
+# of those, a loop's results, `int(x)` of a traced value. Weakly held: an entry goes with its
+# tracer (a body's tracers with its trace), and an id is never taken for another object's.
 _python_ints: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def mark_python_int(value):
-    """``value``, noted as a Python int in eager code (``int(x)`` of a traced ``x``): its ``+``,
-    ``-``, ``*`` and ``**`` with other such values are checked (see :func:`int_op`)."""
-    if isinstance(value, jax.core.Tracer) and getattr(value, "shape", None) == () and value.dtype == jnp.int32:
+    """``value``, noted as a Python int in eager code: its ``+``, ``-``, ``*``, ``**`` with other
+    such values are checked (see :func:`int_op`)."""
+    if isinstance(value, jax.core.Tracer) and getattr(value, "shape", None) == () and \
+            jnp.issubdtype(value.dtype, jnp.integer):
         _python_ints[id(value)] = value
     return value
 
@@ -105,16 +101,12 @@ def mark_results(init, out) -> tuple:
 
 def is_python_int(value) -> bool:
     """Whether ``value`` is a Python int in eager code: a Python ``int`` (not a ``bool``), or a
-    traced value marked as standing for one (while a traced loop body is traced, or outside
-    loop bodies by :func:`mark_python_int`)."""
+    traced value marked as standing for one (:func:`mark_python_int`)."""
     kind = type(value)
     if kind is int:
         return True
     if kind is bool:
         return False
-    marks = getattr(_state, "marks", None)
-    if marks and marks.get(id(value)) is value:
-        return True
     if _python_ints and _python_ints.get(id(value)) is value:
         return True
     # A loop's carry that started as a Python int is weakly typed (and stays so through `i + 1`,
@@ -123,35 +115,22 @@ def is_python_int(value) -> bool:
             and value.shape == () and value.dtype == jnp.int32)
 
 
-def _mark(value) -> None:
-    if isinstance(value, jax.core.Tracer) and getattr(value, "shape", None) == () and \
-            jnp.issubdtype(value.dtype, jnp.integer):
-        _marks()[id(value)] = value  # held, so that its id is not another's while marked
-
-
 def marking(fn, init, lead: int = 0, index=False):
     """``fn``, a traced loop's body called with ``(*carries)`` (``(x, *carries)`` with ``lead``
     1), marking the carries whose value before the loop (``init``) is a Python int (and ``x``
     where it is a range's ``index``; ``index(x)`` where ``index`` is a function, such as the
-    first item of an ``enumerate``'s element) while it runs. The marks go when the outermost
-    marked body returns."""
+    first item of an ``enumerate``'s element) each time it runs."""
     flags = tuple(k for k, v in enumerate(init) if is_python_int(v))
     if not flags and not index:
         return fn
 
     def run(*args):
-        _state.depth = getattr(_state, "depth", 0) + 1
-        try:
-            if index and args:
-                _mark(index(args[0]) if callable(index) else args[0])
-            for k in flags:
-                if lead + k < len(args):
-                    _mark(args[lead + k])
-            return fn(*args)
-        finally:
-            _state.depth -= 1
-            if _state.depth == 0:
-                _marks().clear()
+        if index and args:
+            mark_python_int(index(args[0]) if callable(index) else args[0])
+        for k in flags:
+            if lead + k < len(args):
+                mark_python_int(args[lead + k])
+        return fn(*args)
 
     return run
 
@@ -284,17 +263,12 @@ class Overflows:
 # program that holds other run-time checks, and `laxify.checked`, get it through `check_at`.
 
 
-class _Collector:
-    __slots__ = ("codes", "trace")
+class _Collector(error_channel.TraceOutputs):
+    __slots__ = ("codes",)
 
     def __init__(self, marker):
+        super().__init__(marker)
         self.codes: list = []
-        self.trace = getattr(marker, "_trace", None)
-
-    def holds(self, code) -> bool:
-        """Whether ``code`` is a value of the program's own trace (not of a transformation
-        inside it, such as a ``vmap`` around converted code, whose values cannot leave it)."""
-        return self.trace is not None and getattr(code, "_trace", None) is self.trace
 
 
 def _collector():
@@ -386,51 +360,33 @@ class CodedJit(ConcreteJit):
     :data:`RAISED`, the user's exception, which the checkified program (made on the first such
     call) builds by running again (see :class:`ConcreteJit`)."""
 
+    eager_on_overflow = True  # (only ``to_static`` makes one)
+
     def __init__(self, fn, **jit_options):
         super().__init__(fn, **jit_options)
         self.coded = self.program = jax.jit(coded(fn), **jit_options)
         self._fn, self._jit_options = fn, jit_options
-        self._checked = None
+        self._checked = None  # the checkified program, made on the first call that raised
 
     def concrete(self, *args, **kwargs):
         """A call on concrete arguments (no tracer among them: the caller knows)."""
         # The program's prints wait for its code: on an overflow the function runs eagerly,
-        # and only that run's prints are Python's. (`holding`, inlined: the hot path.)
-        outer = holding.buffer
-        kept = holding.buffer = []
+        # and only that run's prints are Python's.
+        outer, kept = hold()
         try:
             out, code = self.coded(*args, **kwargs)
             code = int(np.asarray(code))
         finally:
-            holding.buffer = outer
+            unhold(outer)
+        if code == RAISED:
+            if self._checked is None:
+                self._checked = jax.jit(functionalized(self._fn), **self._jit_options)
+            self._raise_failed(self._checked, args, kwargs, kept)
         if code:
-            self._failed(code, kept, args, kwargs)
+            raise_code(code)
         if kept:
             release(kept)
         return out
-
-    def _failed(self, code: int, kept: list, args, kwargs) -> None:
-        if code == RAISED:
-            try:
-                self._raise(args, kwargs)
-            except Int32OverflowError:
-                raise  # (an overflow before the raise: the eager run's prints are the only ones)
-            except BaseException:
-                release(kept)  # the prints before the raise (the code after it did not run)
-                raise
-        raise_code(code)
-
-    def _raise(self, args, kwargs) -> None:
-        """The user's exception of a run that raised: found by the checkified program."""
-        if self._checked is None:
-            self._checked = jax.jit(functionalized(self._fn), **self._jit_options)
-        with replaying():  # the program's prints happened in the run above
-            error, _ = self._checked(*args, **kwargs)
-            jax.block_until_ready(error)
-            jax.effects_barrier()
-        error_channel.report(error)
-        raise AssertionError(  # the flag and the checks come from the same trace: never here
-            "laxify: the program said it raised, and its checked twin found no failed check")
 
 
 def int_op(op: str, a, b, name: str | None = None):
@@ -444,10 +400,7 @@ def int_op(op: str, a, b, name: str | None = None):
         return result
     if getattr(result, "shape", None) != () or result.dtype != jnp.int32:
         return result  # int64 (x64): not checked; a float: no overflow to speak of
-    if getattr(_state, "depth", 0):
-        _mark(result)
-    else:
-        mark_python_int(result)  # (a strong int32 from `int(x)`: a weak one is known by its type)
+    mark_python_int(result)
     kind = op.rstrip("=")
     if kind in ("+", "-") and any(type(v) is int and abs(v) < SMALL_CONSTANT for v in (a, b)):
         return result  # a counter's step: not checked (see the module's docstring)

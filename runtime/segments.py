@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import ast
 
+from laxify.runtime.lowering import Site
+
 __all__ = ["segment_function"]
 
 _GROUPABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
@@ -131,9 +133,7 @@ def _unsafe(stmt) -> bool:
             return True
         if isinstance(node, ast.Name) and node.id in _FORBIDDEN_NAMES:
             return True
-        inner = own and not (node is not stmt and isinstance(node, _SCOPES))
-        if node is stmt and isinstance(node, _SCOPES):
-            inner = False
+        inner = own and not isinstance(node, _SCOPES)  # (a nested scope's own statements are not)
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
     return False
 
@@ -161,9 +161,10 @@ def _tests_identity(fn, runtime: str) -> bool:
 
 class _Segmenter:
     def __init__(self, lines: frozenset[int], prefix: str, runtime: str, sites_name: str, sites: list,
-                 site_type, filename: str):
+                 filename: str):
         self.lines, self.prefix, self.runtime, self.sites_name = lines, prefix, runtime, sites_name
-        self.sites, self.site_type, self.filename = sites, site_type, filename
+        self.sites, self.filename = sites, filename
+        self.locals: set[str] = set()
         self.count = 0
 
     def _spans(self, stmt) -> bool:
@@ -188,6 +189,7 @@ class _Segmenter:
         fn.body = self.block(fn, fn.body)
 
     def block(self, fn, body: list) -> list:
+        self.locals = _params(fn) | _stores(fn.body)  # (the names of ``fn``'s own scope)
         out: list = []
         definite = set(_params(fn))  # names surely bound before the statement being looked at
         k = 0
@@ -219,7 +221,7 @@ class _Segmenter:
         group = body[k:j]
         if sum(not isinstance(s, ast.FunctionDef) for s in group) < _MIN_STATEMENTS:
             return None
-        local = _params(fn) | _stores(fn.body)
+        local = self.locals
         reads = _loads(group) & local
         stores = _stores(group) & local
         if not reads <= definite | stores:
@@ -234,12 +236,10 @@ class _Segmenter:
         self.count += 1
         name = f"{self.prefix}_seg_{self.count}"
         first = group[0]
-        site = self.site_type("segment", self.filename, first.lineno, first.col_offset, tuple(outputs),
-                              (), (max(getattr(s, "end_lineno", None) or s.lineno for s in group),))
+        site = Site("segment", self.filename, first.lineno, first.col_offset, tuple(outputs),
+                    end_line=max(getattr(s, "end_lineno", None) or s.lineno for s in group))
         self.sites.append(site)
         index = len(self.sites) - 1
-        loc = dict(lineno=first.lineno, col_offset=first.col_offset,
-                   end_lineno=first.lineno, end_col_offset=first.col_offset)
 
         def tup(names, ctx):
             return ast.Tuple([ast.Name(n, ctx()) for n in names], ctx())
@@ -250,8 +250,8 @@ class _Segmenter:
             name=name,
             args=ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in inputs], kwonlyargs=[],
                                kw_defaults=[], defaults=[]),
-            body=[*group, returned], decorator_list=[], returns=None, type_comment=None, **loc)
-        if hasattr(ast.FunctionDef, "type_params") or "type_params" in ast.FunctionDef._fields:
+            body=[*group, returned], decorator_list=[], returns=None, type_comment=None)
+        if "type_params" in ast.FunctionDef._fields:  # (Python 3.12+)
             definition.type_params = []
         call = ast.Call(
             ast.Attribute(ast.Name(self.runtime, ast.Load()), "segment", ast.Load()),
@@ -267,10 +267,10 @@ class _Segmenter:
 
 
 def segment_function(fn: ast.FunctionDef, lines, prefix: str, runtime: str, sites_name: str, sites: list,
-                     site_type, filename: str) -> int:
+                     filename: str) -> int:
     """Group the statements of the converted function ``fn`` (its AST, changed in place) around
     the statements that span ``lines`` into segments (see the module's docstring); their sites
     are appended to ``sites``. Returns how many segments were made."""
-    segmenter = _Segmenter(frozenset(lines), prefix, runtime, sites_name, sites, site_type, filename)
+    segmenter = _Segmenter(frozenset(lines), prefix, runtime, sites_name, sites, filename)
     segmenter.function(fn)
     return segmenter.count

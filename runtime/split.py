@@ -110,19 +110,26 @@ class SiteRecord:
     python_iterations: int = 0  # of a loop run as Python, all its runs together
     signatures: set = field(default_factory=set)
     why: str | None = None  # why it runs as Python (the first reason met)
-    is_loop: bool = True  # else an `if` (its taken branch, see ``run_branch``) or a segment
-    is_segment: bool = False  # a run of plain statements (see ``run_segment``)
+    kind: str = "loop"  # or "if" (its taken branch, see ``run_branch``), "segment" (``run_segment``)
+
+    @property
+    def is_loop(self) -> bool:
+        return self.kind == "loop"
+
+    @property
+    def is_segment(self) -> bool:
+        return self.kind == "segment"
 
     @property
     def is_guard(self) -> bool:
         """An `if` laxify made: the code after a statement that may return or raise, run
         when it did not (runtime/lowering/rules.py names its branches so)."""
-        return not self.is_loop and self.site.branches[:1] == ("the code after it",)
+        return self.kind == "if" and self.site.branches[:1] == ("the code after it",)
 
     def describe(self) -> str:
         little = "its branch does too little to gain from a program"
         if self.is_segment:
-            end = self.site.branch_lines[0] if self.site.branch_lines else self.site.line
+            end = self.site.end_line
             lines = f"line {self.site.line}" if end == self.site.line else f"lines {self.site.line}-{end}"
             where, one = f"the code at {lines}", "one program"
             little = "it does too little to gain from a program"
@@ -134,7 +141,7 @@ class SiteRecord:
         else:
             where, one = f"the `if` at line {self.site.line}", "its taken branch as one program"
         if self.python_runs and not self.compiled_runs:
-            if self.is_loop and not self.is_segment:
+            if self.is_loop:
                 where = f"{where} runs as Python ({self.python_iterations} iteration(s) in the first run)"
                 return f"{where[:-1]}: {self.why})" if self.why else where
             return f"{where} runs as Python ({self.why})" if self.why else f"{where} runs as Python"
@@ -214,7 +221,7 @@ class Plan:
         if loops:
             lines = ", ".join(str(r.site.line) for r in loops)
             parts.append(f"{len(loops)} loop(s) run as compiled programs of their own (line(s) {lines})")
-        ifs = [r for r in compiled if not r.is_loop and not r.is_guard and not r.is_segment]
+        ifs = [r for r in compiled if r.kind == "if" and not r.is_guard]
         if ifs:
             lines = ", ".join(str(r.site.line) for r in ifs)
             parts.append(f"{len(ifs)} `if`(s) run their taken branch as a compiled program (line(s) {lines})")
@@ -255,8 +262,7 @@ class Plan:
         known = self._sites.get(id(site))  # (holds the site: its id is not reused meanwhile)
         if known is None or known[0] is not site:
             record = self._record(site)
-            record.is_loop = dispatcher is not branch and dispatcher is not segment
-            record.is_segment = dispatcher is segment
+            record.kind = "if" if dispatcher is branch else "segment" if dispatcher is segment else "loop"
             known = self._sites[id(site)] = (site, record, ("T", _Token(site)))
         record = known[1]
         if id(site) in self.needs_python:

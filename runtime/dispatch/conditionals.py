@@ -13,7 +13,7 @@ from jax import lax
 import numpy as np
 
 from laxify.ir.errors import ConversionError, NeedsPython
-from laxify.ir.naming import is_raise_flag, is_return_flag, is_return_value
+from laxify.ir.naming import is_return_flag, is_return_value, is_stop_flag
 from laxify.runtime import effects, split
 from laxify.runtime import lists as lists_mod
 from laxify.ir.user_code import raised_by_array_library
@@ -70,10 +70,9 @@ def _catching(branch, site: Site):
             if not error_channel.is_users_error(e) or raised_by_array_library(e):  # JAX's: a fallback
                 raise
             error_channel.record_exception(e)
-            if isinstance(e, error_channel.PathRaised) and not any(map(is_raise_flag, site.names)):
-                error_channel.lose_flag()  # (no `raised` flag here to say this branch raised)
-            return tuple(True if is_return_flag(name) or is_raise_flag(name) else Fillable(name)
-                         for name in site.names)
+            if isinstance(e, error_channel.PathRaised):
+                error_channel.raised_in(site.names)
+            return tuple(True if is_stop_flag(name) else Fillable(name) for name in site.names)
 
     return run
 

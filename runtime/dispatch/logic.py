@@ -283,9 +283,9 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
         a = true_fn()
     with error_channel.on_path(lambda: jnp.logical_not(pred)):
         b = false_fn()
-    if type(a) is float or type(b) is float:
-        split.joined_python_floats((a, b), (None, None))
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), a, b)
+    out = jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), a, b)
+    split.joined_python_floats((a, b), (out, out))
+    return out
 
 
 def _shape_or_error(fn):

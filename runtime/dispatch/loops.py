@@ -16,7 +16,7 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import ConversionError, NeedsPython
-from laxify.ir.naming import is_break_flag, is_raise_flag, is_return_flag
+from laxify.ir.naming import is_break_flag, is_return_flag, is_stop_flag
 from laxify.runtime import effects
 from laxify.runtime import lists as lists_mod
 from laxify.runtime import options
@@ -371,10 +371,8 @@ def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construc
                 pass
 
     lax.cond(pred, first_run, lambda: None)
-    if not any(map(is_raise_flag, site.names)):
-        error_channel.lose_flag()  # (no `raised` flag here to say the loop raised)
-    return tuple(jnp.logical_or(v, pred) if is_return_flag(name) or is_raise_flag(name) else v
-                 for name, v in zip(site.names, init))
+    error_channel.raised_in(site.names)
+    return tuple(jnp.logical_or(v, pred) if is_stop_flag(name) else v for name, v in zip(site.names, init))
 
 
 def _traced_while_loop(cond_fn, body_fn, init, site: Site, construct: str, early_exit: bool):
@@ -717,14 +715,18 @@ def _scan(body_fn, init, xs, site: Site):
         # The check went into the abstract trace that first met it (a probe of the carries),
         # which is thrown away: its first iteration is traced here, in the program, where it
         # records the check again and stops the caller.
-        first = xs.first() if isinstance(xs, Count) else jax.tree_util.tree_map(lambda a: a[0], xs)
-        body_fn(first, *fresh(init))
+        body_fn(_first_item(xs), *fresh(init))
         raise
     return int_overflow.mark_results(init, identity.write_back(overflows.finish(out), init, offset=1))
 
 
+def _first_item(xs):
+    """What a scan over ``xs`` (arrays, or a :class:`Count`) gives its first iteration."""
+    return xs.first() if isinstance(xs, Count) else jax.tree_util.tree_map(lambda a: a[0], xs)
+
+
 def _scan_carries(body_fn, init, xs, site: Site):
-    first = xs.first() if isinstance(xs, Count) else jax.tree_util.tree_map(lambda a: a[0], xs)
+    first = _first_item(xs)
     init, passing = _settle_unset(init, lambda c: tuple(body_fn(first, *c)), site, "for", runs=True)
     if passing:
         narrow, widen, wrap, narrowed = _without(passing, init, site, lead=1)

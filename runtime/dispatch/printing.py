@@ -10,7 +10,7 @@ import jax
 
 from laxify.runtime.dispatch.values import Tracer, any_traced
 
-__all__ = ["Formatted", "format_", "holding", "print_", "release", "replaying"]
+__all__ = ["Formatted", "format_", "hold", "holding", "print_", "release", "replaying", "unhold"]
 
 
 class Formatted:
@@ -68,6 +68,18 @@ class holding:
 
     def flush(self) -> None:
         release(self.kept)
+
+
+def hold() -> tuple:
+    """``holding`` for a hot path: the prints of what runs until :func:`unhold` are kept in the
+    returned list (``(outer, kept)``; ``unhold(outer)`` ends it, :func:`release` prints them)."""
+    outer = holding.buffer
+    kept = holding.buffer = []
+    return outer, kept
+
+
+def unhold(outer) -> None:
+    holding.buffer = outer
 
 
 def release(kept: list) -> None:

@@ -46,6 +46,7 @@ class Site:
     branches: tuple[str, ...] = ()      # "`if` branch", "`elif` branch on line 7", "`else` branch"
     branch_lines: tuple[int, ...] = ()  # the line of each branch's condition (the `else`: the `if` line)
     int_checks: bool = False  # a loop whose body holds int arithmetic routed through `int_op`
+    end_line: int = 0  # a segment's last line (runtime/segments.py); 0: the construct's own line
 
 
 class SiteTable(tuple):
@@ -59,9 +60,13 @@ class SiteTable(tuple):
 class LoweredSource:
     name: str
     emitter: Emitter
-    sites: list[Site]
+    sites: SiteTable  # (made once: the table every function bound to this code reads)
     cells: tuple[str, ...] = ()  # the user's names that closures capture (see ``rules._function``)
     prefix: str = DEFAULT_PREFIX  # of the generated names (see ``laxify.ir.naming``)
+
+    def __post_init__(self):
+        if type(self.sites) is not SiteTable:
+            self.sites = SiteTable(self.sites)
 
     @property
     def runtime(self) -> str:

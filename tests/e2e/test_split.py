@@ -159,7 +159,7 @@ def _record(plan, line):
     the statements around the Python one, compiled as one program)."""
     found = [r for r in plan.records.values() if r.site.line == line and not r.is_guard and not r.is_segment]
     if not found:
-        found = [r for r in plan.records.values() if r.is_segment and r.site.line <= line <= r.site.branch_lines[0]]
+        found = [r for r in plan.records.values() if r.is_segment and r.site.line <= line <= r.site.end_line]
     assert len(found) == 1, plan.lines()
     return found[0]
 
@@ -167,7 +167,7 @@ def _record(plan, line):
 def _compiled_text(record) -> str:
     """What the FallbackWarning says of a record that ran compiled."""
     if record.is_segment:
-        return f"the code at lines {record.site.line}-{record.site.branch_lines[0]} runs as"
+        return f"the code at lines {record.site.line}-{record.site.end_line} runs as"
     return f"loop(s) run as compiled programs of their own (line(s) {record.site.line})"
 
 

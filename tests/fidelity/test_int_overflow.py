@@ -419,6 +419,13 @@ def scaled_enumerate_index(a):
      "return max(big, r * r)"),
 ])
 def test_arithmetic_after_a_loop_and_an_enumerate_index_are_checked(fn, small, large, snippet):
+    _checked_like_eager(fn, small, large, snippet)
+
+
+def _checked_like_eager(fn, small: tuple, large: tuple, snippet: str) -> None:
+    """Within int32 (``small``): eager's value on both routes, no fallback. Past it (``large``):
+    ``to_static`` gives eager's exact int with one FallbackWarning at ``snippet``'s line, the
+    checked jit route a located ``OverflowError`` there."""
     expected_small, expected_large = fn(*small), fn(*large)
     assert type(expected_large) is int and expected_large > 2 ** 31 - 1
     static_fn = laxify.to_static(fn)
@@ -512,20 +519,7 @@ def from_int_of_an_int_array(n):
      "p = int(xs[i]) * int(xs[j])"),
 ])
 def test_python_ints_of_an_if_and_of_int_floor_max_are_checked_without_a_loop(fn, small, large, snippet):
-    assert type(fn(large)) is int and fn(large) > 2 ** 31 - 1
-    static_fn = laxify.to_static(fn)
-    checked = laxify.checked(jax.jit(laxify.convert(fn)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", laxify.FallbackWarning)
-        assert int(static_fn(small)) == fn(small)
-        assert int(checked(small)) == fn(small)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        got = static_fn(large)
-    assert type(got) is int and got == fn(large)
-    assert [w.lineno for w in caught if issubclass(w.category, laxify.FallbackWarning)] == [line_of(fn, snippet)]
-    with pytest.raises(OverflowError):
-        checked(large)
+    _checked_like_eager(fn, (small,), (large,), snippet)
 
 
 # -- -2**31: the one int32 whose negation, abs and floor division by -1 wrap ---------------------

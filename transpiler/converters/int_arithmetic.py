@@ -53,13 +53,9 @@ def _int_expression(node, names: set, params: set) -> bool:
     with at least one of ``names`` among them (a parameter may be an array: ``x * 2`` is not)."""
     if type(node) is cst.Integer or (type(node) is cst.UnaryOperation and type(node.expression) is cst.Integer):
         return True
-    if _int_call(node):
-        return True  # `k = int(x)`, `math.floor(x)`: a Python int in eager code, of a traced `x` too
-    if type(node) is cst.Call:
-        func = node.func
-        if type(func) is cst.Name and func.value in ("max", "min") and len(node.args) >= 2:
-            return all(_int_expression(a.value, names, params) or type(a.value) is cst.Integer
-                       for a in node.args if a.keyword is None and not a.star)
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in ("max", "min") \
+            and len(node.args) >= 2:
+        return all(_int_expression(a.value, names, params) for a in node.args if a.keyword is None and not a.star)
     if _is_runtime_call(node, "ifexp") and len(node.args) == 3 and all(
             type(a.value) is cst.Lambda for a in node.args[1:]):
         # `50000 if x > 0 else r` (converters/conditional_expressions.py: `_lx.ifexp(test, lambda: 50000,
@@ -71,7 +67,7 @@ def _int_expression(node, names: set, params: set) -> bool:
         kind = type(n)
         if kind is cst.Integer:
             return True
-        if _int_call(n):
+        if _int_call(n):  # `int(x)`, `math.floor(x)`: a Python int in eager code, of a traced `x` too
             found.append(n)
             return True
         if kind is cst.Name:
