@@ -26,6 +26,7 @@ from __future__ import annotations
 import dis
 import functools
 import operator
+import sys
 import threading
 import types
 import weakref
@@ -263,19 +264,116 @@ def _fresh(args: tuple) -> tuple:
     return fresh(args)
 
 
+def sharing(tree) -> tuple:
+    """Where ``tree`` (a construct's values: tuples, lists, dicts) holds one list, dict or set at
+    more than one place (``al = lst``, ``grid = [row, row]``): a group of paths (the keys from
+    the top) for each such object, in a canonical order; ``()`` where nothing is shared. A lax
+    primitive flattens its values, so the places would come out of it as separate objects."""
+    places: dict[int, list] = {}
+    stack = [(tree, ())]
+    while stack:
+        obj, path = stack.pop()
+        kind = type(obj)
+        if kind is tuple:
+            stack.extend((item, (*path, k)) for k, item in enumerate(obj))
+            continue
+        if kind not in (list, dict, set) and not isinstance(obj, (list, dict, set)):
+            continue  # (a subclass: laxify's probe of a list, a user's dict type)
+        seen = places.get(id(obj))
+        if seen is not None:
+            seen.append(path)
+            continue  # (its contents are reached through its first place)
+        places[id(obj)] = [path]
+        if len(path) > 20:
+            continue
+        if isinstance(obj, list):
+            stack.extend((item, (*path, k)) for k, item in enumerate(obj))
+        elif isinstance(obj, dict):
+            stack.extend((value, (*path, key)) for key, value in obj.items())
+    groups = [tuple(sorted(paths, key=repr)) for paths in places.values() if len(paths) > 1]
+    return tuple(sorted(groups, key=repr))
+
+
+def _at(tree, path: tuple):
+    for key in path:
+        tree = tree[key]
+    return tree
+
+
+def _put(tree, path: tuple, value):
+    """``tree`` with ``value`` at ``path``: lists and dicts changed in place, tuples rebuilt."""
+    key = path[0]
+    new = value if len(path) == 1 else _put(tree[key], path[1:], value)
+    if type(tree) is tuple:
+        return (*tree[:key], new, *tree[key + 1:])
+    if tree[key] is not new:
+        tree[key] = new
+    return tree
+
+
+def relink(tree, groups: tuple, prefer=()):
+    """``tree`` whose places in each group of ``groups`` (see :func:`sharing`) hold one object
+    again: the one at the group's first place, or one of ``prefer`` (the caller's own objects,
+    written back into) found in the group."""
+    for paths in groups:
+        try:
+            found = [_at(tree, p) for p in paths]
+        except (KeyError, IndexError, TypeError):
+            continue  # (a shape the values do not have: a construct's placeholder)
+        one = next((v for v in found if any(v is q for q in prefer)), found[0])
+        for path, value in zip(paths, found):
+            if value is not one:
+                tree = _put(tree, path, one)
+    return tree
+
+
 class Identity:
     """Which outputs of a traced function are which of its inputs (the very list or dict it
     received, changed in place or not), over every run of it: ``of[j] == i`` when output ``j``
-    was input ``i`` on every run, ``-1`` when it was not on some run."""
+    was input ``i`` on every run, ``-1`` when it was not on some run.
 
-    def __init__(self):
+    It also keeps which lists and dicts two names (or two places) share (:func:`sharing`):
+    ``given`` among the construct's operands, which each run receives shared alike
+    (``offset``: the run's arguments before the operands, a scan's item); ``shared`` among a
+    run's outputs, the same on every run (else which names share an object depends on the
+    path: an error), given back shared after the construct. A loop's body (``loop``) must give
+    back its carries shared as it received them: else whether two names share an object
+    depends on how many times it ran."""
+
+    def __init__(self, operands: tuple = (), offset: int = 0, loop: bool = False, may_skip: bool = False,
+                 names: tuple = (), changes: bool = True):
+        self.loop, self.may_skip = loop, may_skip  # may_skip: a loop that may run zero times
+        self.names = names  # the names the construct assigns (its outputs'), in the user's frame
+        # Whether the function changes objects in place: else which names share one object is
+        # never seen, and a sharing that depends on the path is no error (nothing is relinked).
+        self.changes = changes
+        self.kept: dict[int, int] = {}  # outputs some run gave back as the input (which)
+        self.replaced: set[int] = set()  # outputs some run gave as a new list or dict
         self.of: dict[int, int] = {}
         self.changed: set[int] = set()  # outputs some run changed in place
+        self.aliased: dict[int, tuple[str, str]] = {}  # those changed through a name another refers to
         self.where = ("this construct", lambda: None)
+        given = sharing(tuple(operands)) if operands else ()
+        self.given = tuple(tuple((p[0] + offset, *p[1:]) for p in g) for g in given)
+        self._offset = offset
+        self.shared: tuple | None = None  # the outputs' sharing, once a run has given it
+        self.mixed = False  # runs that share differently
+
+    def receive(self, args: tuple) -> tuple:
+        """A run's arguments (fresh copies) sharing as the construct's operands do (a loop's body
+        then must give them back shared alike, or the function runs as Python: its traced body
+        stands for every iteration). Where the function changes no object in place, sharing is
+        never seen, and nothing is relinked."""
+        return relink(args, self.given) if self.given and self.changes else args
 
     def note(self, args: tuple, outs, watch: _Watch) -> None:
         if type(outs) not in (tuple, list):
             return
+        shared = sharing(tuple(outs))
+        if self.shared is None:
+            self.shared = shared
+        elif shared != self.shared:
+            self.mixed = True
         inputs = [k for k, a in enumerate(args) if type(a) in (list, dict)]
         for j, out in enumerate(outs):
             if type(out) not in (list, dict):
@@ -283,6 +381,10 @@ class Identity:
             found = next((k for k in inputs if args[k] is out), -1)
             if found >= 0 and watch.changed_in_place(out):
                 self.changed.add(j)
+            if found >= 0:
+                self.kept.setdefault(j, found)
+            else:
+                self.replaced.add(j)
             if self.of.get(j, found) != found:
                 found = -1
             self.of[j] = found
@@ -292,6 +394,20 @@ class Identity:
         (returned as the input it received) written into the object the construct was given,
         which is returned in its place: as in Python, every name that refers to that object
         (in the caller too) sees the change."""
+        shared = self.shared
+        if self.mixed or (self.loop and shared is not None and shared != self._given_carries()):
+            if self.changes:
+                raise _path_sharing_error(self.where, loop=not self.mixed)
+            shared = None
+        for j in self.replaced if self.changes else ():
+            # The name holds a new object on some path and the object it held before on another
+            # (a loop's body replaces it, and the loop may not run): a change in place after the
+            # construct reaches the other names of that object on one path only.
+            i = self.kept.get(j, j + offset if self.may_skip else None)
+            if i is None or not 0 <= i - offset < len(inputs) or type(inputs[i - offset]) not in (list, dict):
+                continue
+            if _held_elsewhere(inputs[i - offset], self.names):
+                raise _path_identity_error(self.where, replaced=True)
         outs = list(outs)
         for j, i in self.of.items():
             if i < 0 and j in self.changed:
@@ -305,8 +421,16 @@ class Identity:
             if type(original) is type(new) and type(new) in (list, dict) and original is not new:
                 if j in self.changed:  # (unchanged: the same contents, which it still holds)
                     _write_into(original, new)
+                    if j in self.aliased and _state.watches:
+                        note_aliased_change(original, *self.aliased[j])
                 outs[j] = original
+        if shared:
+            return relink(tuple(outs), shared, prefer=inputs)
         return tuple(outs)
+
+    def _given_carries(self) -> tuple:
+        offset = self._offset
+        return tuple(tuple((p[0] - offset, *p[1:]) for p in g) for g in self.given)
 
 
 def _write_into(original, new) -> None:
@@ -341,6 +465,8 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
         watch = _Watch(construct, where)
         before = _reachable(args)
         args = _fresh(args)
+        if identity is not None and identity.given:
+            args = identity.receive(args)
         names = fn.__code__.co_varnames if isinstance(fn, types.FunctionType) else ()
         for k, arg in enumerate(args):
             name = names[k] if k < len(names) else ""
@@ -370,6 +496,12 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
         if identity is not None:
             identity.where = (construct, where)
             identity.note(args, out, watch)
+            if watch.aliased and type(out) in (tuple, list):
+                # Returned (else an error above): the construct writes it back into its operand,
+                # which the enclosing watched function must see changed through `name` too.
+                for j, item in enumerate(out):
+                    if id(item) in watch.aliased:
+                        identity.aliased[j] = watch.aliased[id(item)]
         return out
 
     run.__laxify_guarded__ = True
@@ -505,8 +637,59 @@ def alias_error(name: str, other: str) -> NeedsPython:
     )
 
 
-def _path_identity_error(where) -> NeedsPython:
+def _path_sharing_error(where, loop: bool = False) -> NeedsPython:
     construct, location = where
+    how = ("its body gives back two names sharing one list or dict where they did not share it "
+           "before the loop (or the reverse), so whether they share it after the loop depends on "
+           "how many times it ran") if loop else (
+           "two names (or two places) refer to one list or dict on one path of it and to separate "
+           "ones on another, so whether a change through one is seen through the other depends on "
+           "the path")
+    return NeedsPython(
+        f"{how}, in {construct}",
+        location(),
+        "Give each name its own object on every path (`b = list(a)`), or share it on every path.",
+    )
+
+
+def _held_elsewhere(obj, names: tuple) -> bool:
+    """Whether a variable of the user's frames on the stack other than the construct's own
+    ``names`` (in the innermost one, which assigns them after it) refers to ``obj`` (or to a
+    list, tuple or dict holding it): another name, or the caller that passed it in."""
+    from laxify.runtime.lists import _library_frame  # (lists imports this module)
+
+    count, innermost = 0, True
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not _library_frame(frame):
+            own = names if innermost else ()
+            innermost = False
+            for name, value in frame.f_locals.items():
+                if name in own:
+                    continue
+                if value is obj:
+                    count += 1
+                elif type(value) in (list, tuple) and any(v is obj for v in value):
+                    count += 1
+                elif type(value) is dict and any(v is obj for v in value.values()):
+                    count += 1
+                if count:
+                    return True
+        frame = frame.f_back
+    return False
+
+
+def _path_identity_error(where, replaced: bool = False) -> NeedsPython:
+    construct, location = where
+    if replaced:
+        return NeedsPython(
+            f"a list or dict that another name also refers to is replaced by a new object on one "
+            f"path of {construct} and kept on another, so whether a later change through one name "
+            f"is seen through the other depends on the path",
+            location(),
+            "Replace it on every path (`xs = list(xs)` on the other path too), or change it in place "
+            "on every path.",
+        )
     return NeedsPython(
         f"a list or dict is changed in place on one path of {construct} and replaced by another "
         f"object on another, so which object its other names see depends on the path",

@@ -148,8 +148,7 @@ class calling:
     def __exit__(self, kind, *exc):
         raised = _state.frames.pop()[1]
         _pop_to_barrier()
-        slots = _state.slots
-        slot = slots[-1] if slots and slots[-1] is not _BARRIER else None
+        slot = _live_slot()
         if slot is None:
             if raised is not False:
                 lose_flag()  # the statement that called it did not collect its flag
@@ -189,10 +188,30 @@ def _pop_to_barrier() -> None:
 
 
 class _Slot:
-    __slots__ = ("raised", "in_try", "filename", "line")
+    __slots__ = ("raised", "in_try", "filename", "line", "frame")
 
-    def __init__(self, in_try: bool, filename: str, line: int):
+    def __init__(self, in_try: bool, filename: str, line: int, frame):
         self.raised, self.in_try, self.filename, self.line = False, in_try, filename, line
+        self.frame = frame  # the frame of the statement: a slot whose frame has ended is stale
+
+
+def _on_stack(frame) -> bool:
+    here = sys._getframe(2)
+    while here is not None:
+        if here is frame:
+            return True
+        here = here.f_back
+    return False
+
+
+def _live_slot():
+    """The slot on top (``None`` at a barrier), after dropping the slots left behind by
+    statements whose frames have ended (a trace that stopped between `expect_raise` and
+    `call_raised`: a fallback, an error): a later statement must not collect into those."""
+    slots = _slots()
+    while slots and type(slots[-1]) is _Slot and not _on_stack(slots[-1].frame):
+        slots.pop()
+    return slots[-1] if slots and slots[-1] is not _BARRIER else None
 
 
 def expect_raise(in_try: bool = False) -> None:
@@ -200,19 +219,92 @@ def expect_raise(in_try: bool = False) -> None:
     ``in_try``: the statement stands in the body of a ``try`` whose ``except`` may catch what
     they raise, whose handler would then run for some data only (see :class:`HandlerNeedsData`)."""
     frame = sys._getframe(1)
-    _slots().append(_Slot(in_try, frame.f_code.co_filename, frame.f_lineno))
+    _live_slot()
+    _slots().append(_Slot(in_try, frame.f_code.co_filename, frame.f_lineno, frame))
 
 
 def call_raised():
     """After that statement: where a function it called raised (a Python ``False`` where none
     could, a traced boolean where some did under a traced condition)."""
     slots = _slots()
-    if not slots or slots[-1] is _BARRIER:
+    if _live_slot() is None:
         return False
     slot = slots.pop()
+    slot.frame = None
     if slot.in_try and slot.raised is not False:
         raise CallHandlerNeedsData(slot.filename, slot.line)
     return slot.raised
+
+
+def statement_slot():
+    """The slot of the statement being traced (``expect_raise``), or ``None`` where no
+    statement around collects its calls' flags (taken before entering a traced region)."""
+    return _live_slot()
+
+
+def collect_flag(fn):
+    """``fn`` returning ``(fn(...), raised)``: whether a function it called raised (see
+    ``calling``), collected in a slot of its own, apart from the statement around."""
+
+    def run(*args):
+        slots = _slots()
+        slot = _Slot(False, "", 0, sys._getframe())
+        slots.append(slot)
+        try:
+            out = fn(*args)
+        finally:
+            while slots and slots.pop() is not slot:
+                pass
+            slot.frame = None
+        return out, slot.raised
+
+    return run
+
+
+def raised_here() -> None:
+    """A ``raise`` every run reaching this point makes, inside :func:`collect_flag`: its flag
+    is set (elsewhere no flag collects it: see ``lose_flag``)."""
+    slots = _slots()
+    if slots and type(slots[-1]) is _Slot:
+        slots[-1].raised = True
+    else:
+        lose_flag()
+
+
+def lazy_cond(pred, branches, slot, regions=None):
+    """``lax.cond(pred, *branches)`` of a lazy operand's sides (functions of no arguments),
+    which run in traced regions: where the statement around collects the flags of its calls
+    (``slot``, from :func:`statement_slot` before the region), a call of a function that raised
+    in a side sets it as it would outside the expression (`y = check(n) if c else n`), so the
+    caller stops as Python's exception would stop it. ``regions``: a context manager factory per
+    side, entered around it (``traced_region`` on the side's path)."""
+    regions = regions or [None] * len(branches)
+
+    def in_region(fn, region):
+        if region is None:
+            return fn
+
+        def run():
+            with region():
+                return fn()
+
+        return run
+
+    if slot is None:
+        return jax.lax.cond(pred, *(in_region(b, r) for b, r in zip(branches, regions)))
+
+    def flagged(fn):
+        collecting = collect_flag(fn)  # (inside the region: a call's flag stops at its slot)
+
+        def run():
+            out, raised = collecting()
+            return out, jnp.asarray(raised, jnp.bool_)
+
+        return run
+
+    out, raised = jax.lax.cond(pred, *(in_region(flagged(b), r) for b, r in zip(branches, regions)))
+    slot.raised = raised if slot.raised is False else jnp.logical_or(slot.raised, raised)
+    return out
 
 
 def raised_or(flag):

@@ -165,7 +165,7 @@ class _Entry:
     """A construct compiled for one signature: its jitted program and how its outputs are
     rebuilt."""
 
-    __slots__ = ("jitted", "out_tree", "out_spec", "arguments", "effects")
+    __slots__ = ("jitted", "out_tree", "out_spec", "arguments", "effects", "shared")
 
     def __init__(self):
         self.jitted = None
@@ -173,6 +173,7 @@ class _Entry:
         self.out_tree = None
         self.out_spec = None  # per output leaf: ("array", k) | ("in", j) | ("const", value)
         self.effects = True  # whether its program has effects (prints): the run waits for it
+        self.shared = ()  # the places of its outputs that hold one list or dict (effects.sharing)
 
 
 class Plan:
@@ -352,7 +353,10 @@ def _outputs(entry: _Entry, arrays, objects, inputs):
             leaves.append(inputs[value])
         else:
             leaves.append(value)
-    return jax.tree_util.tree_unflatten(entry.out_tree, leaves)
+    out = jax.tree_util.tree_unflatten(entry.out_tree, leaves)
+    if entry.shared:  # one list the trace gave at two places (`al = lst`) is one object again
+        out = effects.relink(out, entry.shared) if type(out) is tuple else effects.relink((out,), entry.shared)[0]
+    return out
 
 
 def _is_leaf(v) -> bool:
@@ -394,6 +398,7 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
             _state.tracing -= 1
         if error_channel.recorded() != before:
             raise _TraceFailed("it has a check made at run time (a `raise` or a Python error on a traced path)")
+        entry.shared = effects.sharing(out if type(out) is tuple else (out,))
         leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda v: isinstance(v, Undefined))
         out_spec, outs = [], []
         given = {id(a): k for k, a in enumerate(arrays)}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from laxify.transpiler.analysis.walk import code_of, statement_children, walk
+from laxify.transpiler.analysis.walk import children, code_of, statement_children, walk
 
 from laxify.ir import (
     CondOp,
@@ -398,6 +398,15 @@ class _Builder:
             inner.merge(stmt_access(stmt.orelse))
         outputs = [n for n in stmt_access(stmt).writes if n in live_out and self.carried_cell(n, stmt)]
         inputs = [n for n in {**inner.reads, **inner.writes} if n in self.scope.env]
+        # A name whose object a branch changes through another name (`al = lst; al[0] = v`): the
+        # branch changes the copy it is given, which the cond carries out (and writes back into
+        # the object), whether or not the name is read after.
+        in_place = [n for n in _changed_through_alias(stmt) if n in self.scope.env and self.carried_cell(n, stmt)]
+        for name in in_place:
+            if name not in outputs:
+                outputs.append(name)
+            if name not in inputs:
+                inputs.append(name)
         pred = self.expr(stmt.test, span)
         tests, branches = [], []
         for k, arm in enumerate(arms):
@@ -411,6 +420,8 @@ class _Builder:
         body = final.body if isinstance(final, cst.Else) else None
         branches.append(self.branch(body, inputs, outputs, live, arm_span))
         attrs: dict = {}
+        if in_place:
+            attrs["in_place"] = tuple(in_place)  # passed to the branches (lowering)
         if guarded is not None and _is_return_guard(stmt):
             # `if not <returned>:` after a statement that may return: the rest of the function.
             attrs["return_guard"] = _construct(guarded)
@@ -534,6 +545,8 @@ class _Builder:
         body = block_access(stmt.body)
         carries = [n for n in body.writes if (n in head or n in live_out) and n not in exclude
                    and self.carried_cell(n, None)]
+        carries += [n for n in _changed_through_alias(stmt) if n in self.scope.env and n not in carries
+                    and n not in exclude and self.carried_cell(n, None)]  # (see `if_`)
         reads = dict(body.reads)
         if isinstance(stmt, cst.While):
             reads.update(expr_reads(stmt.test))
@@ -646,6 +659,33 @@ def _index_needs_python(body: cst.CSTNode, index: str) -> str | None:
     return None
 
 
+
+
+_UPDATES = frozenset({"setitem", "setitem_op"})
+
+
+def _changed_through_alias(stmt: cst.CSTNode) -> list[str]:
+    """The names whose object ``stmt`` changes in place through another name: the ``other`` of
+    each ``alias=(name, other)`` of the item updates in it (``converters/array_updates.py``),
+    the user's nested functions left out."""
+    found: list[str] = []
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.FunctionDef or kind is cst.Lambda or kind is cst.ClassDef:
+            if node is not stmt:
+                continue
+        if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _UPDATES:
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "alias" and type(arg.value) is cst.Tuple:
+                    items = [e.value for e in arg.value.elements]
+                    if len(items) == 2 and all(type(i) is cst.SimpleString for i in items):
+                        name, other = (i.evaluated_value for i in items)
+                        if other != name and other not in found:
+                            found.append(other)
+        stack.extend(children(node))
+    return found
 
 
 def _with_reason(stmt: cst.With) -> str | None:

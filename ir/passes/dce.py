@@ -76,7 +76,8 @@ class DeadCodeElimination:
         return changed
 
     def _dead_outputs(self, op: CondOp, uses: _Uses) -> bool:
-        dead = [k for k, r in enumerate(op.results) if not uses.live(r)]
+        in_place = op.attributes.get("in_place", ())  # written back into their objects (to_ir)
+        dead = [k for k, r in enumerate(op.results) if not uses.live(r) and r.hint not in in_place]
         # A cond's test regions yield its conditions, not its results.
         regions = op.branches if isinstance(op, CondOp) else op.regions
         for k in reversed(dead):

@@ -140,11 +140,12 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
                 return jnp.asarray(_truth_chain(op, thunk(), later, lazy, False), jnp.bool_)
 
             rest = _guarded(rest, f"this `{op}` on a traced value")
+            slot = error_channel.statement_slot()
 
             with traced_region():  # the later operands run only for some data
                 if decides:
-                    return lax.cond(acc, lambda: jnp.asarray(True), rest)
-                return lax.cond(acc, rest, lambda: jnp.asarray(False))
+                    return error_channel.lazy_cond(acc, (lambda: jnp.asarray(True), rest), slot)
+                return error_channel.lazy_cond(acc, (rest, lambda: jnp.asarray(False)), slot)
         with error_channel.on_path(lambda acc=acc: jnp.logical_not(acc) if decides else acc):  # where Python reads it
             value = truth(thunk(), op)
         if is_traced(value):
@@ -156,11 +157,12 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
 
 def _lazy_operand(a, pred, b_fn, op: str):
     """The operand of a traced ``and``/``or`` whose right side runs in a ``lax.cond`` branch."""
+    slot = error_channel.statement_slot()  # (a call there that raised stops the caller)
     with traced_region():  # the right side runs only for some data
-        return _lazy_cond(a, pred, b_fn, op)
+        return _lazy_cond(a, pred, b_fn, op, slot)
 
 
-def _lazy_cond(a, pred, b_fn, op: str):
+def _lazy_cond(a, pred, b_fn, op: str, slot):
     def take_b():
         return b_fn()
 
@@ -169,17 +171,24 @@ def _lazy_cond(a, pred, b_fn, op: str):
 
     branches = (take_b, take_a) if op == "and" else (take_a, take_b)
     try:
-        return lax.cond(pred, *branches)
+        return error_channel.lazy_cond(pred, branches, slot)
     except TypeError:
         pass  # the operands' dtypes (or kinds) differ: find the common dtype first
-    b_aval = jax.eval_shape(b_fn)
+    b_aval = jax.eval_shape(_probe(b_fn))
     _check_operand(a, b_aval, op)
     dtype = jnp.result_type(a, b_aval)
 
     def cast(fn):
         return lambda: jnp.asarray(fn(), dtype)
 
-    return lax.cond(pred, *(cast(fn) for fn in branches))
+    return error_channel.lazy_cond(pred, [cast(fn) for fn in branches], slot)
+
+
+def _probe(fn):
+    """``fn`` for an abstract probe of its result: the flags of the calls it makes are its own
+    (thrown away with the probe's trace)."""
+    collecting = error_channel.collect_flag(fn)
+    return lambda: collecting()[0]
 
 
 def _is_bool(v) -> bool:
@@ -234,7 +243,8 @@ def compare(first, *pairs, lazy: bool = False):
             rest = pairs[k:]
             later = _guarded(lambda: jnp.asarray(compare(left, *rest), bool),
                              "this chained comparison on a traced value")
-            return lax.cond(truth(result, "compare"), later, lambda: jnp.asarray(False))
+            return error_channel.lazy_cond(truth(result, "compare"), (later, lambda: jnp.asarray(False)),
+                                           error_channel.statement_slot())
         right = thunk()
         part = _COMPARE[op](left, right)
         if result is None:
@@ -275,8 +285,9 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
     pred = truth(pred, "ifexp")
     if lazy:
         what = "this conditional expression (`a if c else b`) on a traced value"
+        slot = error_channel.statement_slot()  # (a call in a side that raised stops the caller)
         with traced_region():  # each side runs only for some data
-            return _lazy_ifexp(pred, _guarded(true_fn, what), _guarded(false_fn, what))
+            return _lazy_ifexp(pred, _guarded(true_fn, what), _guarded(false_fn, what), slot)
     # Both sides run; each is Python's value only where the condition picks it (a check in
     # one, such as a list index past its count, fails only there).
     with error_channel.on_path(lambda: pred):
@@ -293,7 +304,7 @@ def _shape_or_error(fn):
     ``error_channel.is_users_error``), ``None`` and a function that records that error for the
     runs that take this side (its value is never observed: zeros of the other side's)."""
     try:
-        return jax.eval_shape(fn), fn
+        return jax.eval_shape(_probe(fn)), fn
     except Exception as e:
         if not error_channel.is_users_error(e) or raised_by_array_library(e):  # JAX's: a fallback
             raise
@@ -308,7 +319,7 @@ def _shape_or_error(fn):
                 fn()
             except error_channel.PathRaised:
                 pass
-            error_channel.lose_flag()
+            error_channel.raised_here()  # (the side's flag, where `lazy_cond` collects it)
             return None
         error_channel.record_exception(error)
         return None
@@ -316,7 +327,7 @@ def _shape_or_error(fn):
     return None, raising
 
 
-def _lazy_ifexp(pred, true_fn, false_fn):
+def _lazy_ifexp(pred, true_fn, false_fn, slot=None):
     t_aval, true_fn = _shape_or_error(true_fn)
     f_aval, false_fn = _shape_or_error(false_fn)
     if t_aval is None and f_aval is None:
@@ -335,14 +346,6 @@ def _lazy_ifexp(pred, true_fn, false_fn):
         return run
 
     taken = (lambda: pred) if jnp.result_type(pred) == jnp.bool_ else (lambda: pred != 0)
-
-    def on_path(fn, condition):
-        def run():
-            with traced_region(condition):
-                return fn()
-
-        return run
-
-    return lax.cond(pred, on_path(cast(true_fn, t_aval), taken),
-                    on_path(cast(false_fn, f_aval), lambda: jnp.logical_not(taken())))
+    regions = (lambda: traced_region(taken), lambda: traced_region(lambda: jnp.logical_not(taken())))
+    return error_channel.lazy_cond(pred, (cast(true_fn, t_aval), cast(false_fn, f_aval)), slot, regions)
 

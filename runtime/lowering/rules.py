@@ -150,8 +150,9 @@ def lower_cond(low: Lowerer, op: CondOp) -> None:
     # A name a branch assigns is local to the branch function: pass its value in, unless no
     # branch reads it before assigning it (then the value may not even exist where the `if`
     # stands, for example a name the enclosing loop body assigns only after the `if`).
+    in_place = op.attributes.get("in_place", ())
     keep = [k for k, v in enumerate(op.inputs)
-            if v.hint in written and any(low.uses[id(r.args[k])] for r in op.branches)]
+            if (v.hint in written and any(low.uses[id(r.args[k])] for r in op.branches)) or v.hint in in_place]
     if op.num_tests:
         stems = ["if", *(["elif"] * op.num_tests), "else"]
     elif len(op.regions) == 2:

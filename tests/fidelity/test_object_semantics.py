@@ -399,9 +399,10 @@ def dict_alias_in_traced_loop(x):
     return e["s"]
 
 
-@pytest.mark.parametrize("x", [3.0, -1.0])
-def test_alias_of_a_list_changed_and_not_carried_out_falls_back(x):
-    falls_back(list_alias_under_traced_if, jnp.array(x), snippet="if x > 0:")
+def test_alias_of_a_list_changed_in_a_traced_if_sees_the_change():
+    """`a` is changed through `b`'s object in the branch: the cond carries `a` out (it was not
+    carried, and fell back) and writes it back into the list `b` refers to."""
+    converts(list_alias_under_traced_if, (jnp.array(3.0),), (jnp.array(-1.0),), prims=("cond",))
 
 
 def test_alias_of_a_dict_carried_through_a_traced_loop_sees_the_change():

@@ -732,8 +732,21 @@ class Builder:
             target = targets[self.pick(range(len(targets)))]
             bound = self.pick(["-1.0", "0.0", "1.5"])
             lines = [f"{p}def {name}(v):", f"{p}    if v < {bound}:",
-                     f"{p}        raise {kind}(f\"fuzz {tag}: {{v}}\")", f"{p}    return v + 0.5",
-                     f"{p}{target.name} = {name}({bounded(self.expr(FLOAT, sc), FLOAT_LIMIT - 1.0).src})"]
+                     f"{p}        raise {kind}(f\"fuzz {tag}: {{v}}\")", f"{p}    return v + 0.5"]
+            call = f"{name}({bounded(self.expr(FLOAT, sc), FLOAT_LIMIT - 1.0).src})"
+            # Where the call stands (issue 23): a statement, a side of a conditional expression, an
+            # `and`/`or` operand, a one-line `if`; its caller must stop where it raised in each.
+            where = self.int_in(0, 5)
+            if where == 3:
+                other = bounded(self.expr(FLOAT, sc), FLOAT_LIMIT - 1.0).src
+                lines.append(f"{p}{target.name} = ({call} if {self.cond(sc)} else {other})")
+            elif where == 4:
+                op = self.pick(["and", "or"])
+                lines.append(f"{p}{target.name} = jnp.where({self.cond(sc)} {op} {call} > 0.0, 1.0, -1.0)")
+            elif where == 5:
+                lines.append(f"{p}if {self.cond(sc)}: {target.name} = {call}")
+            else:
+                lines.append(f"{p}{target.name} = {call}")
             return lines, sc, False
         if self.flag():
             e = self.expr(self.pick([FLOAT, INT]), sc)

@@ -21,6 +21,7 @@ import weakref
 
 import libcst as cst
 
+from laxify.ir.naming import is_runtime_name
 from laxify.ir.user_code import is_library_function
 
 from laxify.transpiler.analysis.walk import children, descendants, statement_children
@@ -95,15 +96,27 @@ def _may_raise(fn, depth: int = 0) -> bool:
     return False
 
 
+# The runtime's calls whose lambdas are the lazy operands of a conditional expression, an
+# `and`/`or` or a chained comparison (converted before this): their calls are the statement's.
+_LAZY = frozenset({"ifexp", "and_", "or_", "compare"})
+
+
 def _calls(node: cst.CSTNode):
-    """The calls in ``node``, not looking into lambdas, nested defs and classes."""
+    """The calls in ``node``, not looking into lambdas (but the lazy operands of laxify's
+    conditional expressions and `and`/`or`), nested defs and classes."""
     stack = [node]
     while stack:
         child = stack.pop()
-        if isinstance(child, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        if isinstance(child, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(child, cst.Lambda):
             continue
         if isinstance(child, cst.Call):
             yield child
+            func = child.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _LAZY and isinstance(func.value, cst.Name) \
+                    and is_runtime_name(func.value.value):
+                stack.extend(arg.value.body for arg in child.args if isinstance(arg.value, cst.Lambda))
         stack.extend(children(child))
 
 
@@ -130,13 +143,13 @@ class _Watch:
         while stack:
             node, loops = stack.pop()
             kind = type(node)
-            if kind is cst.SimpleStatementLine:
+            if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
                 if not loops:
-                    self.line(node)
+                    self.line(node)  # (a one-line suite, `if c: y = f(x)`, becomes a block)
             elif kind is cst.FunctionDef:
                 if contains(node.body, (cst.Raise,)):
                     self.checked[node.name.value] = self.local_raisers = True  # a nested function that may raise
-            elif kind is not cst.ClassDef and kind is not cst.SimpleStatementSuite:
+            elif kind is not cst.ClassDef:
                 inner = loops + (kind is cst.For or kind is cst.While)
                 stack.extend((child, inner) for child in statement_children(node))
 
@@ -181,12 +194,14 @@ class RaiseTransformer(OwnCodeConverter):
         new = self._statements(original_node, updated_node)
         if id(original_node) not in self.watched:
             return new
+        return cst.FlattenSentinel(self._bracket(original_node, new, id(original_node) in self.guarded))
+
+    def _bracket(self, original_node, new, in_try: bool) -> list:
         # `_lx.expect_raise()`, the statement, and where a function it called raised, the same
         # as a `raise` here (a `return` statement's value is kept in a name in between).
         position = self.ctx.positions.get(original_node)
         before = cst.SimpleStatementLine([cst.Expr(
-            runtime_call("expect_raise", cst.Name("True")) if id(original_node) in self.guarded
-            else runtime_call("expect_raise"))])
+            runtime_call("expect_raise", cst.Name("True")) if in_try else runtime_call("expect_raise"))])
         after: list = []
         last = new.body[-1] if isinstance(new, cst.SimpleStatementLine) else None
         if isinstance(last, cst.Return) and last.value is not None:
@@ -203,10 +218,24 @@ class RaiseTransformer(OwnCodeConverter):
             for stmt in check.body.body:
                 for small in stmt.body:
                     self.ctx.positions[small] = position
-        return cst.FlattenSentinel(out)
+        return out
 
     def leave_SimpleStatementSuite(self, original_node, updated_node):
-        return self._statements(original_node, updated_node)
+        new = self._statements(original_node, updated_node)
+        if id(original_node) not in self.watched:
+            return new
+        # `if c: y = f(x)` with a call that may raise: a block of its statements, bracketed.
+        position = self.ctx.positions.get(original_node)
+        body: list = []
+        for small in new.body:
+            line = cst.SimpleStatementLine([small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
+            if position is not None:
+                self.ctx.positions[line] = self.ctx.positions.get(small, position)
+            if any(isinstance(c.func, cst.Name) for c in _calls(line)):
+                body += self._bracket(line, line, id(original_node) in self.guarded)
+            else:
+                body.append(line)
+        return cst.IndentedBlock(body)
 
     def _statements(self, original_node, updated_node):
         if not any(isinstance(s, cst.Raise) and s.exc is not None for s in updated_node.body):

@@ -1,0 +1,107 @@
+"""A call of a function that may raise inside a conditional expression, an `and`/`or` operand,
+or a one-line `if c: y = f(x)` (issue 23). Such a call was not followed: where the callee raised,
+the caller went on with values nothing should observe, so a `while` loop of the caller reading
+them could run forever (`y = helper(n) if x > 0 else ...; while y != 1: y = y - 2` never ended
+for n < 0), and its prints came out. Now the callee's flag leaves the `lax.cond` of the
+expression (or the one-line suite is bracketed as a block), and the caller stops there as
+Python's exception stops it. Oracle: the function run eagerly on the same arrays, on inputs that
+raise and that do not, through `to_static` and `laxify.checked(jax.jit(convert))`."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import laxify
+from harness import control_flow_prims, jaxpr_of
+
+
+def helper(v):
+    if v < 0:
+        raise ValueError(f"negative: {v}")
+    return v * 2 + 1
+
+
+def in_a_conditional_expression(x, n):
+    y = helper(n) if x > 0 else n * 2 + 1
+    print("after the call", y)
+    while y > 1:
+        y = y - 2
+    return y
+
+
+def in_an_and(x, n):
+    ok = x > 0 and helper(n) > 3
+    print("after the call", ok)
+    return jnp.where(ok, n, -n)
+
+
+def in_an_or(x, n):
+    ok = x > 5 or helper(n) > 3
+    print("after the call", ok)
+    return jnp.where(ok, n, -n)
+
+
+def in_a_one_line_if(x, n):
+    y = n * 2 + 1
+    if x > 0: y = helper(n)
+    print("after the call", y)
+    while y > 1:
+        y = y - 2
+    return y
+
+
+def ends_only_where_the_helper_did_not_raise(x, n):
+    # Where helper(n) raised, `y` is a value nothing observes: the loop must not run on it.
+    y = helper(n) if x > 0 else n * 2 + 1
+    while y != 1:
+        y = y - 2
+    return y
+
+
+FUNCTIONS = [in_a_conditional_expression, in_an_and, in_an_or, in_a_one_line_if]
+INPUTS = [(1, 3), (1, -3), (7, -3), (-1, 2), (-1, 3)]
+
+
+def _eager(fn, args, capsys):
+    try:
+        value, error = fn(*args), None
+    except ValueError as e:
+        value, error = None, str(e)
+    return value, error, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("x,n", INPUTS)
+def test_a_call_that_raised_in_an_expression_stops_its_caller(fn, x, n, capsys):
+    args = (jnp.int32(x), jnp.int32(n))
+    value, error, printed = _eager(fn, args, capsys)
+    for route in (laxify.to_static(fn), laxify.checked(jax.jit(laxify.convert(fn)))):
+        if error is not None:
+            with pytest.raises(ValueError) as info:
+                route(*args)
+            assert str(info.value) == error
+        else:
+            got = route(*args)
+            assert int(got) == int(value)
+        jax.effects_barrier()
+        assert capsys.readouterr().out == printed  # no print after the call that raised
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+def test_the_expression_stays_one_program(fn):
+    prims = control_flow_prims(jaxpr_of(fn, jnp.int32(1), jnp.int32(3)))
+    assert "cond" in prims
+
+
+@pytest.mark.parametrize("x,n", [(1, 3), (1, -3), (-1, 0)])
+def test_a_loop_on_the_value_of_a_call_that_raised_does_not_run(x, n):
+    args = (jnp.int32(x), jnp.int32(n))
+    for route in (laxify.to_static(ends_only_where_the_helper_did_not_raise),
+                  laxify.checked(jax.jit(laxify.convert(ends_only_where_the_helper_did_not_raise)))):
+        if n < 0 and x > 0:
+            with pytest.raises(ValueError, match="negative: -3"):
+                route(*args)
+        else:
+            assert int(route(*args)) == int(ends_only_where_the_helper_did_not_raise(*args))
