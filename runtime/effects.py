@@ -642,11 +642,11 @@ def _path_sharing_error(where, loop: bool = False) -> NeedsPython:
     how = ("its body gives back two names sharing one list or dict where they did not share it "
            "before the loop (or the reverse), so whether they share it after the loop depends on "
            "how many times it ran") if loop else (
-           "two names (or two places) refer to one list or dict on one path of it and to separate "
+           "two names (or two places) refer to one list or dict on one of its paths and to separate "
            "ones on another, so whether a change through one is seen through the other depends on "
            "the path")
     return NeedsPython(
-        f"{how}, in {construct}",
+        f"while {construct} is traced, {how}",
         location(),
         "Give each name its own object on every path (`b = list(a)`), or share it on every path.",
     )
@@ -658,7 +658,7 @@ def _held_elsewhere(obj, names: tuple) -> bool:
     list, tuple or dict holding it): another name, or the caller that passed it in."""
     from laxify.runtime.lists import _library_frame  # (lists imports this module)
 
-    count, innermost = 0, True
+    innermost = True
     frame = sys._getframe(1)
     while frame is not None:
         if not _library_frame(frame):
@@ -667,13 +667,9 @@ def _held_elsewhere(obj, names: tuple) -> bool:
             for name, value in frame.f_locals.items():
                 if name in own:
                     continue
-                if value is obj:
-                    count += 1
-                elif type(value) in (list, tuple) and any(v is obj for v in value):
-                    count += 1
-                elif type(value) is dict and any(v is obj for v in value.values()):
-                    count += 1
-                if count:
+                kind = type(value)
+                if value is obj or (kind in (list, tuple) and any(v is obj for v in value)) or (
+                        kind is dict and any(v is obj for v in value.values())):
                     return True
         frame = frame.f_back
     return False
