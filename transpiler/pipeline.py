@@ -197,5 +197,6 @@ def _convert_source(fn) -> Conversion:
     # Names the function's own closures capture: generated branch and loop functions share
     # these variables with them (see the lowering of regions).
     cells = source_names(fn.__code__.co_cellvars, fn.__code__)
-    ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells, prefix, ctx.updates, ctx.plain)
+    ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells, prefix, ctx.updates, ctx.plain,
+                                ctx.aliased_updates)
     return Conversion(src, src.node, ir_fn, fallbacks, ctx.pushes_loop_options)

@@ -130,6 +130,7 @@ class _Builder:
         self.plain: dict[tuple[int, int], list[cst.SimpleStatementLine]] = {}  # (Context.plain)
         self.shared_lists: frozenset[str] = frozenset()  # lists other names may refer to (list_appends)
         self.previous: cst.BaseStatement | None = None  # the statement before the one being built
+        self.aliased = True  # whether an item update names an alias (see _changed_through_alias)
 
     # -- helpers -------------------------------------------------------------------
     def value(self, hint: str) -> Value:
@@ -401,7 +402,8 @@ class _Builder:
         # A name whose object a branch changes through another name (`al = lst; al[0] = v`): the
         # branch changes the copy it is given, which the cond carries out (and writes back into
         # the object), whether or not the name is read after.
-        in_place = [n for n in _changed_through_alias(stmt) if n in self.scope.env and self.carried_cell(n, stmt)]
+        in_place = [n for n in _changed_through_alias(stmt) if n in self.scope.env
+                    and self.carried_cell(n, stmt)] if self.aliased else []
         for name in in_place:
             if name not in outputs:
                 outputs.append(name)
@@ -545,8 +547,9 @@ class _Builder:
         body = block_access(stmt.body)
         carries = [n for n in body.writes if (n in head or n in live_out) and n not in exclude
                    and self.carried_cell(n, None)]
-        carries += [n for n in _changed_through_alias(stmt) if n in self.scope.env and n not in carries
-                    and n not in exclude and self.carried_cell(n, None)]  # (see `if_`)
+        if self.aliased:  # (see `if_`)
+            carries += [n for n in _changed_through_alias(stmt) if n in self.scope.env and n not in carries
+                        and n not in exclude and self.carried_cell(n, None)]
         reads = dict(body.reads)
         if isinstance(stmt, cst.While):
             reads.update(expr_reads(stmt.test))
@@ -749,12 +752,15 @@ def function_params(node: cst.FunctionDef) -> list[str]:
 def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str] = frozenset(),
              cells: frozenset[str] = frozenset(), prefix: str = DEFAULT_PREFIX,
              updates: Mapping[tuple[int, int], list] | None = None,
-             plain: Mapping[tuple[int, int], list[cst.SimpleStatementLine]] | None = None) -> tuple[Function, list[Fallback]]:
+             plain: Mapping[tuple[int, int], list[cst.SimpleStatementLine]] | None = None,
+             aliased: bool = True) -> tuple[Function, list[Fallback]]:
     """Build the IR of ``src.node`` (already canonicalised by the converters); ``updates``:
     the item updates the converters rewrote, by position (see ``Context.updates``); ``plain``:
-    the lines before their int arithmetic was routed (see ``Context.plain``)."""
+    the lines before their int arithmetic was routed (see ``Context.plain``); ``aliased``:
+    whether some update got ``alias=`` (``Context.aliased_updates``)."""
     node = src.node
     b = _Builder(src, positions, freevars)
+    b.aliased = aliased
     b.updates = dict(updates or {})
     b.plain = {pos: list(lines) for pos, lines in (plain or {}).items()}
     b.cells = cells

@@ -128,6 +128,7 @@ class Config:
 
     max_statements: int = 10
     avoid: frozenset[str] = frozenset()  # KNOWN_FEATURES not to generate
+    focus: frozenset[str] = frozenset()  # features to generate more often ("raise": LAXIFY_FUZZ_FOCUS)
 
 
 def bounded(e: Expr, limit: float | None = None) -> Expr:
@@ -422,6 +423,8 @@ class Builder:
                     self.stmt_balanced_list]
         jumps = [self.stmt_break, self.stmt_continue, self.stmt_return, self.stmt_raise]
         options = simple + (compound if sc.depth < MAX_DEPTH else []) + jumps
+        if "raise" in self.config.focus:  # a campaign on the error channel: raises, validators
+            options += [self.stmt_raise] * 4
         chosen = options[self.int_in(0, len(options) - 1)]
         result = chosen(sc, ind)
         if result is None:

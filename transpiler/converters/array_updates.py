@@ -221,6 +221,7 @@ class ArrayUpdateRewriter:
         if alias is not None and alias[0] == name:
             pair = cst.Tuple([cst.Element(cst.SimpleString(f'"{self.user_text(n)}"')) for n in alias])
             call = call.with_changes(args=[*call.args, _keyword("alias", pair)])
+            self.ctx.aliased_updates = True
         return cst.Assign([cst.AssignTarget(cst.Name(name))], call)
 
     def note(self, original_node, statements: list) -> None:

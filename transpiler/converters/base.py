@@ -32,6 +32,9 @@ class Context:
     # Item updates rewritten by the array-updates converter, by the user's statement position:
     # the user's form and the functional one, for explain() (``[("x[i] += v", "x = ...")]``).
     updates: dict[tuple[int, int], list[tuple[str, str]]] = field(default_factory=dict)
+    # Set by the array-updates converter when an update got ``alias=(name, other)``: the IR
+    # builder then looks for the objects constructs change through another name.
+    aliased_updates: bool = False
     # The user's names that start like laxify's, hidden behind placeholders while the
     # converters run (see transpiler/naming.py): placeholder → the user's name.
     hidden: dict[str, str] = field(default_factory=dict)
