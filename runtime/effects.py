@@ -277,8 +277,8 @@ def sharing(tree) -> tuple:
         if kind is tuple:
             stack.extend((item, (*path, k)) for k, item in enumerate(obj))
             continue
-        if kind not in (list, dict, set) and not isinstance(obj, (list, dict, set)):
-            continue  # (a subclass: laxify's probe of a list, a user's dict type)
+        if not isinstance(obj, (list, dict, set)):
+            continue  # (subclasses too: laxify's probe of a list, a user's dict type)
         seen = places.get(id(obj))
         if seen is not None:
             seen.append(path)
@@ -340,22 +340,21 @@ class Identity:
     back its carries shared as it received them: else whether two names share an object
     depends on how many times it ran."""
 
-    def __init__(self, operands: tuple = (), offset: int = 0, loop: bool = False, may_skip: bool = False,
-                 names: tuple = (), changes: bool = True):
+    def __init__(self, operands: tuple = (), site=None, offset: int = 0, loop: bool = False,
+                 may_skip: bool = False):
         self.loop, self.may_skip = loop, may_skip  # may_skip: a loop that may run zero times
-        self.names = names  # the names the construct assigns (its outputs'), in the user's frame
-        # Whether the function changes objects in place: else which names share one object is
-        # never seen, and a sharing that depends on the path is no error (nothing is relinked).
-        self.changes = changes
+        # The names the construct assigns (its outputs'), in the user's frame; whether the
+        # function changes objects in place (else which names share one object is never seen,
+        # and a sharing that depends on the path is no error: nothing is relinked).
+        self.names, self.changes = (site.names, site.changes_in_place) if site is not None else ((), True)
         self.kept: dict[int, int] = {}  # outputs some run gave back as the input (which)
         self.replaced: set[int] = set()  # outputs some run gave as a new list or dict
         self.of: dict[int, int] = {}
         self.changed: set[int] = set()  # outputs some run changed in place
         self.aliased: dict[int, tuple[str, str]] = {}  # those changed through a name another refers to
         self.where = ("this construct", lambda: None)
-        given = sharing(tuple(operands)) if operands else ()
-        self.given = tuple(tuple((p[0] + offset, *p[1:]) for p in g) for g in given)
-        self._offset = offset
+        self.operands, self.offset = tuple(operands), offset
+        self.given = sharing(self.operands) if operands else ()
         self.shared: tuple | None = None  # the outputs' sharing, once a run has given it
         self.mixed = False  # runs that share differently
 
@@ -364,7 +363,10 @@ class Identity:
         then must give them back shared alike, or the function runs as Python: its traced body
         stands for every iteration). Where the function changes no object in place, sharing is
         never seen, and nothing is relinked."""
-        return relink(args, self.given) if self.given and self.changes else args
+        if not (self.given and self.changes):
+            return args
+        shift = self.offset
+        return relink(args, tuple(tuple((p[0] + shift, *p[1:]) for p in g) for g in self.given))
 
     def note(self, args: tuple, outs, watch: _Watch) -> None:
         if type(outs) not in (tuple, list):
@@ -389,13 +391,14 @@ class Identity:
                 found = -1
             self.of[j] = found
 
-    def write_back(self, outs, inputs, offset: int = 0) -> tuple:
+    def write_back(self, outs) -> tuple:
         """``outs`` of the construct, with each list or dict that its function changed in place
         (returned as the input it received) written into the object the construct was given,
         which is returned in its place: as in Python, every name that refers to that object
         (in the caller too) sees the change."""
+        inputs, offset = self.operands, self.offset
         shared = self.shared
-        if self.mixed or (self.loop and shared is not None and shared != self._given_carries()):
+        if self.mixed or (self.loop and shared is not None and shared != self.given):
             if self.changes:
                 raise _path_sharing_error(self.where, loop=not self.mixed)
             shared = None
@@ -427,10 +430,6 @@ class Identity:
         if shared:
             return relink(tuple(outs), shared, prefer=inputs)
         return tuple(outs)
-
-    def _given_carries(self) -> tuple:
-        offset = self._offset
-        return tuple(tuple((p[0] - offset, *p[1:]) for p in g) for g in self.given)
 
 
 def _write_into(original, new) -> None:
@@ -465,7 +464,7 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
         watch = _Watch(construct, where)
         before = _reachable(args)
         args = _fresh(args)
-        if identity is not None and identity.given:
+        if identity is not None:
             args = identity.receive(args)
         names = fn.__code__.co_varnames if isinstance(fn, types.FunctionType) else ()
         for k, arg in enumerate(args):

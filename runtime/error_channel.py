@@ -148,7 +148,7 @@ class calling:
     def __exit__(self, kind, *exc):
         raised = _state.frames.pop()[1]
         _pop_to_barrier()
-        slot = _live_slot()
+        slot = statement_slot()
         if slot is None:
             if raised is not False:
                 lose_flag()  # the statement that called it did not collect its flag
@@ -204,8 +204,9 @@ def _on_stack(frame) -> bool:
     return False
 
 
-def _live_slot():
-    """The slot on top (``None`` at a barrier), after dropping the slots left behind by
+def statement_slot():
+    """The slot of the statement being traced (``expect_raise``), or ``None`` at a barrier
+    (no statement around collects its calls' flags), after dropping the slots left behind by
     statements whose frames have ended (a trace that stopped between `expect_raise` and
     `call_raised`: a fallback, an error): a later statement must not collect into those."""
     slots = _slots()
@@ -219,7 +220,7 @@ def expect_raise(in_try: bool = False) -> None:
     ``in_try``: the statement stands in the body of a ``try`` whose ``except`` may catch what
     they raise, whose handler would then run for some data only (see :class:`HandlerNeedsData`)."""
     frame = sys._getframe(1)
-    _live_slot()
+    statement_slot()
     _slots().append(_Slot(in_try, frame.f_code.co_filename, frame.f_lineno, frame))
 
 
@@ -227,19 +228,13 @@ def call_raised():
     """After that statement: where a function it called raised (a Python ``False`` where none
     could, a traced boolean where some did under a traced condition)."""
     slots = _slots()
-    if _live_slot() is None:
+    if statement_slot() is None:
         return False
     slot = slots.pop()
     slot.frame = None
     if slot.in_try and slot.raised is not False:
         raise CallHandlerNeedsData(slot.filename, slot.line)
     return slot.raised
-
-
-def statement_slot():
-    """The slot of the statement being traced (``expect_raise``), or ``None`` where no
-    statement around collects its calls' flags (taken before entering a traced region)."""
-    return _live_slot()
 
 
 def collect_flag(fn):

@@ -355,7 +355,7 @@ def _outputs(entry: _Entry, arrays, objects, inputs):
             leaves.append(value)
     out = jax.tree_util.tree_unflatten(entry.out_tree, leaves)
     if entry.shared:  # one list the trace gave at two places (`al = lst`) is one object again
-        out = effects.relink(out, entry.shared) if type(out) is tuple else effects.relink((out,), entry.shared)[0]
+        out = effects.relink((out,), entry.shared)[0]
     return out
 
 
@@ -398,7 +398,7 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
             _state.tracing -= 1
         if error_channel.recorded() != before:
             raise _TraceFailed("it has a check made at run time (a `raise` or a Python error on a traced path)")
-        entry.shared = effects.sharing(out if type(out) is tuple else (out,))
+        entry.shared = effects.sharing((out,))
         leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda v: isinstance(v, Undefined))
         out_spec, outs = [], []
         given = {id(a): k for k, a in enumerate(arrays)}

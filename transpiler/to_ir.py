@@ -677,8 +677,7 @@ def _changed_through_alias(stmt: cst.CSTNode) -> list[str]:
         node = stack.pop()
         kind = type(node)
         if kind is cst.FunctionDef or kind is cst.Lambda or kind is cst.ClassDef:
-            if node is not stmt:
-                continue
+            continue  # (`stmt` is an `if` or a loop)
         if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _UPDATES:
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "alias" and type(arg.value) is cst.Tuple:

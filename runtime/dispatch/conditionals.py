@@ -82,10 +82,10 @@ def _traced_cond(pred, branches, operands, site: Site):
         return _cond_appending(pred, [_catching(b, site) for b in branches], operands, site)
     # Effects on Python objects are watched in the user's branch itself; an exception Python
     # raises there is recorded for the runs that take it (outside the watch).
-    identity = effects.Identity(operands, names=site.names, changes=site.changes_in_place)
+    identity = effects.Identity(operands, site)
     branches = [_catching(effects.guarded(b, f"this `{site.construct}` on a traced value", lambda: location(site),
                                           identity), site) for b in branches]
-    return identity.write_back(_joined_cond(pred, branches, operands, site), operands)
+    return identity.write_back(_joined_cond(pred, branches, operands, site))
 
 
 def _joined_cond(pred, branches, operands, site: Site):

@@ -321,7 +321,7 @@ def _ints_checked(fn, site: Site, construct: str):
 def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", early_exit: bool = False):
     """A traced ``while``: a list or dict the body changes in place is the caller's object
     after it (``effects.Identity``); a ``raise`` in the body waits for run time."""
-    identity = effects.Identity(init, loop=True, may_skip=True, names=site.names, changes=site.changes_in_place)
+    identity = effects.Identity(init, site, loop=True, may_skip=True)
     cond_fn, body_fn = _guarded(cond_fn, site, construct), _guarded(body_fn, site, construct, identity)
     body_fn = int_overflow.marking(body_fn, init)  # its Python ints: overflow checked (int_overflow.py)
     # The overflow code of the body's int arithmetic: one more carry, checked after the loop.
@@ -335,7 +335,7 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
         if not error_channel.is_users_error(e):
             raise
         out = _raising_loop(e, cond_fn, body_fn, carried, counted, construct)
-    return int_overflow.mark_results(init, identity.write_back(overflows.finish(out), init))
+    return int_overflow.mark_results(init, identity.write_back(overflows.finish(out)))
 
 
 def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construct: str):
@@ -702,7 +702,7 @@ def _scan(body_fn, init, xs, site: Site):
     A list the body reads an earlier iteration's item of is carried instead as a buffer of
     all its rows (:class:`lists_mod.Rows`): the body is traced with stacked outputs first and
     again with a buffer for each list whose read asked for one (``NeedsRows``)."""
-    identity = effects.Identity(init, offset=1, loop=True, names=site.names, changes=site.changes_in_place)
+    identity = effects.Identity(init, site, offset=1, loop=True)
     body_fn = _guarded(body_fn, site, "for", identity)
     # A range's index (a Count) and the carries that start as Python ints stand for Python ints.
     body_fn = int_overflow.marking(body_fn, init, lead=1, index=isinstance(xs, Count))
@@ -717,7 +717,7 @@ def _scan(body_fn, init, xs, site: Site):
         # records the check again and stops the caller.
         body_fn(_first_item(xs), *fresh(init))
         raise
-    return int_overflow.mark_results(init, identity.write_back(overflows.finish(out), init, offset=1))
+    return int_overflow.mark_results(init, identity.write_back(overflows.finish(out)))
 
 
 def _first_item(xs):

@@ -7,12 +7,11 @@ named by the Python variable they hold, so untouched statements are re-emitted v
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from laxify.ir import Function, Op, PyOp, Region, UndefOp, Value
+from laxify.ir import Function, Op, Region, UndefOp, Value
 from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.runtime.lowering.emitter import Emitter
 
@@ -53,13 +52,6 @@ class Site:
     # (runtime/effects.py ``Identity``), and a path that decides it is an error.
     changes_in_place: bool = True
 
-
-# An item assigned or deleted (`_lx.setitem`), a method that changes its object called on it.
-# (A method that returns None is a statement of its own: `optimizer.update(...)`, whose value is
-# used, is not a dict's.)
-_IN_PLACE = re.compile(r"\bsetitem(_op)?\(|\bdel\s|\.(pop|popitem|setdefault|__setitem__|__delitem__)\(|"
-                       r"^\s*[\w.\[\]]+\.(append|extend|insert|update|clear|remove|sort|reverse|add|discard)\(",
-                       re.MULTILINE)
 
 
 class SiteTable(tuple):
@@ -111,7 +103,7 @@ class Lowerer:
     may_be_undefined: bool = False  # some name may be unbound: returns check their value
     cells: frozenset = frozenset()  # the user's names that closures capture
     prefix: str = DEFAULT_PREFIX  # of the generated names: the runtime handle is the prefix itself
-    in_place: bool | None = None  # whether the function changes an object in place (Site), found once
+    in_place: bool = True  # whether the function changes an object in place (Site.changes_in_place)
 
     @property
     def runtime(self) -> str:
@@ -131,8 +123,6 @@ class Lowerer:
     def site(self, op: Op, construct: str, names=(), branches=(), branch_lines=()) -> str:
         line, col = (op.span.line, op.span.col) if op.span else (0, 0)
         checks = construct in ("while", "for") and _holds_int_ops(op)
-        if self.in_place is None:
-            self.in_place = any(type(o) is PyOp and _IN_PLACE.search(o.code) is not None for o in self.fn.walk())
         self.sites.append(Site(construct, self.filename, line, col, tuple(names), tuple(branches),
                                tuple(branch_lines), checks, changes_in_place=self.in_place))
         return f"{self.prefix}{SITES[len(DEFAULT_PREFIX):]}[{len(self.sites) - 1}]"
@@ -161,11 +151,12 @@ class Lowerer:
         return self.tuple_of(values)
 
 
-def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
-    """Lower a verified, folded IR function to Python source lines."""
+def lower_function(fn: Function, filename: str = "<unknown>", in_place: bool = True) -> LoweredSource:
+    """Lower a verified, folded IR function to Python source lines; ``in_place``: whether it
+    changes a list, dict or set in place (``Site.changes_in_place``)."""
     from laxify.runtime.lowering import rules  # noqa: F401  (registers the rules)
 
-    low = Lowerer(fn, filename)
+    low = Lowerer(fn, filename, in_place=in_place)
     low.undefined = {id(r) for op in fn.walk() if isinstance(op, UndefOp) for r in op.results}
     low.may_be_undefined = bool(low.undefined)
     low.cells = frozenset(fn.attributes.get("cells", ()))

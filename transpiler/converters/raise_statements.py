@@ -107,9 +107,7 @@ def _calls(node: cst.CSTNode):
     stack = [node]
     while stack:
         child = stack.pop()
-        if isinstance(child, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        if isinstance(child, cst.Lambda):
+        if isinstance(child, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
             continue
         if isinstance(child, cst.Call):
             yield child
