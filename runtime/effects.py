@@ -424,12 +424,19 @@ class Identity:
             if type(original) is type(new) and type(new) in (list, dict) and original is not new:
                 if j in self.changed:  # (unchanged: the same contents, which it still holds)
                     _write_into(original, new)
-                    if j in self.aliased and _state.watches:
+                    if j in self.aliased and _state.watches and not self._carries(original, self.aliased[j][1]):
                         note_aliased_change(original, *self.aliased[j])
                 outs[j] = original
         if shared:
             return relink(tuple(outs), shared, prefer=inputs)
         return tuple(outs)
+
+
+    def _carries(self, obj, name: str) -> bool:
+        """Whether the construct carried ``obj`` under ``name`` too (its operands align with its
+        names): then it gave back ``name`` changed as well, and no other name misses it."""
+        names, operands = self.names, self.operands
+        return any(n == name and k < len(operands) and operands[k] is obj for k, n in enumerate(names))
 
 
 def _write_into(original, new) -> None:

@@ -237,3 +237,22 @@ def test_a_change_through_an_alias_after_a_validator_converts(k):
         laxify.to_static(validate_then_change_through_an_alias)(*bad)
     with pytest.raises(ValueError, match="bad -6.0"):
         laxify.checked(jax.jit(laxify.convert(validate_then_change_through_an_alias)))(*bad)
+
+
+def alias_made_and_changed_after_a_guard(x, k):
+    d = {"p": x[0], "q": k}
+    if x[1] > 100.0:
+        raise ValueError("too large")
+    al = d  # made in the code after the guard (a traced branch), with the loop that changes `d`
+    for i in range(k):
+        d["p"] = d["p"] * 2.0
+    return d["p"] + al["p"]
+
+
+@pytest.mark.parametrize("k", COUNTS)
+def test_an_alias_made_in_a_branch_with_the_loop_that_changes_it_converts(k):
+    # `make fuzz` seed 2047517377: the loop carries both names, sharing the branch's copy; the
+    # alias note of the loop's change reached the branch, which reported it (a needless fallback).
+    _routes(alias_made_and_changed_after_a_guard, (X, k), converts=True)
+    with pytest.raises(ValueError, match="too large"):
+        laxify.to_static(alias_made_and_changed_after_a_guard)(X.at[1].set(200.0), k)
