@@ -41,7 +41,7 @@ from laxify.runtime.lowering.emitter import Emitter, Line
 __all__ = ["set_cache_dir", "cache_dir", "key", "load", "store"]
 
 ENV = "LAXIFY_CACHE_DIR"
-_FORMAT = 1
+_FORMAT = 2  # 2: a site's end_line, changes_in_place and private names
 _UNSET = object()
 _directory: object = _UNSET  # set_cache_dir's choice; _UNSET: read the environment
 
@@ -160,8 +160,8 @@ def load(directory: Path, key: str, fn, code: types.CodeType, make):
             return None
         lowered = LoweredSource(
             meta["name"], Emitter([Line(*line) for line in meta["lines"]]),
-            [Site(s[0], s[1], s[2], s[3], tuple(s[4]), tuple(s[5]), tuple(s[6]), bool(s[7:] and s[7]))
-             for s in meta["sites"]],
+            [Site(s[0], s[1], s[2], s[3], tuple(s[4]), tuple(s[5]), tuple(s[6]), bool(s[7]), s[8], bool(s[9]),
+                  tuple(s[10])) for s in meta["sites"]],
             tuple(meta["cells"]), meta["prefix"])
     except Exception:  # noqa: BLE001 - a damaged file: convert again (and overwrite it)
         return None
@@ -179,7 +179,8 @@ def store(directory: Path, key: str, converted) -> None:
         "cells": list(lowered.cells),
         "lines": [[ln.depth, ln.text, ln.user_line, ln.user_col, ln.raw] for ln in lowered.emitter.lines],
         "sites": [[s.construct, s.filename, s.line, s.col, list(s.names), list(s.branches),
-                   list(s.branch_lines), s.int_checks] for s in lowered.sites],
+                   list(s.branch_lines), s.int_checks, s.end_line, s.changes_in_place, list(s.private)]
+                  for s in lowered.sites],
         "filename": converted.filename,
         "fallbacks": bool(converted.has_fallbacks),
         "pushes_loop_options": bool(converted.pushes_loop_options),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import inspect
 import operator
 import sys
 import threading
@@ -131,7 +132,8 @@ class _Watch:
         self.construct, self.where = construct, where
         self.saved: dict[int, tuple] = {}   # id -> (object, its state, the user's word for it)
         self.own: set[int] = set()          # fresh containers the construct passed in
-        self.aliased: dict[int, tuple[str, str]] = {}  # own ones changed that another name refers to
+        # Own ones changed that other names refer to: id -> (the name changed, the others).
+        self.aliased: dict[int, tuple[str, tuple[str, ...]]] = {}
         self.started: frozenset | None = None  # ids watched when the function started (see made_here)
 
     def add(self, root, name: str, own: bool = False, depth: int = 0, shared: frozenset = frozenset()) -> None:
@@ -180,19 +182,29 @@ class _Watch:
         ids of the objects watched then; ``kept`` keeps them alive meanwhile)."""
         return type(obj) in (list, dict, set) and self.started is not None and id(obj) not in self.started
 
-    def changed(self, outputs) -> str | None:
-        """The user's word for the first watched object that changed where it may not."""
+    def changed(self, outputs, private: frozenset = frozenset()) -> str | None:
+        """The user's word for the first watched object that changed where it may not
+        (``private``: the words of the construct's names whose object nothing else reaches)."""
+        returned = None
         for key, (obj, state, word) in self.saved.items():
             if _same(type(obj), state, _state_of(obj)):
                 continue
             if key in self.own:
-                # A copy the construct gave it: carried out (and written back) when returned;
-                # otherwise nothing reads the name after the construct, and an alias or a
-                # caller that would see the change is reported where the item is assigned
-                # (`_lx.setitem`'s alias check).
-                continue
+                # A copy the construct gave it: carried out (and written back) when returned.
+                # The conversion carries every name a construct changes in place (to_ir
+                # `_changed_objects`); one it did not see (a helper's `lst.pop()`) would be
+                # a change lost for the names that refer to the object: Python runs it.
+                if returned is None:
+                    returned = _reachable(outputs)
+                if key in returned or word in private:
+                    continue
             return word
         return None
+
+    def changed_own(self) -> bool:
+        """Whether a copy the construct gave the function was changed in place."""
+        saved = self.saved
+        return any(not _same(type(saved[k][0]), saved[k][1], _state_of(saved[k][0])) for k in self.own)
 
     def changed_in_place(self, obj) -> bool:
         """Whether ``obj`` or a watched container it holds was changed in place."""
@@ -347,11 +359,12 @@ class Identity:
         # function changes objects in place (else which names share one object is never seen,
         # and a sharing that depends on the path is no error: nothing is relinked).
         self.names, self.changes = (site.names, site.changes_in_place) if site is not None else ((), True)
+        self.private = frozenset(f"`{n}`" for n in site.private) if site is not None else frozenset()
         self.kept: dict[int, int] = {}  # outputs some run gave back as the input (which)
         self.replaced: set[int] = set()  # outputs some run gave as a new list or dict
         self.of: dict[int, int] = {}
         self.changed: set[int] = set()  # outputs some run changed in place
-        self.aliased: dict[int, tuple[str, str]] = {}  # those changed through a name another refers to
+        self.aliased: dict[int, tuple[str, tuple[str, ...]]] = {}  # changed through a name others refer to
         self.where = ("this construct", lambda: None)
         self.operands, self.offset = tuple(operands), offset
         self.given = sharing(self.operands) if operands else ()
@@ -424,8 +437,11 @@ class Identity:
             if type(original) is type(new) and type(new) in (list, dict) and original is not new:
                 if j in self.changed:  # (unchanged: the same contents, which it still holds)
                     _write_into(original, new)
-                    if j in self.aliased and _state.watches and not self._carries(original, self.aliased[j][1]):
-                        note_aliased_change(original, *self.aliased[j])
+                    if j in self.aliased and _state.watches:
+                        name, others = self.aliased[j]
+                        missed = tuple(n for n in others if not self._carries(original, n))
+                        if missed:
+                            note_aliased_change(original, name, missed)
                 outs[j] = original
         if shared:
             return relink(tuple(outs), shared, prefer=inputs)
@@ -478,19 +494,23 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
             name = names[k] if k < len(names) else ""
             word = f"`{name}`" if name and not name.startswith(DEFAULT_PREFIX) else "a value it carries"
             watch.add(arg, word, own=True, shared=before)
+        given = frozenset(watch.saved)
         for item in _roots(fn):
             watch.add(*item)
+        # Objects it reads from outside (a closure's `e`) that it also received as a copy (`d`,
+        # `e = ident(d)`): a change to the copy would not be seen through `e`.
+        originals = _reachable(identity.operands) if identity is not None and identity.operands else before
+        copied = originals.difference(given)
+        shadowed = [k for k in watch.saved if k in copied and k not in given] if copied else ()
         watch.started = frozenset(watch.saved)  # (the saved objects are held: ids stay theirs)
         watches = _state.watches
         watches.append(watch)
         try:
             out = fn(*args)
-            word = watch.changed(out)
-            if word is None and watch.aliased:
-                returned = _reachable(out)
-                for key, (name, other) in watch.aliased.items():
-                    if key not in returned:
-                        raise alias_error(name, other)
+            word = watch.changed(out, identity.private if identity is not None else frozenset())
+            if word is None and shadowed and watch.changed_own():
+                raise _shadowed_error(watch.saved[shadowed[0]][2], watch)
+            outside = _changed_for_others(fn, watch, out) if word is None and watch.aliased else {}
         except BaseException:
             watch.restore()
             raise
@@ -502,16 +522,47 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
         if identity is not None:
             identity.where = (construct, where)
             identity.note(args, out, watch)
-            if watch.aliased and type(out) in (tuple, list):
+            if outside and type(out) in (tuple, list):
                 # Returned (else an error above): the construct writes it back into its operand,
                 # which the enclosing watched function must see changed through `name` too.
                 for j, item in enumerate(out):
-                    if id(item) in watch.aliased:
-                        identity.aliased[j] = watch.aliased[id(item)]
+                    if id(item) in outside:
+                        identity.aliased[j] = outside[id(item)]
         return out
 
     run.__laxify_guarded__ = True
     return run
+
+
+def _changed_for_others(fn, watch: _Watch, out) -> dict[int, tuple[str, tuple[str, ...]]]:
+    """The own objects ``fn`` changed through a name that names outside it refer to too:
+    ``{id: (name, those names)}``. A name that ``fn`` binds itself (``al = d`` in the branch)
+    holds the branch's copy and sees the change; one it received or reads from outside holds
+    another object, so the object must be returned (the construct writes it back into the
+    one they share), else the change is lost for them: an error."""
+    bound = _bound_in(fn)
+    returned = _reachable(out)
+    found = {}
+    for key, (name, others) in watch.aliased.items():
+        missed = tuple(n for n in others if n not in bound)
+        if not missed:
+            continue
+        if key not in returned:
+            raise alias_error(name, missed[0])
+        found[key] = (name, missed)
+    return found
+
+
+def _bound_in(fn) -> frozenset[str]:
+    """The names the user's function ``fn`` assigns that are not its parameters (none for
+    laxify's own wrappers: their variables are not the user's)."""
+    if type(fn) is not types.FunctionType or is_library_function(fn):
+        return frozenset()
+    code = fn.__code__
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    params = code.co_varnames[:count]
+    return frozenset((*code.co_varnames[count:], *code.co_cellvars)).difference(params)
 
 
 def _roots(fn) -> list:
@@ -601,6 +652,16 @@ def _changed_error(word: str, watch: _Watch) -> NeedsPython:
     )
 
 
+def _shadowed_error(word: str, watch: _Watch) -> NeedsPython:
+    return NeedsPython(
+        f"{word} refers to an object that {watch.construct} changes in place under another name: "
+        f"the construct works on a copy of that object, which {word} would not show while it runs",
+        watch.where(),
+        "Read the object through the name the construct changes, or keep such state in an array "
+        "that the function carries.",
+    )
+
+
 def _assigns_error(original, names: tuple[str, ...], watch: _Watch) -> NeedsPython:
     listed = ", ".join(f"`{n}`" for n in names)
     return NeedsPython(
@@ -613,12 +674,15 @@ def _assigns_error(original, names: tuple[str, ...], watch: _Watch) -> NeedsPyth
     )
 
 
-def note_aliased_change(obj, name: str, other: str) -> None:
-    """``obj``, the value of ``name``, was changed in place, and ``other`` refers to it too (the
+def note_aliased_change(obj, name: str, others: tuple[str, ...]) -> None:
+    """``obj``, the value of ``name``, was changed in place, and ``others`` refer to it too (the
     conversion saw ``other = name``, or ``other`` is ``name``: a parameter the caller holds)."""
     watch = _state.watches[-1]
     if id(obj) in watch.own:
-        watch.aliased.setdefault(id(obj), (name, other))
+        known = watch.aliased.get(id(obj))
+        if known is not None:
+            others = tuple(dict.fromkeys((*known[1], *others)))
+        watch.aliased[id(obj)] = (name if known is None else known[0], others)
     # (an object the function did not receive from the construct is compared on return)
 
 

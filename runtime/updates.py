@@ -81,19 +81,20 @@ _BINARY = {
 }
 
 
-def setitem(obj, index, value, alias: tuple[str, ...] | None = None):
+def setitem(obj, index, value, alias: tuple[str, ...] | None = None, also: tuple[str, ...] = ()):
     """``obj[index] = value`` (``index`` may be a :class:`Path`); returns what the name holds
     after it: a new array for a JAX array, else ``obj`` itself, changed in place."""
-    return _update(obj, index, None, value, alias)
+    return _update(obj, index, None, value, alias, also)
 
 
-def setitem_op(obj, index, op: str, value, alias: tuple[str, ...] | None = None):
+def setitem_op(obj, index, op: str, value, alias: tuple[str, ...] | None = None, also: tuple[str, ...] = ()):
     """``obj[index] op= value`` (``op`` is ``"+"``, ``"//"``, ...), as :func:`setitem`.
 
     ``alias``: ``(name, other)`` where the conversion saw ``other = name`` (or the reverse)
     before this update and ``other`` read after it, ``(name, other, "for")`` where ``name`` is
-    the target of ``for name in other``: a functional update is then an error."""
-    return _update(obj, index, op, value, alias)
+    the target of ``for name in other``: a functional update is then an error. ``also``: the
+    further names that share the object there."""
+    return _update(obj, index, op, value, alias, also)
 
 
 class _Marked(threading.local):
@@ -119,7 +120,7 @@ def marked_rows() -> dict[int, object]:
     return found
 
 
-def _update(obj, index, op, value, alias):
+def _update(obj, index, op, value, alias, also=()):
     steps = index._lx_steps if isinstance(index, Path) else (index,)
     # Read the containers on the way once, in order, as Python does.
     chain = [obj]
@@ -134,7 +135,7 @@ def _update(obj, index, op, value, alias):
         # unless the construct carries it out (and writes it back), another name (or the
         # caller, for a parameter) would not see the change. (`lst[0] = v` where
         # `lst = [a, ...]` replaces an item: `a` itself is not changed.)
-        effects.note_aliased_change(obj, alias[0], alias[1])
+        effects.note_aliased_change(obj, alias[0], (alias[1], *also))
     for k in range(len(steps) - 2, -1, -1):
         if new is chain[k + 1]:
             return obj  # changed in place: the containers above hold it already
@@ -146,13 +147,13 @@ def _update(obj, index, op, value, alias):
     return new
 
 
-def shared_change(obj, names: tuple[str, str]) -> None:
+def shared_change(obj, names: tuple[str, str], also: tuple[str, ...] = ()) -> None:
     """Before ``a.append(v)`` (a method that changes a list, dict or set in place, or ``a += ...``)
     where the conversion saw ``b = a`` and ``b`` read after: inside a traced branch or loop body
     ``a`` is the construct's copy, so the change reaches ``b`` only if the construct carries
     ``a`` out (and writes it back); otherwise the construct is Python (effects.alias_error)."""
     if effects.watching() and type(obj) in (list, dict, set):
-        effects.note_aliased_change(obj, names[0], names[1])
+        effects.note_aliased_change(obj, names[0], (names[1], *also))
 
 
 def _get(container, step):

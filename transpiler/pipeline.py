@@ -13,7 +13,8 @@ import libcst as cst
 from laxify.ir import Function
 from laxify.ir.mangling import private_owner, spellings
 from laxify.ir.naming import DEFAULT_PREFIX, choose_prefix
-from laxify.transpiler.analysis.features import features
+from laxify.transpiler.analysis.features import IN_PLACE_CHANGE, SUBSCRIPT_UPDATE, features
+from laxify.transpiler.analysis.objects import private_objects
 from laxify.transpiler.analysis.names import stmt_access
 from laxify.transpiler.analysis.positions import statement_positions
 from laxify.transpiler.analysis.walk import code_of
@@ -125,6 +126,9 @@ class Conversion:
 def canonicalize(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     """Apply the converters in order, skipping those whose constructs the function lacks."""
     present = features(node)
+    ctx.changes_objects = not present.isdisjoint((SUBSCRIPT_UPDATE, IN_PLACE_CHANGE))
+    if ctx.changes_objects:
+        ctx.private = private_objects(node)
     for converter in CONVERTERS:
         if present is None:  # the tree changed: found again when a converter asks
             present = features(node)
@@ -198,5 +202,5 @@ def _convert_source(fn) -> Conversion:
     # these variables with them (see the lowering of regions).
     cells = source_names(fn.__code__.co_cellvars, fn.__code__)
     ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells, prefix, ctx.updates, ctx.plain,
-                                ctx.aliased_updates)
+                                ctx.aliased_updates or ctx.changes_objects, ctx.private)
     return Conversion(src, src.node, ir_fn, fallbacks, ctx.pushes_loop_options)

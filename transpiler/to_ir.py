@@ -34,12 +34,13 @@ from laxify.ir import (
     WithOp,
     YieldOp,
 )
-from laxify.ir.naming import DEFAULT_PREFIX, is_return_flag
+from laxify.ir.naming import DEFAULT_PREFIX, is_return_flag, is_runtime_name
+from laxify.transpiler.analysis.features import DISPLAYS
 from laxify.transpiler.analysis.liveness import Liveness
 from laxify.transpiler.converters.array_updates import updated_parameters
 from laxify.transpiler.converters.list_appends import grown_lists as _grown_lists, shared_names
 from laxify.transpiler.analysis.positions import Positions
-from laxify.transpiler.analysis.names import block_access, expr_reads, stmt_access, target_names
+from laxify.transpiler.analysis.names import MUTATING_METHODS, block_access, expr_reads, stmt_access, target_names
 from laxify.transpiler.analysis.staticness import literal_value, static_rule, stmt_static_rule
 from laxify.transpiler.source import FunctionSource
 
@@ -130,7 +131,8 @@ class _Builder:
         self.plain: dict[tuple[int, int], list[cst.SimpleStatementLine]] = {}  # (Context.plain)
         self.shared_lists: frozenset[str] = frozenset()  # lists other names may refer to (list_appends)
         self.previous: cst.BaseStatement | None = None  # the statement before the one being built
-        self.aliased = True  # whether an item update names an alias (see _changed_through_alias)
+        self.in_place = True  # whether the function may change objects in place (see _changed_objects)
+        self.private: frozenset[str] = frozenset()  # names whose object nothing else reaches
 
     # -- helpers -------------------------------------------------------------------
     def value(self, hint: str) -> Value:
@@ -399,11 +401,12 @@ class _Builder:
             inner.merge(stmt_access(stmt.orelse))
         outputs = [n for n in stmt_access(stmt).writes if n in live_out and self.carried_cell(n, stmt)]
         inputs = [n for n in {**inner.reads, **inner.writes} if n in self.scope.env]
-        # A name whose object a branch changes through another name (`al = lst; al[0] = v`): the
-        # branch changes the copy it is given, which the cond carries out (and writes back into
-        # the object), whether or not the name is read after.
-        in_place = [n for n in _changed_through_alias(stmt) if n in self.scope.env
-                    and self.carried_cell(n, stmt)] if self.aliased else []
+        # A name whose object a branch changes in place, itself or through another name (`al =
+        # lst; al[0] = v`): the branch changes the copy it is given, which the cond carries out
+        # (and writes back into the object), whether or not the name is read after: another
+        # name may hold the object (`e = ident(lst)`, `box.l = lst`: no analysis sees them all).
+        in_place = [n for n in _changed_objects(stmt, direct=True) if n in self.scope.env and n not in self.private
+                    and self.carried_cell(n, stmt)] if self.in_place else []
         for name in in_place:
             if name not in outputs:
                 outputs.append(name)
@@ -547,8 +550,8 @@ class _Builder:
         body = block_access(stmt.body)
         carries = [n for n in body.writes if (n in head or n in live_out) and n not in exclude
                    and self.carried_cell(n, None)]
-        if self.aliased:  # (see `if_`)
-            carries += [n for n in _changed_through_alias(stmt) if n in self.scope.env and n not in carries
+        if self.in_place:  # (see `if_`)
+            carries += [n for n in _changed_objects(stmt, direct=False) if n in self.scope.env and n not in carries
                         and n not in exclude and self.carried_cell(n, None)]
         reads = dict(body.reads)
         if isinstance(stmt, cst.While):
@@ -667,10 +670,12 @@ def _index_needs_python(body: cst.CSTNode, index: str) -> str | None:
 _UPDATES = frozenset({"setitem", "setitem_op"})
 
 
-def _changed_through_alias(stmt: cst.CSTNode) -> list[str]:
+def _changed_objects(stmt: cst.CSTNode, direct: bool) -> list[str]:
     """The names whose object ``stmt`` changes in place through another name: the ``other`` of
-    each ``alias=(name, other)`` of the item updates in it (``converters/array_updates.py``),
-    the user's nested functions left out."""
+    each ``alias=(name, other)`` of the item updates in it and the names of its ``also=``
+    (``converters/array_updates.py``); with ``direct``, the names it changes in place itself
+    too (an item assigned or deleted, a mutating method, ``a += [v]``). The user's nested
+    functions (and laxify's lazy operands) left out."""
     found: list[str] = []
     stack = [stmt]
     while stack:
@@ -678,16 +683,53 @@ def _changed_through_alias(stmt: cst.CSTNode) -> list[str]:
         kind = type(node)
         if kind is cst.FunctionDef or kind is cst.Lambda or kind is cst.ClassDef:
             continue  # (`stmt` is an `if` or a loop)
+        if direct:
+            name = _changed_name(node, kind)
+            if name is not None and name not in found:
+                found.append(name)
         if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _UPDATES:
             for arg in node.args:
-                if arg.keyword is not None and arg.keyword.value == "alias" and type(arg.value) is cst.Tuple:
-                    items = [e.value for e in arg.value.elements]
-                    if len(items) == 2 and all(type(i) is cst.SimpleString for i in items):
-                        name, other = (i.evaluated_value for i in items)
-                        if other != name and other not in found:
-                            found.append(other)
+                if arg.keyword is None or type(arg.value) is not cst.Tuple:
+                    continue
+                items = [e.value for e in arg.value.elements]
+                if not all(type(i) is cst.SimpleString for i in items):
+                    continue
+                words = [i.evaluated_value for i in items]
+                if arg.keyword.value == "alias" and len(words) == 2 and words[1] != words[0]:
+                    words = words[1:]
+                elif arg.keyword.value != "also":
+                    continue
+                found += [w for w in words if w not in found]
         stack.extend(children(node))
     return found
+
+
+def _changed_name(node: cst.CSTNode, kind: type) -> str | None:
+    """The name whose object ``node`` changes in place: ``_lx.setitem(a, ...)``, ``a.pop()``
+    (a mutating method), ``del a[k]``, ``a += [v]``; else None."""
+    if kind is cst.Call:
+        func = node.func
+        if type(func) is not cst.Attribute:
+            return None
+        first = node.args[0].value if node.args else None
+        if func.attr.value in _UPDATES:
+            return first.value if type(first) is cst.Name else None
+        if func.attr.value == "call" and type(func.value) is cst.Name and is_runtime_name(func.value.value):
+            func = first  # `_lx.call(a.pop)`: the calls converter's form of `a.pop()`
+            if type(func) is not cst.Attribute:
+                return None
+        if func.attr.value in MUTATING_METHODS and type(func.value) is cst.Name \
+                and not is_runtime_name(func.value.value):
+            return func.value.value
+        return None
+    if kind is cst.Del:
+        target = node.target
+        while type(target) in (cst.Subscript, cst.Attribute):
+            target = target.value
+        return target.value if type(target) is cst.Name and target is not node.target else None
+    if kind is cst.AugAssign and type(node.target) is cst.Name and type(node.value) in DISPLAYS:
+        return node.target.value
+    return None
 
 
 def _with_reason(stmt: cst.With) -> str | None:
@@ -752,14 +794,16 @@ def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str]
              cells: frozenset[str] = frozenset(), prefix: str = DEFAULT_PREFIX,
              updates: Mapping[tuple[int, int], list] | None = None,
              plain: Mapping[tuple[int, int], list[cst.SimpleStatementLine]] | None = None,
-             aliased: bool = True) -> tuple[Function, list[Fallback]]:
+             in_place: bool = True, private: frozenset[str] = frozenset()) -> tuple[Function, list[Fallback]]:
     """Build the IR of ``src.node`` (already canonicalised by the converters); ``updates``:
     the item updates the converters rewrote, by position (see ``Context.updates``); ``plain``:
-    the lines before their int arithmetic was routed (see ``Context.plain``); ``aliased``:
-    whether some update got ``alias=`` (``Context.aliased_updates``)."""
+    the lines before their int arithmetic was routed (see ``Context.plain``); ``in_place``:
+    whether the function may change a list, dict or set in place (``Context.changes_objects``,
+    ``Context.aliased_updates``); ``private``: the names whose object nothing else can reach
+    (``Context.private``)."""
     node = src.node
     b = _Builder(src, positions, freevars)
-    b.aliased = aliased
+    b.in_place, b.private = in_place, private
     b.updates = dict(updates or {})
     b.plain = {pos: list(lines) for pos, lines in (plain or {}).items()}
     b.cells = cells
@@ -778,6 +822,8 @@ def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str]
         b.scope.env[name] = v
     b.scope.ops = fn.body.ops
     fn.attributes["params_code"] = b.code(node.params)
+    if private:
+        fn.attributes["private"] = tuple(sorted(private))  # (Site.private, for runtime/effects.py)
     if prefix != DEFAULT_PREFIX:
         fn.attributes["prefix"] = prefix
     if node.returns is not None:

@@ -51,6 +51,9 @@ class Site:
     # method such as `append` called on a name): then which names share one object matters
     # (runtime/effects.py ``Identity``), and a path that decides it is an error.
     changes_in_place: bool = True
+    # The function's local names whose object nothing else can reach: a change to their copy
+    # that the construct does not carry out is lost to nobody (runtime/effects.py).
+    private: tuple[str, ...] = ()
 
 
 
@@ -124,7 +127,8 @@ class Lowerer:
         line, col = (op.span.line, op.span.col) if op.span else (0, 0)
         checks = construct in ("while", "for") and _holds_int_ops(op)
         self.sites.append(Site(construct, self.filename, line, col, tuple(names), tuple(branches),
-                               tuple(branch_lines), checks, changes_in_place=self.in_place))
+                               tuple(branch_lines), checks, changes_in_place=self.in_place,
+                               private=self.fn.attributes.get("private", ())))
         return f"{self.prefix}{SITES[len(DEFAULT_PREFIX):]}[{len(self.sites) - 1}]"
 
     def at(self, op: Op) -> tuple[int, int]:

@@ -150,9 +150,14 @@ def lower_cond(low: Lowerer, op: CondOp) -> None:
     # A name a branch assigns is local to the branch function: pass its value in, unless no
     # branch reads it before assigning it (then the value may not even exist where the `if`
     # stands, for example a name the enclosing loop body assigns only after the `if`).
+    # A cond that changes objects in place (`in_place`) is given every name its branches read:
+    # one of them may refer to an object changed there (`e = ident(d)`), and each branch
+    # receives its copies sharing as the names do (runtime/effects.py), so that `e` sees the
+    # change to `d` (a closure would read the object the branch does not change).
     in_place = op.attributes.get("in_place", ())
     keep = [k for k, v in enumerate(op.inputs)
-            if (v.hint in written and any(low.uses[id(r.args[k])] for r in op.branches)) or v.hint in in_place]
+            if ((v.hint in written or in_place) and any(low.uses[id(r.args[k])] for r in op.branches))
+            or v.hint in in_place]
     if op.num_tests:
         stems = ["if", *(["elif"] * op.num_tests), "else"]
     elif len(op.regions) == 2:

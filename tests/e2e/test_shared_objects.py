@@ -256,3 +256,248 @@ def test_an_alias_made_in_a_branch_with_the_loop_that_changes_it_converts(k):
     _routes(alias_made_and_changed_after_a_guard, (X, k), converts=True)
     with pytest.raises(ValueError, match="too large"):
         laxify.to_static(alias_made_and_changed_after_a_guard)(X.at[1].set(200.0), k)
+
+
+def alias_made_in_the_code_after_a_guard_changed_by_a_static_if(x, k):
+    d = {"p": x[0], "q": k}
+    for i in range(k):
+        raise ValueError("no rounds allowed")  # the code after it is a traced branch
+    al = d  # bound in that branch: it holds the branch's copy, which the change reaches
+    if len(x) % 2 == 0:
+        d["p"] = jnp.clip(d["p"] * 2.0, -64, 64)
+    return d["p"] + al["p"]
+
+
+def alias_made_and_changed_in_a_branch(x, a):
+    d = {"p": x[0]}
+    if a > 0:
+        al = d
+        d["p"] = d["p"] * 2.0
+        y = al["p"]
+    else:
+        y = x[1]
+    return y
+
+
+def alias_in_a_branch_and_one_outside(x, a):
+    d = {"p": x[0]}
+    e = d  # shares the object outside the branch: the branch must carry it out
+    if a > 0:
+        al = d
+        d["p"] = d["p"] * 2.0
+        y = al["p"]
+    else:
+        y = x[1]
+    return e["p"] + y
+
+
+def alias_outside_and_a_loop_in_a_branch(x, a, k):
+    d = {"p": x[0]}
+    e = d
+    if a > 0:
+        al = d
+        for i in range(k):
+            d["p"] = d["p"] + 1.0
+        y = al["p"]
+    else:
+        y = x[1]
+    return y + e["p"]
+
+
+def list_appended_in_a_branch_with_an_alias_outside(x, a):
+    lst = [x[0]]
+    e = lst
+    if a > 0:
+        al = lst
+        lst.append(x[1] * 2.0)
+        y = al[-1]
+    else:
+        y = x[2]
+    return e[-1] + y
+
+
+def dict_held_by_a_list_changed_in_a_branch(x, a):
+    d = {"p": x[0]}
+    box = [d]
+    if a > 0:
+        al = d
+        d["p"] = d["p"] * 2.0
+        y = al["p"]
+    else:
+        y = x[1]
+    return box[0]["p"] + y
+
+
+@pytest.mark.parametrize("k", COUNTS)
+def test_an_alias_bound_in_the_branch_with_the_change_converts(k):
+    # `make fuzz` seed 2047517377, shrunk: `al` is bound in the code after the guard (a traced
+    # branch), so it holds the branch's copy of `d` and sees the change; nothing outside does.
+    # The branch's check reported `d` as changed behind `al`'s back (a needless fallback).
+    fn = alias_made_in_the_code_after_a_guard_changed_by_a_static_if
+    even = jnp.array([1.0, 2.0, 3.0, 4.0])  # the static `if` changes `d`
+    for x in (X, even):
+        _routes(fn, (x, jnp.int32(0)), converts=True)
+        if int(k):
+            with pytest.raises(ValueError, match="no rounds allowed"):
+                laxify.to_static(fn)(x, k)
+            with pytest.raises(ValueError, match="no rounds allowed"):
+                laxify.checked(jax.jit(laxify.convert(fn)))(x, k)
+
+
+@pytest.mark.parametrize("a", SIGNS)
+def test_an_alias_made_and_changed_in_one_branch_converts(a):
+    _routes(alias_made_and_changed_in_a_branch, (X, a), converts=True)
+    assert "cond" in control_flow_prims(jaxpr_of(alias_made_and_changed_in_a_branch, X, a))
+
+
+@pytest.mark.parametrize("fn", [alias_in_a_branch_and_one_outside, dict_held_by_a_list_changed_in_a_branch,
+                                list_appended_in_a_branch_with_an_alias_outside])
+@pytest.mark.parametrize("a", SIGNS)
+def test_a_name_outside_the_branch_sharing_the_object_sees_the_change(fn, a):
+    # Only the latest alias was named to the runtime (`al`, bound in the branch), so `e` (`box`)
+    # outside must be named too: the branch carries it out (or the function runs as Python).
+    _routes(fn, (X, a), converts=fn is not list_appended_in_a_branch_with_an_alias_outside)
+
+
+@pytest.mark.parametrize("a", SIGNS)
+@pytest.mark.parametrize("k", COUNTS)
+def test_a_loop_in_a_branch_changing_an_object_a_name_outside_shares(a, k):
+    # Silent before: the loop carried `al` (the alias it was told of) but not `e`, so `e["p"]`
+    # was still `x[0]` after it where Python has `x[0] + k`.
+    fn = alias_outside_and_a_loop_in_a_branch
+    _routes(fn, (X, a, k), converts=True)
+    assert {"cond", "while"} <= control_flow_prims(jaxpr_of(fn, X, a, k))
+
+
+# -- another name of the object that no assignment `b = a` shows ---------------------------------
+def _same_object(v):
+    return v
+
+
+class _Box:
+    pass
+
+
+def alias_through_a_call(x, a):
+    d = {"p": x[0]}
+    e = _same_object(d)
+    if a > 0:
+        d["p"] = d["p"] * 2.0
+    return e["p"]
+
+
+def alias_through_unpacking(x, a):
+    d = {"p": x[0]}
+    e, _ = d, 1
+    if a > 0:
+        d["p"] = d["p"] * 2.0
+    return e["p"]
+
+
+def alias_through_a_walrus(x, a):
+    d = {"p": x[0]}
+    if (e := d) is None:
+        return x[1]
+    if a > 0:
+        d["p"] = d["p"] * 2.0
+    return e["p"]
+
+
+def alias_through_an_attribute(x, a):
+    box = _Box()
+    d = {"p": x[0]}
+    box.d = d
+    if a > 0:
+        d["p"] = d["p"] * 2.0
+    return box.d["p"]
+
+
+def alias_through_a_call_in_a_nested_if(x, a):
+    d = {"p": x[0]}
+    e = _same_object(d)
+    if a > 0:
+        if x[1] > 1.5:
+            d["p"] = d["p"] * 2.0
+    return e["p"]
+
+
+def alias_through_a_call_after_a_guard(x, a):
+    d = {"p": x[0]}
+    e = _same_object(d)
+    if x[2] > 100.0:
+        raise ValueError("too large")
+    d["p"] = d["p"] * a  # the code after the guard is a traced branch, reading `e` in it
+    return e["p"]
+
+
+def list_reversed_with_an_alias_through_a_call(x, a):
+    lst = [x[0], x[1]]
+    e = _same_object(lst)
+    if a > 0:
+        lst.reverse()
+    return e[0]
+
+
+def list_popped_with_an_alias_through_a_call(x, a):
+    lst = [x[0], x[1]]
+    e = _same_object(lst)
+    if a > 0:
+        lst.pop()
+    return e[-1]
+
+
+def alias_through_a_call_read_in_the_loop(x, k):
+    d = {"p": x[0]}
+    e = _same_object(d)
+    s = 0.0
+    for i in range(k):
+        d["p"] = d["p"] + 1.0
+        s = s + e["p"]
+    return s
+
+
+def private_list_popped_after_an_early_return(x, k):
+    lst = [x[0], 0.5]  # nothing else refers to it: its change after the loop needs no carrying
+    n = 0
+    while x[0] > 0 and n < 0:
+        return lst[-1]
+    lst.pop()
+    return lst[0] + k
+
+
+@pytest.mark.parametrize("fn", [alias_through_a_call, alias_through_unpacking, alias_through_a_walrus,
+                                alias_through_an_attribute, alias_through_a_call_in_a_nested_if,
+                                list_reversed_with_an_alias_through_a_call])
+@pytest.mark.parametrize("a", SIGNS)
+def test_a_change_in_a_branch_is_seen_through_a_name_no_assignment_shows(fn, a):
+    # Silent before (the untaken value): the `if` carried `d` out only where a later statement
+    # read `d` or an alias made by `e = d`; now every name the branch changes in place is
+    # carried and written back into the object, whoever else refers to it.
+    _routes(fn, (X, a), converts=True)
+    assert "cond" in control_flow_prims(jaxpr_of(fn, X, a))
+
+
+@pytest.mark.parametrize("a", SIGNS)
+def test_a_change_after_a_guard_is_seen_through_a_name_the_code_after_it_reads(a):
+    # The code after the guard read `e` from outside (the original dict) while it changed its
+    # copy of `d`: it is now given `e` too, sharing the copy.
+    _routes(alias_through_a_call_after_a_guard, (X, a), converts=True)
+    with pytest.raises(ValueError, match="too large"):
+        laxify.to_static(alias_through_a_call_after_a_guard)(X.at[2].set(200.0), a)
+
+
+@pytest.mark.parametrize("a", SIGNS)
+def test_a_list_whose_length_a_branch_changes_with_an_alias_runs_as_python(a):
+    _routes(list_popped_with_an_alias_through_a_call, (X, a), converts=False)
+
+
+@pytest.mark.parametrize("k", COUNTS)
+def test_a_loop_reading_another_name_of_the_object_it_changes_runs_as_python(k):
+    # The body changed its copy of `d` and read the original through `e`: a silent difference
+    # before; now it is located, and to_static runs it as Python.
+    _routes(alias_through_a_call_read_in_the_loop, (X, k), converts=False)
+
+
+@pytest.mark.parametrize("k", COUNTS)
+def test_a_private_list_changed_after_an_early_return_converts(k):
+    _routes(private_list_popped_after_an_early_return, (X, k), converts=True)

@@ -884,9 +884,22 @@ def _guarded_block(self: Builder, sc: Scope, ind: int, inner: list[str]) -> list
     return [f"{p}for {i} in range({sc.small_int}):"] + inner
 
 
+def _alias_lines(self: Builder, b: str, name: str, p: str) -> list[str]:
+    """``b`` made another name of ``name``'s object: ``b = name``, by unpacking, or through a
+    call of an identity helper (no assignment ``b = name`` shows it)."""
+    form = self.int_in(0, 2)
+    if form == 0:
+        return [f"{p}{b} = {name}"]
+    if form == 1:
+        return [f"{p}{b}, _ = {name}, 0"]
+    helper = self.fresh("same")
+    return [f"{p}def {helper}(v):", f"{p}    return v", f"{p}{b} = {helper}({name})"]
+
+
 def stmt_alias(self: Builder, sc: Scope, ind: int):
-    """``b = lst`` (or ``e = d``) in ``f``'s straight-line code, an update through one name
-    under a traced construct, and a read through both names after it."""
+    """``b = lst`` (or ``e = d``, or through unpacking or a call) in ``f``'s straight-line code,
+    an update through one name under a traced construct, and a read through both names after
+    it (under a traced ``if``, sometimes in the branch too)."""
     target = _object_target(self, sc, FLOAT)
     if (target is None or not sc.top_level or getattr(self, "returned", False) or not (sc.lists or sc.has_dict)
             or not self.allowed("alias")):
@@ -900,13 +913,19 @@ def stmt_alias(self: Builder, sc: Scope, ind: int):
         through, other = (b, name) if self.flag() else (name, b)
         update = f"{through}[{i}] = jnp.clip({through}[{i}] + {value}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})"
         read = f"{other}[{i}] + {b}[{j}] + {name}[{j}]"
-        lines = [f"{p}{b} = {name}"]
+        lines = _alias_lines(self, b, name, p)
     else:
         through, other = (b, "d") if self.flag() else ("d", b)
         update = f'{through}["p"] = jnp.clip({through}["p"] * 2.0 + {value}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})'
         read = f'{through}["p"] + {other}["p"]'
-        lines = [f"{p}{b} = d"]
-    lines += _guarded_block(self, sc, ind, [f"{p}    {update}"])
+        lines = _alias_lines(self, b, "d", p)
+    inner = [f"{p}    {update}"]
+    block = _guarded_block(self, sc, ind, inner)
+    if block[0].lstrip().startswith("if ") and self.flag():
+        # Read through the other name in the branch too (a loop body reading it from outside
+        # while changing its own copy is a documented fallback).
+        block.append(f"{p}    {target.name} = jnp.clip({read}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})")
+    lines += block
     lines.append(f"{p}{target.name} = jnp.clip({read}, -{FLOAT_LIMIT}, {FLOAT_LIMIT})")
     return lines, sc, False
 

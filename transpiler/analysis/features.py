@@ -7,10 +7,11 @@ import builtins
 
 import libcst as cst
 
+from laxify.transpiler.analysis.names import MUTATING_METHODS
 from laxify.transpiler.analysis.walk import descendants
 
 __all__ = ["features", "user_callee", "attribute_root", "is_indexed_update", "APPEND_CALL", "BUILTIN_CALL",
-           "CONTAINS", "RULED_BUILTINS", "RULED_MATH", "CHAINED_COMPARISON",
+           "CONTAINS", "DISPLAYS", "IN_PLACE_CHANGE", "RULED_BUILTINS", "RULED_MATH", "CHAINED_COMPARISON",
            "ITERABLE_CALL", "LIBRARY_METHODS", "LOOP_ELSE", "PRINT_CALL", "SHARED_OBJECT", "SUBSCRIPT_UPDATE", "USER_CALL"]
 
 CHAINED_COMPARISON = "chained comparison"
@@ -23,6 +24,9 @@ ITERABLE_CALL = "for over enumerate/zip/reversed"
 SHARED_OBJECT = "a name given another's object"  # `b = a`, `holder = [a]`, `d = {"h": a}`
 BUILTIN_CALL = "builtin or math call with a rule"  # `max(a, b)`, `math.floor(x)`, `floor(x)`
 CONTAINS = "in / not in"
+# A list, dict or set that may be changed in place: `a.append(v)` (a mutating method), `del a[k]`,
+# `a += [v]` (with SUBSCRIPT_UPDATE, the function's in-place changes: see to_ir `_changed_objects`).
+IN_PLACE_CHANGE = "a change in place"
 
 # The builtins and math functions that have a rule for traced values (runtime/builtin_rules.py's
 # RULES; tests/e2e/test_builtins.py keeps the two in step).
@@ -90,6 +94,10 @@ def _holds_subscript(target: cst.BaseExpression) -> bool:
     return kind is cst.StarredElement and _holds_subscript(target.value)
 
 
+# A new list, dict or set: `a += [v]` changes `a` in place (transpiler/analysis/objects.py, to_ir).
+DISPLAYS = (cst.List, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)
+
+
 def features(node: cst.CSTNode) -> set:
     """Node types present in ``node`` plus markers for the finer cases converters need."""
     found: set = set()
@@ -106,6 +114,10 @@ def features(node: cst.CSTNode) -> set:
         elif kind is cst.AugAssign:
             if type(n.target) is cst.Subscript:
                 found.add(SUBSCRIPT_UPDATE)
+            elif type(n.value) in DISPLAYS:
+                found.add(IN_PLACE_CHANGE)
+        elif kind is cst.Del:
+            found.add(IN_PLACE_CHANGE)
         elif kind is cst.Assign:
             if any(_holds_subscript(t.target) for t in n.targets):
                 found.add(SUBSCRIPT_UPDATE)
@@ -121,8 +133,10 @@ def features(node: cst.CSTNode) -> set:
                 found.add(CONTAINS)
         elif kind is cst.Call:
             func = n.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "append":
-                found.add(APPEND_CALL)
+            if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
+                found.add(IN_PLACE_CHANGE)
+                if func.attr.value == "append":
+                    found.add(APPEND_CALL)
             if (isinstance(func, cst.Name) and func.value in _RULED_NAMES) or (
                     isinstance(func, cst.Attribute) and func.attr.value in RULED_MATH):
                 found.add(BUILTIN_CALL)

@@ -90,10 +90,20 @@ class ArrayUpdateRewriter:
     transformer: it walks statements only and rebuilds just the blocks that hold an update,
     since a visit of every expression node costs several times the rest of this converter."""
 
-    def __init__(self, ctx: Context, local: set[str], aliases: dict[int, tuple[str, str]]):
+    def __init__(self, ctx: Context, local: set[str], aliases: dict[int, tuple[str, ...]],
+                 also: dict[int, tuple[str, ...]]):
         self.ctx = ctx
         self.local = local
-        self.aliases = aliases  # id of an update statement → (its name, the other name)
+        self.aliases = aliases  # id of an update statement → (its name, the other name, *kind)
+        self.also = also  # id of such a statement → the further pairs like its alias
+
+    def others(self, node, whole: bool, steps: int = 0) -> tuple[str, ...]:
+        """The further names that see a change made by update ``node`` (``whole``: a method
+        called on the object; else an update ``steps`` deep): a name whose object the updated
+        one holds (``d = {"p": a}``) sees only a change below the item replaced."""
+        found = (o for _, o, *kind in self.also.get(id(node), ())
+                 if kind != ["holds"] or (not whole and steps > 1))
+        return tuple(dict.fromkeys(found))
 
     def place(self, new, old) -> None:
         pos = self.ctx.positions.get(old)
@@ -185,13 +195,16 @@ class ArrayUpdateRewriter:
                 return None
             # `b = a` before and `b` read after: in a traced branch or loop body `a` is a copy,
             # so the change must be seen where it happens (runtime/effects.py).
-            pair = cst.Tuple([cst.Element(cst.SimpleString(f'"{self.user_text(n)}"')) for n in alias[:2]])
-            return [cst.Expr(runtime_call("shared_change", cst.Name(whole), pair)), node]
+            args = [cst.Name(whole), self.names(alias[:2])]
+            also = self.others(node, whole=True)
+            if also:
+                args.append(self.names(also))
+            return [cst.Expr(runtime_call("shared_change", *args)), node]
         if kind is cst.AugAssign:
             if not self.rewritable(node.target):
                 return None
             op = node.operator._get_token()[:-1]
-            return [self.update(node.target, node.value, op, self.aliases.get(id(node)))]
+            return [self.update(node.target, node.value, op, self.aliases.get(id(node)), node)]
         if kind is not cst.Assign:
             return None
         targets = [t.target for t in node.targets]
@@ -199,12 +212,12 @@ class ArrayUpdateRewriter:
             return None
         alias = self.aliases.get(id(node))
         if len(targets) == 1:  # a tuple target is unpacked into fresh names (see assign_to)
-            return self.assign_to(targets[0], node.value, alias)
+            return self.assign_to(targets[0], node.value, alias, node)
         # Several targets: the value once, then each target in order.
         temp = self.ctx.fresh("value")
         out = [cst.Assign([cst.AssignTarget(cst.Name(temp))], node.value)]
         for target in targets:
-            out += self.assign_to(target, cst.Name(temp), alias)
+            out += self.assign_to(target, cst.Name(temp), alias, node)
         return out
 
     # -- one update --------------------------------------------------------------------------
@@ -212,17 +225,24 @@ class ArrayUpdateRewriter:
         found = _path(target)
         return found is not None and found[0] in self.local
 
-    def update(self, target, value: cst.BaseExpression, op: str | None, alias) -> cst.Assign:
+    def update(self, target, value: cst.BaseExpression, op: str | None, alias, stmt=None) -> cst.Assign:
         name, steps = _path(target)
         args = [cst.Name(name), _index(steps)]
         if op is not None:
             args.append(cst.SimpleString(f'"{op}"'))
         call = runtime_call("setitem" if op is None else "setitem_op", *args, value)
         if alias is not None and alias[0] == name:
-            pair = cst.Tuple([cst.Element(cst.SimpleString(f'"{self.user_text(n)}"')) for n in alias])
-            call = call.with_changes(args=[*call.args, _keyword("alias", pair)])
+            extra = [_keyword("alias", self.names(alias))]
+            also = self.others(stmt, whole=False, steps=len(steps))
+            if also:
+                extra.append(_keyword("also", self.names(also)))
+            call = call.with_changes(args=[*call.args, *extra])
             self.ctx.aliased_updates = True
         return cst.Assign([cst.AssignTarget(cst.Name(name))], call)
+
+    def names(self, names: tuple[str, ...]) -> cst.Tuple:
+        """The tuple of strings that gives the runtime these names, in the user's words."""
+        return cst.Tuple([cst.Element(cst.SimpleString(f'"{self.user_text(n)}"')) for n in names])
 
     def note(self, original_node, statements: list) -> None:
         """Record the updates for explain(), while their code is still the user's (the later
@@ -249,9 +269,9 @@ class ArrayUpdateRewriter:
             return self.holds_update(target.value)
         return self.rewritable(target)
 
-    def assign_to(self, target, source: cst.BaseExpression, alias) -> list:
+    def assign_to(self, target, source: cst.BaseExpression, alias, stmt=None) -> list:
         if self.rewritable(target):
-            return [self.update(target, source, None, alias)]
+            return [self.update(target, source, None, alias, stmt)]
         if not self.holds_update(target):
             return [cst.Assign([cst.AssignTarget(target)], source)]
         # Unpack into fresh names, then assign each element in order, as Python does.
@@ -268,7 +288,7 @@ class ArrayUpdateRewriter:
 
         out = [cst.Assign([cst.AssignTarget(replace(target))], source)]
         for node, temp in pending:
-            out += self.assign_to(node, cst.Name(temp), alias)
+            out += self.assign_to(node, cst.Name(temp), alias, stmt)
         return out
 
 
@@ -466,10 +486,13 @@ def _read_reaches_others(node, name: str) -> bool:
     return True
 
 
-def _aliases(events: list, params: set[str] = frozenset()) -> dict[int, tuple[str, ...]]:
+def _aliases(events: list, params: set[str] = frozenset()) -> tuple[dict[int, tuple[str, ...]],
+                                                                     dict[int, tuple[str, ...]]]:
     """Updates of a name another name was assigned from (or to) with ``=``, the other read
     after the update: ``{id(update): (name, other)}``; ``(row, grid, "for")`` for an update of
-    the target of ``for row in grid`` with ``grid`` read after it."""
+    the target of ``for row in grid`` with ``grid`` read after it. Second: ``{id(update):
+    names}``, the further names that share the object at such an update (``e = d; al = d;
+    d[k] = v``: ``(d, al)`` and ``(e,)``)."""
     info = []
     for node, loops in events:
         reads, binds = _header(node)
@@ -480,7 +503,8 @@ def _aliases(events: list, params: set[str] = frozenset()) -> dict[int, tuple[st
         elif type(node) is cst.For and type(node.target) is cst.Name and type(node.iter) is cst.Name:
             pair = (node.target.value, node.iter.value, "for")  # `for row in grid`: row is in grid
         info.append((node, loops, reads, binds, pair))
-    found: dict[int, tuple[str, str]] = {}
+    found: dict[int, tuple[str, ...]] = {}
+    also: dict[int, tuple[str, ...]] = {}
     pairs = [(k, pair) for k, (_, _, _, _, pair) in enumerate(info) if pair is not None]
     pairs += _holding_pairs(info)
     pairs.sort(key=lambda kp: kp[0])
@@ -491,10 +515,12 @@ def _aliases(events: list, params: set[str] = frozenset()) -> dict[int, tuple[st
         for name in (*_updated_names(node), *((whole,) if whole is not None else ())):
             alias = _aliased(info, pairs, p, name)
             if alias is not None:
-                found[id(node)] = alias
+                found[id(node)] = alias[0]
+                if alias[1]:
+                    also[id(node)] = alias[1]
                 break
     _lost_parameter_updates(info, params, found)
-    return found
+    return found, also
 
 
 def _holding_pairs(info) -> list:
@@ -519,7 +545,10 @@ def _holding_pairs(info) -> list:
     return out
 
 
-def _aliased(info, pairs, p: int, name: str) -> tuple[str, ...] | None:
+def _aliased(info, pairs, p: int, name: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The latest name sharing ``name``'s object at update ``p`` and read after it, as
+    ``(name, other, *kind)``, and the others alike (see ``ArrayUpdateRewriter.also``), or None."""
+    found: list[tuple[str, ...]] = []
     for q, (a, b, *kind) in reversed(pairs):
         if q >= p or name not in (a, b) or a == b or (kind == ["for"] and name != a):
             continue
@@ -531,8 +560,10 @@ def _aliased(info, pairs, p: int, name: str) -> tuple[str, ...] | None:
                 continue  # `t = xs[i]` may be a scalar, a copy: only an update of the view counts
             if kind == ["holds"] and name != a:
                 kind = ["held"]  # the array held was updated through its own name
-            return (name, other, *kind)
-    return None
+            found.append((name, other, *kind))
+    if not found:
+        return None
+    return found[0], tuple(f for f in found[1:] if f[1] != found[0][1])
 
 
 def _read_after(info, p: int, name: str, q: int) -> bool:
@@ -595,11 +626,11 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     _own_statements(node.body.body, (), events)
     p = node.params
     params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
-    body = ArrayUpdateRewriter(ctx, _local_names(node, events), _aliases(events, params)).part(node.body)
+    body = ArrayUpdateRewriter(ctx, _local_names(node, events), *_aliases(events, params)).part(node.body)
     if body is node.body:
         return node
     new = node.with_changes(body=body)
-    ArrayUpdateRewriter(ctx, set(), {}).place(new, node)
+    ArrayUpdateRewriter(ctx, set(), {}, {}).place(new, node)
     return new
 
 

@@ -35,6 +35,12 @@ class Context:
     # Set by the array-updates converter when an update got ``alias=(name, other)``: the IR
     # builder then looks for the objects constructs change through another name.
     aliased_updates: bool = False
+    # Whether the user's function may change a list, dict or set in place (an item assigned or
+    # deleted, a mutating method, `a += [v]`): the IR builder then looks for the objects each
+    # construct changes (to_ir `_changed_objects`). Set by ``pipeline.canonicalize``.
+    changes_objects: bool = False
+    # The local names whose object nothing else can reach (transpiler/analysis/objects.py).
+    private: frozenset[str] = frozenset()
     # The user's names that start like laxify's, hidden behind placeholders while the
     # converters run (see transpiler/naming.py): placeholder → the user's name.
     hidden: dict[str, str] = field(default_factory=dict)
