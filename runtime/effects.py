@@ -9,7 +9,10 @@ of times. So, while such a function is traced, the Python objects it can reach a
 
 - what it receives from the construct (its carried values) arrives as fresh lists, dicts and
   tuples; a change to those is the function's own, and is kept where the function returns
-  the changed object (the construct carries it out, as any other value);
+  the changed object (the construct carries it out, as any other value); a variable of an
+  enclosing function that it reads and that holds one of those objects under another name
+  holds the fresh copy while it runs (``_swap_cells``), so that it shows the function's
+  changes as in Python;
 - everything else it can reach (the variables it reads, what they hold, the arguments,
   defaults and globals of the functions it calls, the list whose method it calls) is
   compared with a snapshot when it returns; a change there, and a call of a function that
@@ -495,6 +498,7 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
             word = f"`{name}`" if name and not name.startswith(DEFAULT_PREFIX) else "a value it carries"
             watch.add(arg, word, own=True, shared=before)
         given = frozenset(watch.saved)
+        swapped = _swap_cells(fn, identity, args)
         for item in _roots(fn):
             watch.add(*item)
         # Objects it reads from outside (a closure's `e`) that it also received as a copy (`d`,
@@ -516,6 +520,8 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
             raise
         finally:
             watches.pop()
+            for cell, original in swapped:
+                cell.cell_contents = original
         if word is not None:
             watch.restore()
             raise _changed_error(word, watch)
@@ -532,6 +538,56 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
 
     run.__laxify_guarded__ = True
     return run
+
+
+def _swap_cells(fn, identity: Identity | None, args: tuple) -> list:
+    """The variables of the enclosing functions that ``fn`` (or the user's function a laxify
+    wrapper ``fn`` calls) reads and that hold a list, dict or set the construct gave it a copy
+    of (`e = helper(d)`, then `e` read in a loop body that changes `d`): each holds the copy
+    while ``fn`` runs, as in Python `e` shows the change. Returns ``(cell, original)`` pairs
+    to put back."""
+    if identity is None or not identity.operands or type(fn) is not types.FunctionType:
+        return []
+    copies, offset = {}, identity.offset
+    for k, original in enumerate(identity.operands):
+        if type(original) in (list, dict, set) and 0 <= k + offset < len(args):
+            copy = args[k + offset]
+            if type(copy) is type(original) and copy is not original:
+                copies.setdefault(id(original), copy)
+    if not copies:
+        return []
+    swapped, seen = [], set()
+    for user_fn in _user_functions(fn):
+        for cell in user_fn.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            copy = copies.get(id(value))
+            if copy is not None and id(cell) not in seen:
+                seen.add(id(cell))
+                swapped.append((cell, value))
+                cell.cell_contents = copy
+    return swapped
+
+
+def _user_functions(fn) -> list:
+    """``fn`` if it is the user's, else the user's functions laxify's wrapper ``fn`` calls
+    (held in its closure or defaults, alone or in a tuple or list)."""
+    if type(fn) is not types.FunctionType:
+        return []
+    if not is_library_function(fn):
+        return [fn]
+    found, values = [], list(fn.__defaults__ or ())
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            continue
+    for value in values:
+        for item in (value if type(value) in (tuple, list) else (value,)):
+            found += _user_functions(item)
+    return found
 
 
 def _changed_for_others(fn, watch: _Watch, out) -> dict[int, tuple[str, tuple[str, ...]]]:
@@ -568,23 +624,10 @@ def _bound_in(fn) -> frozenset[str]:
 def _roots(fn) -> list:
     """What ``fn`` reads besides its arguments; for laxify's own wrappers, what the user's
     functions they wrap read (not the wrappers' own bookkeeping)."""
-    if type(fn) is not types.FunctionType:
-        return []
-    if not is_library_function(fn):
-        stack: list = []
-        _function_roots(fn, stack, 0)
-        return stack
-    found, values = [], list(fn.__defaults__ or ())
-    for cell in fn.__closure__ or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:
-            continue
-    for value in values:
-        for item in (value if type(value) in (tuple, list) else (value,)):
-            if type(item) is types.FunctionType:
-                found.extend(_roots(item))
-    return found
+    stack: list = []
+    for user_fn in _user_functions(fn):
+        _function_roots(user_fn, stack, 0)
+    return stack
 
 
 def watching() -> bool:

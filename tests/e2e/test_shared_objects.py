@@ -456,6 +456,16 @@ def alias_through_a_call_read_in_the_loop(x, k):
     return s
 
 
+def holder_read_in_the_loop(x, k):
+    d = {"p": x[0]}
+    box = [d]
+    s = 0.0
+    for i in range(k):
+        d["p"] = d["p"] + 1.0
+        s = s + box[0]["p"]
+    return s
+
+
 def private_list_popped_after_an_early_return(x, k):
     lst = [x[0], 0.5]  # nothing else refers to it: its change after the loop needs no carrying
     n = 0
@@ -489,11 +499,19 @@ def test_a_change_after_a_guard_is_seen_through_a_name_the_code_after_it_reads(a
 @pytest.mark.parametrize("fn, second", [
     # The two paths leave lists of different lengths for `e` (it gave the untaken path's list).
     *((list_popped_with_an_alias_through_a_call, a) for a in SIGNS),
-    # The body changed its copy of `d` and read the original through `e` (a silent difference).
-    *((alias_through_a_call_read_in_the_loop, k) for k in COUNTS),
+    # The body changes its copy of `d` and reads the original through a list that holds it.
+    *((holder_read_in_the_loop, k) for k in COUNTS),
 ])
 def test_another_name_of_an_object_a_construct_cannot_carry_runs_as_python(fn, second):
     _routes(fn, (X, second), converts=False)
+
+
+@pytest.mark.parametrize("k", COUNTS)
+def test_a_loop_reading_another_name_of_the_object_it_changes_sees_the_change(k):
+    # Silent before: the body changed its copy of `d` and read the original through `e` (the
+    # sum of the values before each step). While the body is traced, `e` holds its copy.
+    _routes(alias_through_a_call_read_in_the_loop, (X, k), converts=True)
+    assert "while" in control_flow_prims(jaxpr_of(alias_through_a_call_read_in_the_loop, X, k))
 
 
 @pytest.mark.parametrize("k", COUNTS)

@@ -6,7 +6,8 @@ random seed, printed first so that a run can be repeated), ``LAXIFY_FUZZ_STATEME
 bug features not to generate: ``loop_else_jump,and_or_value,closure_in_loop,return_in_loop``),
 ``LAXIFY_FUZZ_REPORT`` (a Markdown file the minimal failing programs are written to),
 ``LAXIFY_FUZZ_FOCUS=raise`` (``raise`` statements and validator calls about five times as
-often: a campaign on the run-time error channel, where about 7 programs in 10 raise somewhere).
+often: a campaign on the run-time error channel, where about 7 programs in 10 raise somewhere;
+``objects``: the object-semantics statements, aliases above all, one statement in two).
 
 Programs are checked one after the other; the first program of a failure class not seen
 before is shrunk by Hypothesis to a minimal program, recorded, and the campaign goes on
@@ -105,8 +106,8 @@ def main() -> int:
         print(f"unknown LAXIFY_FUZZ_AVOID features {sorted(unknown)}; known: {KNOWN_FEATURES}")
         return 2
     focus = frozenset(f for f in (os.environ.get("LAXIFY_FUZZ_FOCUS") or "").split(",") if f)
-    if focus - {"raise"}:
-        print(f"unknown LAXIFY_FUZZ_FOCUS features {sorted(focus - {'raise'})}; known: ['raise']")
+    if focus - {"raise", "objects"}:
+        print(f"unknown LAXIFY_FUZZ_FOCUS features {sorted(focus - {'raise', 'objects'})}; known: ['objects', 'raise']")
         return 2
     config = Config(max_statements=int(os.environ.get("LAXIFY_FUZZ_STATEMENTS") or 12), avoid=avoid, focus=focus)
     report = Path(os.environ["LAXIFY_FUZZ_REPORT"]) if os.environ.get("LAXIFY_FUZZ_REPORT") else None

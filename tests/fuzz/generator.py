@@ -128,7 +128,7 @@ class Config:
 
     max_statements: int = 10
     avoid: frozenset[str] = frozenset()  # KNOWN_FEATURES not to generate
-    focus: frozenset[str] = frozenset()  # features to generate more often ("raise": LAXIFY_FUZZ_FOCUS)
+    focus: frozenset[str] = frozenset()  # generated more often ("raise", "objects": LAXIFY_FUZZ_FOCUS)
 
 
 def bounded(e: Expr, limit: float | None = None) -> Expr:
@@ -1024,9 +1024,11 @@ _plain_stmt = Builder.stmt
 
 
 def _stmt_with_objects(self: Builder, sc: Scope, ind: int):
-    """One statement: one in six of the object-semantics forms above (where one fits)."""
-    if self.int_in(0, 5) == 0:
-        result = self.pick(_OBJECT_STMTS)(self, sc, ind)
+    """One statement: one in six of the object-semantics forms above (where one fits; one in
+    two with ``LAXIFY_FUZZ_FOCUS=objects``, half of them aliases)."""
+    focus = "objects" in self.config.focus
+    if self.int_in(0, 1 if focus else 5) == 0:
+        result = (stmt_alias if focus and self.flag() else self.pick(_OBJECT_STMTS))(self, sc, ind)
         if result is not None:
             return result
     return _plain_stmt(self, sc, ind)
