@@ -517,3 +517,53 @@ def test_a_loop_reading_another_name_of_the_object_it_changes_sees_the_change(k)
 @pytest.mark.parametrize("k", COUNTS)
 def test_a_private_list_changed_after_an_early_return_converts(k):
     _routes(private_list_popped_after_an_early_return, (X, k), converts=True)
+
+
+def alias_read_in_a_static_loop(x, k):
+    d = {"p": x[0]}
+    e = _same_object(d)
+    s = 0.0
+    for i in range(3):  # a scan
+        d["p"] = d["p"] + 1.0
+        s = s + e["p"]
+    return s + k
+
+
+def alias_changed_and_the_original_read_in_a_while(x, k):
+    d = {"p": x[0]}
+    e, _ = d, 0
+    s = 0.0
+    i = 0
+    while i < k:
+        e["p"] = e["p"] * 2.0
+        s = s + d["p"]
+        i += 1
+    return s + d["p"]
+
+
+def alias_read_in_nested_loops(x, k):
+    d = {"p": x[0]}
+    e = _same_object(d)
+    s = 0.0
+    for i in range(k):
+        for j in range(2):
+            d["p"] = d["p"] + 1.0
+            s = s + e["p"]
+    return s
+
+
+def row_changed_through_a_grid_a_call_made(x, k):
+    row = [x[0], x[1]]
+    grid = _same_object([row, [x[2]]])
+    if k > 1:
+        grid[0][1] = x[2] * 4.0
+    return row[1]
+
+
+@pytest.mark.parametrize("fn", [alias_read_in_a_static_loop, alias_changed_and_the_original_read_in_a_while,
+                                alias_read_in_nested_loops, row_changed_through_a_grid_a_call_made])
+@pytest.mark.parametrize("k", COUNTS)
+def test_other_names_see_changes_in_loops_and_nested_lists(fn, k):
+    # Each gave a wrong value on main at 283786e (the body read the original object, or the
+    # `if` did not carry the grid whose row another name holds).
+    _routes(fn, (X, k), converts=True)
