@@ -20,7 +20,7 @@ import types
 import weakref
 from dataclasses import dataclass
 
-from laxify.ir import Function, PyOp
+from laxify.ir import Function
 from laxify.ir.errors import ConversionError, Location, NeedsPython
 from laxify.ir.passes.infer_types import MergeTypeError
 from laxify.ir.passes import default_passes, run_passes
@@ -30,7 +30,6 @@ from laxify.runtime.lowering import LoweredSource, SiteTable, lower_function
 from laxify import _disk_cache
 from laxify.runtime.options import restoring_options, with_options
 from laxify.transpiler import depth
-from laxify.transpiler.analysis.names import changes_in_place
 from laxify.transpiler.pipeline import Conversion, convert_source
 from laxify.transpiler.recent import clear_caches as clear_texts
 from laxify.transpiler.source import function_code
@@ -317,8 +316,7 @@ def _convert(fn: types.FunctionType, code: types.CodeType) -> Converted:
     conversion = convert_source(fn)
     ir_fn = conversion.ir
     _run_passes(ir_fn, conversion, default_passes())
-    in_place = changes_in_place(op.code for op in ir_fn.walk() if type(op) is PyOp)
-    lowered = lower_function(ir_fn, conversion.source.filename, in_place)
+    lowered = lower_function(ir_fn, conversion.source.filename)
     compiled = compile_lowered(lowered, code.co_freevars, conversion.source.filename, code.co_qualname)
     return Converted(conversion, ir_fn, lowered, compiled)
 

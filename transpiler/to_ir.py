@@ -34,13 +34,13 @@ from laxify.ir import (
     WithOp,
     YieldOp,
 )
-from laxify.ir.naming import DEFAULT_PREFIX, is_return_flag, is_runtime_name
+from laxify.ir.naming import DEFAULT_PREFIX, is_return_flag
 from laxify.transpiler.analysis.features import DISPLAYS
 from laxify.transpiler.analysis.liveness import Liveness
 from laxify.transpiler.converters.array_updates import updated_parameters
 from laxify.transpiler.converters.list_appends import grown_lists as _grown_lists, shared_names
 from laxify.transpiler.analysis.positions import Positions
-from laxify.transpiler.analysis.names import MUTATING_METHODS, block_access, expr_reads, stmt_access, target_names
+from laxify.transpiler.analysis.names import block_access, expr_reads, stmt_access, target_names
 from laxify.transpiler.analysis.staticness import literal_value, static_rule, stmt_static_rule
 from laxify.transpiler.source import FunctionSource
 
@@ -131,7 +131,7 @@ class _Builder:
         self.plain: dict[tuple[int, int], list[cst.SimpleStatementLine]] = {}  # (Context.plain)
         self.shared_lists: frozenset[str] = frozenset()  # lists other names may refer to (list_appends)
         self.previous: cst.BaseStatement | None = None  # the statement before the one being built
-        self.in_place = True  # whether the function may change objects in place (see _changed_objects)
+        self.in_place = False  # whether the function may change objects in place (see _changed_objects)
         self.private: frozenset[str] = frozenset()  # names whose object nothing else reaches
 
     # -- helpers -------------------------------------------------------------------
@@ -674,20 +674,22 @@ def _changed_objects(stmt: cst.CSTNode, direct: bool) -> list[str]:
     """The names whose object ``stmt`` changes in place through another name: the ``other`` of
     each ``alias=(name, other)`` of the item updates in it and the names of its ``also=``
     (``converters/array_updates.py``); with ``direct``, the names it changes in place itself
-    too (an item assigned or deleted, a mutating method, ``a += [v]``). The user's nested
-    functions (and laxify's lazy operands) left out."""
-    found: list[str] = []
+    too (``stmt_access``'s ``mutates``: a mutating method, ``del a[k]``; and an item update,
+    ``a = _lx.setitem(a, ...)``, and ``a += [v]``). The user's nested functions (and laxify's
+    lazy operands) left out."""
+    found: list[str] = list(stmt_access(stmt).mutates) if direct else []
     stack = [stmt]
     while stack:
         node = stack.pop()
         kind = type(node)
         if kind is cst.FunctionDef or kind is cst.Lambda or kind is cst.ClassDef:
             continue  # (`stmt` is an `if` or a loop)
-        if direct:
-            name = _changed_name(node, kind)
-            if name is not None and name not in found:
-                found.append(name)
+        if direct and kind is cst.AugAssign and type(node.target) is cst.Name and type(node.value) in DISPLAYS:
+            found.append(node.target.value)
         if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _UPDATES:
+            first = node.args[0].value if node.args else None
+            if direct and type(first) is cst.Name:
+                found.append(first.value)
             for arg in node.args:
                 if arg.keyword is None or type(arg.value) is not cst.Tuple:
                     continue
@@ -696,40 +698,11 @@ def _changed_objects(stmt: cst.CSTNode, direct: bool) -> list[str]:
                     continue
                 words = [i.evaluated_value for i in items]
                 if arg.keyword.value == "alias" and len(words) == 2 and words[1] != words[0]:
-                    words = words[1:]
-                elif arg.keyword.value != "also":
-                    continue
-                found += [w for w in words if w not in found]
+                    found.append(words[1])
+                elif arg.keyword.value == "also":
+                    found += words
         stack.extend(children(node))
-    return found
-
-
-def _changed_name(node: cst.CSTNode, kind: type) -> str | None:
-    """The name whose object ``node`` changes in place: ``_lx.setitem(a, ...)``, ``a.pop()``
-    (a mutating method), ``del a[k]``, ``a += [v]``; else None."""
-    if kind is cst.Call:
-        func = node.func
-        if type(func) is not cst.Attribute:
-            return None
-        first = node.args[0].value if node.args else None
-        if func.attr.value in _UPDATES:
-            return first.value if type(first) is cst.Name else None
-        if func.attr.value == "call" and type(func.value) is cst.Name and is_runtime_name(func.value.value):
-            func = first  # `_lx.call(a.pop)`: the calls converter's form of `a.pop()`
-            if type(func) is not cst.Attribute:
-                return None
-        if func.attr.value in MUTATING_METHODS and type(func.value) is cst.Name \
-                and not is_runtime_name(func.value.value):
-            return func.value.value
-        return None
-    if kind is cst.Del:
-        target = node.target
-        while type(target) in (cst.Subscript, cst.Attribute):
-            target = target.value
-        return target.value if type(target) is cst.Name and target is not node.target else None
-    if kind is cst.AugAssign and type(node.target) is cst.Name and type(node.value) in DISPLAYS:
-        return node.target.value
-    return None
+    return list(dict.fromkeys(found))
 
 
 def _with_reason(stmt: cst.With) -> str | None:
@@ -794,7 +767,7 @@ def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str]
              cells: frozenset[str] = frozenset(), prefix: str = DEFAULT_PREFIX,
              updates: Mapping[tuple[int, int], list] | None = None,
              plain: Mapping[tuple[int, int], list[cst.SimpleStatementLine]] | None = None,
-             in_place: bool = True, private: frozenset[str] = frozenset()) -> tuple[Function, list[Fallback]]:
+             in_place: bool = False, private: frozenset[str] = frozenset()) -> tuple[Function, list[Fallback]]:
     """Build the IR of ``src.node`` (already canonicalised by the converters); ``updates``:
     the item updates the converters rewrote, by position (see ``Context.updates``); ``plain``:
     the lines before their int arithmetic was routed (see ``Context.plain``); ``in_place``:
@@ -822,6 +795,8 @@ def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str]
         b.scope.env[name] = v
     b.scope.ops = fn.body.ops
     fn.attributes["params_code"] = b.code(node.params)
+    if in_place:
+        fn.attributes["changes_in_place"] = True  # (Site.changes_in_place; absent: false)
     if private:
         fn.attributes["private"] = tuple(sorted(private))  # (Site.private, for runtime/effects.py)
     if prefix != DEFAULT_PREFIX:

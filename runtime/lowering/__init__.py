@@ -106,7 +106,6 @@ class Lowerer:
     may_be_undefined: bool = False  # some name may be unbound: returns check their value
     cells: frozenset = frozenset()  # the user's names that closures capture
     prefix: str = DEFAULT_PREFIX  # of the generated names: the runtime handle is the prefix itself
-    in_place: bool = True  # whether the function changes an object in place (Site.changes_in_place)
 
     @property
     def runtime(self) -> str:
@@ -127,7 +126,8 @@ class Lowerer:
         line, col = (op.span.line, op.span.col) if op.span else (0, 0)
         checks = construct in ("while", "for") and _holds_int_ops(op)
         self.sites.append(Site(construct, self.filename, line, col, tuple(names), tuple(branches),
-                               tuple(branch_lines), checks, changes_in_place=self.in_place,
+                               tuple(branch_lines), checks,
+                               changes_in_place=self.fn.attributes.get("changes_in_place", False),
                                private=self.fn.attributes.get("private", ())))
         return f"{self.prefix}{SITES[len(DEFAULT_PREFIX):]}[{len(self.sites) - 1}]"
 
@@ -155,12 +155,11 @@ class Lowerer:
         return self.tuple_of(values)
 
 
-def lower_function(fn: Function, filename: str = "<unknown>", in_place: bool = True) -> LoweredSource:
-    """Lower a verified, folded IR function to Python source lines; ``in_place``: whether it
-    changes a list, dict or set in place (``Site.changes_in_place``)."""
+def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
+    """Lower a verified, folded IR function to Python source lines."""
     from laxify.runtime.lowering import rules  # noqa: F401  (registers the rules)
 
-    low = Lowerer(fn, filename, in_place=in_place)
+    low = Lowerer(fn, filename)
     low.undefined = {id(r) for op in fn.walk() if isinstance(op, UndefOp) for r in op.results}
     low.may_be_undefined = bool(low.undefined)
     low.cells = frozenset(fn.attributes.get("cells", ()))

@@ -7,7 +7,7 @@ import builtins
 
 import libcst as cst
 
-from laxify.transpiler.analysis.names import MUTATING_METHODS
+from laxify.transpiler.analysis.names import MUTATING_METHODS, VALUE_METHODS
 from laxify.transpiler.analysis.walk import descendants
 
 __all__ = ["features", "user_callee", "attribute_root", "is_indexed_update", "APPEND_CALL", "BUILTIN_CALL",
@@ -24,8 +24,10 @@ ITERABLE_CALL = "for over enumerate/zip/reversed"
 SHARED_OBJECT = "a name given another's object"  # `b = a`, `holder = [a]`, `d = {"h": a}`
 BUILTIN_CALL = "builtin or math call with a rule"  # `max(a, b)`, `math.floor(x)`, `floor(x)`
 CONTAINS = "in / not in"
-# A list, dict or set that may be changed in place: `a.append(v)` (a mutating method), `del a[k]`,
-# `a += [v]` (with SUBSCRIPT_UPDATE, the function's in-place changes: see to_ir `_changed_objects`).
+# A list, dict or set that may be changed in place: `a.append(v)` (a mutating method called as a
+# statement), `a.pop()` (one that returns a value, anywhere), `del a[k]`, `a += [v]`. With
+# SUBSCRIPT_UPDATE, whether the function changes objects in place (pipeline.canonicalize): then
+# which names share one object matters (Site.changes_in_place, to_ir `_changed_objects`).
 IN_PLACE_CHANGE = "a change in place"
 
 # The builtins and math functions that have a rule for traced values (runtime/builtin_rules.py's
@@ -118,6 +120,10 @@ def features(node: cst.CSTNode) -> set:
                 found.add(IN_PLACE_CHANGE)
         elif kind is cst.Del:
             found.add(IN_PLACE_CHANGE)
+        elif kind is cst.Expr:
+            call = n.value
+            if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value in MUTATING_METHODS:
+                found.add(IN_PLACE_CHANGE)
         elif kind is cst.Assign:
             if any(_holds_subscript(t.target) for t in n.targets):
                 found.add(SUBSCRIPT_UPDATE)
@@ -133,10 +139,11 @@ def features(node: cst.CSTNode) -> set:
                 found.add(CONTAINS)
         elif kind is cst.Call:
             func = n.func
-            if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
-                found.add(IN_PLACE_CHANGE)
+            if isinstance(func, cst.Attribute):
                 if func.attr.value == "append":
                     found.add(APPEND_CALL)
+                elif func.attr.value in VALUE_METHODS:
+                    found.add(IN_PLACE_CHANGE)
             if (isinstance(func, cst.Name) and func.value in _RULED_NAMES) or (
                     isinstance(func, cst.Attribute) and func.attr.value in RULED_MATH):
                 found.add(BUILTIN_CALL)

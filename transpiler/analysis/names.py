@@ -9,7 +9,6 @@ names are.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -231,17 +230,8 @@ MUTATING_METHODS = frozenset({
 })
 # Those that return a value (used inside expressions); the others return None, so on a list,
 # dict or set they are a statement of their own (`optimizer.update(...)`, whose value is used,
-# is not a dict's).
-_VALUE_METHODS = frozenset({"pop", "popitem", "setdefault", "__setitem__", "__delitem__"})
-_IN_PLACE = re.compile(
-    r"\bsetitem(_op)?\(|\bdel\s|\.(" + "|".join(sorted(_VALUE_METHODS)) + r")\(|^\s*[\w.\[\]]+\.("
-    + "|".join(sorted(MUTATING_METHODS - _VALUE_METHODS)) + r")\(", re.MULTILINE)
-
-
-def changes_in_place(codes) -> bool:
-    """Whether the converted statements ``codes`` (the IR's Python code) change a list, dict or
-    set in place: an item assigned (``_lx.setitem``) or deleted, a mutating method called."""
-    return any(_IN_PLACE.search(code) is not None for code in codes)
+# is not a dict's: see features.IN_PLACE_CHANGE).
+VALUE_METHODS = frozenset({"pop", "popitem", "setdefault", "__setitem__", "__delitem__"})
 
 
 def _own_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
