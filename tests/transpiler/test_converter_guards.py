@@ -81,11 +81,13 @@ def test_contains_finds_a_statement_at_any_depth_of_blocks():
 
 
 def test_contains_does_not_look_into_nested_scopes():
-    loop = cst.parse_statement("for i in x:\n    def g():\n        return 1\n    class C:\n        y = lambda: 2\n")
+    """A nested def, class or lambda holds nothing of the enclosing function's."""
+    loop = cst.parse_statement("for i in x:\n    def g():\n        return h()\n    class C:\n        k = h()\n"
+                               "    y = lambda: h()\n")
     assert not contains(loop.body, (cst.Return,))
-    assert not contains(loop.body, (cst.Lambda,))  # the lambda is the class's
+    assert not contains(loop.body, (cst.Call,))
+    assert contains(cst.parse_statement("for i in x:\n    y = lambda: h()\n    z = h()\n").body, (cst.Call,))
     assert not contains(function("def g():\n    return 1\n"), (cst.Return,))
-    assert contains(cst.parse_statement("for i in x:\n    y = lambda: 2\n").body, (cst.Call, cst.Name))
 
 
 def test_contains_stops_at_inner_loops_but_sees_their_else():
