@@ -190,7 +190,7 @@ def first_call_phases(quick: bool) -> tuple[str, dict]:
         def convert_laxify():
             clear_cache()
             f = laxify.to_static(fresh(fn), static_argnums=static)
-            f._function()  # the conversion alone
+            f.converted()  # the conversion alone
             return f
 
         for _ in range(3 if quick else 15):

@@ -203,7 +203,7 @@ def _first_call(make, args) -> float:
 
 def _eager_whole(static_fn):
     """Today's whole-function fallback: the converted function run eagerly, no splitting."""
-    converted = static_fn._function()
+    converted = static_fn.converted()
 
     def run(*args):
         with splitting(None):  # (no plan: every loop is the dispatcher's Python loop)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from laxify.ir.core import Function, Op, Region, Value, VerifyError
+from laxify.ir.core import Function, Region, Value, VerifyError
 from laxify.ir.ops import ReturnOp, YieldOp
 
 __all__ = ["verify", "VerifyError"]

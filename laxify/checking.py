@@ -7,10 +7,13 @@ import functools
 from typing import Any, Callable
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 from jax.experimental import checkify
 
-from laxify.runtime.checks import CheckedJit
-from laxify.runtime.error_channel import functionalizing, report
+from laxify.runtime import trace
+from laxify.runtime.dispatch.printing import hold, release, unhold
+from laxify.runtime.report import throw_checkify
 from laxify.tracebacks import hide_own_frames
 
 __all__ = ["checked"]
@@ -46,15 +49,74 @@ def checked(fn: Callable[..., Any], *, vmap_in_axes: Any = _NO_VMAP, **jit_optio
     clear = getattr(fn, "clear_cache", None)
     if callable(clear):
         clear()
-    program = CheckedJit(fn, **jit_options)
+    flagged = jax.jit(_flagged(fn), **jit_options)
+    full = jax.jit(_functionalized(fn), **jit_options)
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
         try:
-            return program(*args, **kwargs)
+            outer, kept = hold()
+            try:
+                failed, out = flagged(*args, **kwargs)
+                failed = bool(np.asarray(failed))
+            finally:
+                unhold(outer)
+            if failed:
+                try:
+                    # The run's prints came out (held) in the run before: this one only finds the
+                    # failed check.
+                    outer, _ = hold()
+                    try:
+                        error, _ = full(*args, **kwargs)
+                        jax.block_until_ready(error)
+                        jax.effects_barrier()
+                    finally:
+                        unhold(outer)
+                    release(kept)
+                    throw_checkify(error)
+                except BaseException:
+                    kept.clear()
+                    raise
+                raise AssertionError(  # the flag and the checks come from the same trace: never here
+                    "laxify: the program said a check failed, and its checkified program found none")
+            release(kept)
+            return out
         except Exception as e:  # the user's exception, at the user's line only
             hide_own_frames(e)
             raise
+
+    return run
+
+
+def _functionalized(fn: Callable) -> Callable:
+    """``fn`` returning ``(error, result)``: the checks of the converted code it runs (which
+    reports them, in a trace state of its own) functionalized by checkify. Only array arguments
+    reach checkify (the function is closed over its arguments), so static Python arguments of
+    an enclosing ``jax.jit`` stay Python values."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with trace.running() as state:
+            state.reporting = True
+            return checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)()
+
+    return run
+
+
+def _flagged(fn: Callable) -> Callable:
+    """``fn`` returning ``(failed, result)``: whether a check failed, one boolean (the error
+    itself is found again by the program of :func:`_functionalized`, only when one did: a call
+    that fails nothing moves one boolean to the host, not checkify's whole error value)."""
+    checked = _functionalized(fn)
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        error, out = checked(*args, **kwargs)
+        # The error's booleans are its predicates (a boolean payload can only make this true
+        # where nothing failed, and the full program then finds no error).
+        preds = [leaf for leaf in jax.tree_util.tree_leaves(error) if jnp.result_type(leaf) == jnp.bool_]
+        failed = functools.reduce(jnp.logical_or, (jnp.any(p) for p in preds), jnp.asarray(False))
+        return failed, out
 
     return run
 
@@ -65,7 +127,8 @@ def _checked_vmap(fn: Callable[..., Any], in_axes: Any, jit_options: dict) -> Ca
         clear()
 
     def element(*args):
-        with functionalizing():
+        with trace.running() as state:
+            state.reporting = True
             return checkify.checkify(fn, errors=checkify.user_checks)(*args)
 
     program = jax.jit(jax.vmap(element, in_axes=in_axes), **jit_options)
@@ -82,7 +145,7 @@ def _checked_vmap(fn: Callable[..., Any], in_axes: Any, jit_options: dict) -> Ca
                 if not _mappable(in_axes, args):
                     raise
                 error, out = mapped(*args)
-            report(error)
+            throw_checkify(error)
             return out
         except Exception as e:  # the user's exception, at the user's line only
             hide_own_frames(e)
@@ -114,5 +177,6 @@ def _checked_map(fn: Callable[..., Any], in_axes: Any, args: tuple):
     def whole():
         return jax.lax.map(one, moved)
 
-    with functionalizing():
+    with trace.running() as state:
+        state.reporting = True
         return checkify.checkify(whole, errors=checkify.user_checks)()

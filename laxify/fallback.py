@@ -4,7 +4,6 @@ fallback of a construct kept as Python (with its warning), or a located error.""
 from __future__ import annotations
 
 import dataclasses
-import dis
 import functools
 import inspect
 import linecache
@@ -17,7 +16,8 @@ import jax
 from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython, warn_at
 from laxify.transpiler.pipeline import Conversion
 from laxify.ir.core import Span
-from laxify.ir.user_code import names_a_traced_value, raised_by_array_library
+from laxify.ir.user_code import LIBRARY_PACKAGES, names_a_traced_value, raised_by_array_library
+from laxify.runtime import effects
 from laxify.runtime.error_channel import ABOUT_TRACED, HandlerNeedsData
 from laxify.transpiler.to_ir import Fallback
 
@@ -179,15 +179,12 @@ def warn_value_fallback(located: ConversionError, fn) -> None:
             f"by op, which is much slower. {located.fix}", FallbackWarning, filename, line)
 
 
-# Modules whose frames are never "the user's code": laxify's own, JAX's (a to_static function
-# called inside jax.jit/vmap is called from JAX's tracing machinery) and the model libraries'
-# transformations that call it (nnx.jit, eqx.filter_jit).
-_LIBRARY_MODULES = ("laxify", "jax", "jaxlib", "flax", "equinox")
-
-
 def _is_library_frame(frame: types.FrameType) -> bool:
+    """A frame that is never "the user's code": laxify's own, JAX's (a to_static function called
+    inside jax.jit/vmap is called from JAX's tracing machinery), the model libraries'
+    transformations that call it (nnx.jit, eqx.filter_jit)."""
     name = frame.f_globals.get("__name__") or ""
-    return name.partition(".")[0] in _LIBRARY_MODULES
+    return name.partition(".")[0] in LIBRARY_PACKAGES
 
 
 def warn_at_user_code(message: str) -> None:
@@ -215,8 +212,6 @@ def warn_unconverted_eager(error: BaseException, fn, unconverted: ConversionErro
 
 
 _MISSING = object()
-_SHARED_STORE_NAMES = ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")
-_SHARED_STORES = frozenset(dis.opmap[name] for name in _SHARED_STORE_NAMES)
 
 
 _TRACE_ERROR = "__laxify_raised_while_tracing__"
@@ -327,13 +322,11 @@ def restoring_shared_names(traced, original):
     raised while tracing is marked (:func:`marking_trace_errors`)."""
     traced = marking_trace_errors(traced)
     code = getattr(original, "__code__", None)
-    if not isinstance(code, types.CodeType) or _SHARED_STORES.isdisjoint(code.co_code[::2]):
-        return traced  # (the opcodes alone: no disassembly for the common function)
-    written = {(ins.opname, ins.argval) for ins in dis.get_instructions(code)
-               if ins.opname in _SHARED_STORE_NAMES}
-    globals_ = sorted({name for op, name in written if op.endswith("GLOBAL")})
+    if not isinstance(code, types.CodeType):
+        return traced
+    globals_, written = effects.shared_stores(code)
     cells = dict(zip(code.co_freevars, original.__closure__ or ()))
-    shared = [cells[name] for op, name in written if op.endswith("DEREF") and name in cells]
+    shared = [cells[name] for name in written if name in cells]
     if not globals_ and not shared:
         return traced
     namespace = original.__globals__

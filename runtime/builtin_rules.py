@@ -21,22 +21,19 @@ import builtins
 import linecache
 import math
 import sys
-import threading
 from typing import Any, Callable
 
-import jax
 import jax.numpy as jnp
 from jax import lax
 
 from laxify.ir.errors import Location, NeedsPython
-from laxify.runtime import error_channel, int_overflow
+from laxify.runtime import error_channel, int_overflow, trace
 from laxify.runtime.calls import call
 from laxify.runtime.dispatch.values import any_traced, is_traced
 
 __all__ = ["BUILTIN_NAMES", "MATH_NAMES", "RULES", "builtin", "contains", "not_contains"]
 
 _NO_DEFAULT = object()
-_state = threading.local()  # where: the user's (file, line) of the builtin call being traced
 
 
 class _NotCovered(Exception):
@@ -149,7 +146,7 @@ def _bool(*args):
 def _raise_where(bad, exception: Callable[[], BaseException]) -> None:
     """Python raises ``exception()`` where ``bad`` holds: a run-time check at the user's line
     of the call (the run-time error channel, as for a ``raise``)."""
-    filename, line = _state.where
+    filename, line = trace.current().where
     error_channel.check_at(jnp.logical_not(bad), exception, filename, line)
 
 
@@ -268,7 +265,7 @@ def _math_binary(fn: Callable):
 
 def _needs_python(reason: str, fix: str) -> NeedsPython:
     """Eager Python runs this call (``to_static`` falls back), said at the user's line."""
-    filename, line = _state.where
+    filename, line = trace.current().where
     text = linecache.getline(filename, line)
     return NeedsPython(reason, Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), fix)
 
@@ -390,13 +387,14 @@ def builtin(fn, *args, **kwargs):
     if not any_traced((args, kwargs)):
         return fn(*args, **kwargs)
     caller = sys._getframe(1)  # the converted code: the user's file and line
-    before, _state.where = getattr(_state, "where", None), (caller.f_code.co_filename, caller.f_lineno)
+    state = trace.current()
+    before, state.where = state.where, (caller.f_code.co_filename, caller.f_lineno)
     try:
         result = rule(*args, **kwargs)
     except _NotCovered:
         result = _NotCovered
     finally:
-        _state.where = before
+        state.where = before
     if result is _NotCovered:
         return fn(*args, **kwargs)  # outside the handler: its error is not chained to _NotCovered
     if fn in _PYTHON_INT_RESULTS or (fn in _PYTHON_INT_KEPT and args and all(

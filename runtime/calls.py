@@ -24,14 +24,13 @@ from __future__ import annotations
 import functools
 import linecache
 import sys
-import threading
 import types
 import weakref
 from typing import Callable
 
 from laxify.ir.errors import ConversionError, Location, NeedsPython
 from laxify.ir.user_code import converts_calls_of, is_library_function
-from laxify.runtime import effects
+from laxify.runtime import effects, trace
 from laxify.runtime.pure_twins import pure_twin
 
 __all__ = ["call", "register_converted", "resolve", "set_converter"]
@@ -132,17 +131,6 @@ def _attribute(obj, name: str):
 
 # -- recursion ------------------------------------------------------------------------------
 
-class _Active(threading.local):
-    """Per thread: how many calls of each code object are under way, and which recursed."""
-
-    def __init__(self):
-        self.depth: dict[int, int] = {}  # id(code) -> calls under way
-        self.deepest: dict[int, int] = {}  # id(code) -> most calls under way at once
-
-
-_active = _Active()
-
-
 def call(fn, *args, **kwargs):
     """``fn(*args, **kwargs)``, with ``fn`` converted first when it is user code."""
     found = resolve(fn)
@@ -155,7 +143,8 @@ def call(fn, *args, **kwargs):
     if watched:
         effects.note_call(fn, original, args, kwargs)
     key = id(original.__code__)  # the code stays alive while the call is under way
-    depth, deepest = _active.depth, _active.deepest
+    state = trace.current()  # (calls under way per code object, and the most at once)
+    depth, deepest = state.recursion, state.deepest
     level = depth.get(key, 0) + 1
     depth[key] = level
     if level > deepest.get(key, 0):

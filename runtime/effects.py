@@ -31,7 +31,6 @@ import functools
 import inspect
 import operator
 import sys
-import threading
 import types
 import weakref
 from typing import Callable
@@ -41,20 +40,14 @@ import numpy as np
 from laxify.ir.errors import Location, NeedsPython
 from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.ir.user_code import is_library_function, is_library_type
+from laxify.runtime import trace
+from laxify.runtime.dispatch.values import ATOMS
 
 __all__ = ["Identity", "alias_error", "guarded", "note_aliased_change", "note_call", "watching"]
 
-_ATOMS = (int, float, complex, str, bytes, bool, type(None), type, types.ModuleType, range, slice)
-_FUNCTION_DEPTH = 2
-_LARGE = 1 << 20  # NumPy arrays of more elements are not snapshotted  # how deep into the closures of functions reachable from a watched one
-
-
-class _State(threading.local):
-    def __init__(self):
-        self.watches: list[_Watch] = []
-
-
-_state = _State()
+_UNWATCHED = (*ATOMS, type, types.ModuleType)  # never snapshotted (nor their attributes)
+_FUNCTION_DEPTH = 2  # how deep into the closures of functions reachable from a watched one
+_LARGE = 1 << 20  # NumPy arrays of more elements are not snapshotted
 
 
 def _state_of(obj):
@@ -146,7 +139,7 @@ class _Watch:
         saved = self.saved
         while stack:
             obj, word, mine, level = stack.pop()
-            if isinstance(obj, _ATOMS) or id(obj) in saved:
+            if isinstance(obj, _UNWATCHED) or id(obj) in saved:
                 continue
             kind = type(obj)
             if kind is tuple:
@@ -255,7 +248,7 @@ def _reachable(tree) -> set[int]:
     while stack:
         obj = stack.pop()
         kind = type(obj)
-        if isinstance(obj, _ATOMS) or id(obj) in found:
+        if isinstance(obj, _UNWATCHED) or id(obj) in found:
             continue
         if kind is tuple:
             stack.extend(obj)
@@ -440,7 +433,7 @@ class Identity:
             if type(original) is type(new) and type(new) in (list, dict) and original is not new:
                 if j in self.changed:  # (unchanged: the same contents, which it still holds)
                     _write_into(original, new)
-                    if j in self.aliased and _state.watches:
+                    if j in self.aliased and trace.current().watches:
                         name, others = self.aliased[j]
                         missed = tuple(n for n in others if not self._carries(original, n))
                         if missed:
@@ -507,7 +500,7 @@ def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
         copied = originals.difference(given)
         shadowed = [k for k in watch.saved if k in copied and k not in given] if copied else ()
         watch.started = frozenset(watch.saved)  # (the saved objects are held: ids stay theirs)
-        watches = _state.watches
+        watches = trace.current().watches
         watches.append(watch)
         try:
             out = fn(*args)
@@ -632,27 +625,27 @@ def _roots(fn) -> list:
 
 def watching() -> bool:
     """Whether a watched function is being traced (in this thread)."""
-    return bool(_state.watches)
+    return bool(trace.current().watches)
 
 
 def note_call(fn, original, args, kwargs) -> None:
     """A call made while a watched function is traced: what it may change is watched too,
     and a function that assigns a global or an enclosing function's variable is an error
     (the assignment would happen on every traced path)."""
-    watches = _state.watches
+    watches = trace.current().watches
     if not watches:
         return
     watch = watches[-1]
     if original is not None:
-        shared = _shared_stores(original.__code__)
+        shared = sum(shared_stores(original.__code__), ())
         if shared:
             raise _assigns_error(original, shared, watch)
         watch.add(original, f"what `{original.__name__}` reads", depth=0)
     # The receiver and the arguments: watched if the function could reach them when it started
     # (anything reachable from its roots is watched already; what `original` reads was just
     # added). One it made itself while it runs (`log = [...]; log.pop()` in a loop body) is
-    # its own: a new object each time the construct runs it, as in Python (issue 22: it was
-    # reported as a change, a needless fallback).
+    # its own: a new object each time the construct runs it, as in Python (not a change that
+    # would need a fallback).
     owner = getattr(fn, "__self__", None)
     if owner is not None and not isinstance(owner, types.ModuleType) and not watch.made_here(owner):
         watch.add(owner, "the object whose method it calls")
@@ -664,23 +657,20 @@ def note_call(fn, original, args, kwargs) -> None:
 _STORES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code -> its shared stores
 
 
-def _shared_stores(code: types.CodeType) -> tuple[str, ...]:
-    """The globals and enclosing functions' variables ``code`` assigns (held weakly: a code
-    object, and the conversion kept with it, is freed with its function)."""
+def shared_stores(code: types.CodeType) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The globals and the enclosing functions' variables (free cells) ``code`` assigns or
+    deletes, read from its bytecode once (held weakly: a code object, and the conversion kept
+    with it, is freed with its function)."""
     known = _STORES.get(code)
     if known is None:
-        known = _STORES[code] = _find_shared_stores(code)
+        globals_, cells = {}, {}
+        for ins in dis.get_instructions(code):
+            if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+                globals_[ins.argval] = None
+            elif ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in code.co_freevars:
+                cells[ins.argval] = None
+        known = _STORES[code] = (tuple(globals_), tuple(cells))
     return known
-
-
-def _find_shared_stores(code: types.CodeType) -> tuple[str, ...]:
-    found = []
-    for ins in dis.get_instructions(code):
-        if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
-            found.append(ins.argval)
-        elif ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in code.co_freevars:
-            found.append(ins.argval)
-    return tuple(dict.fromkeys(found))
 
 
 def _changed_error(word: str, watch: _Watch) -> NeedsPython:
@@ -720,7 +710,7 @@ def _assigns_error(original, names: tuple[str, ...], watch: _Watch) -> NeedsPyth
 def note_aliased_change(obj, name: str, others: tuple[str, ...]) -> None:
     """``obj``, the value of ``name``, was changed in place, and ``others`` refer to it too (the
     conversion saw ``other = name``, or ``other`` is ``name``: a parameter the caller holds)."""
-    watch = _state.watches[-1]
+    watch = trace.current().watches[-1]
     if id(obj) in watch.own:
         known = watch.aliased.get(id(obj))
         if known is not None:
@@ -732,7 +722,7 @@ def note_aliased_change(obj, name: str, others: tuple[str, ...]) -> None:
 def alias_error(name: str, other: str) -> NeedsPython:
     """An object changed in place inside a traced construct, which another name (or the
     caller, when ``other`` is ``name``: a parameter) refers to."""
-    watch = _state.watches[-1]
+    watch = trace.current().watches[-1]
     if other == name:
         return NeedsPython(
             f"the parameter `{name}` is changed in place while {watch.construct} is traced and "

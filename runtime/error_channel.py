@@ -1,50 +1,40 @@
-"""The run-time error channel: what one XLA program reports when it runs.
+"""Exceptions under traced control flow: ``raise`` and Python's own errors on a path the data
+may not take, and a ``raise`` of a function that its caller must follow.
 
 A ``raise`` reached while laxify traces a branch or loop body that the data may not take
-cannot raise then: it is recorded as a ``checkify.debug_check`` that fails exactly when the
-program takes that path, with the exception's class, its arguments (traced values as the
-check's payload, so that an f-string message is formatted with the values of that run) and
-the user's line. After the call, ``report`` turns the first failed check back into the
-user's exception, raised at the user's line. Outside traced control flow a ``raise`` is
-Python's own.
+cannot raise then: it is recorded for run time in the run-time report (``runtime/report.py``)
+with the exception's class, its arguments (traced values as the rule's payload, so that an
+f-string message is formatted with the values of that run) and the user's line, and the
+report raises it after the call. Outside traced control flow a ``raise`` is Python's own.
+Python's own errors met while such a path is traced (``record_exception``) and a name a
+traced loop that ran zero times left unassigned (``check_at``) are recorded the same way.
 
-``debug_check`` is a no-op unless the program is functionalized by ``checkify``: ``to_static``
-does that itself for a program that holds such a check (and only then: a function without
-one pays nothing), and ``laxify.checked`` does it for ``jax.jit(laxify.convert(f))``, ``vmap``,
-``grad`` and ``scan`` around converted code. Python's own errors met while such a path is
-traced (``record_exception``) and a name a traced loop that ran zero times left unassigned
-(``check_at``) go through the same channel.
+A converted function that may raise keeps a ``raised`` flag its caller follows (see
+:class:`calling`): on the path where the callee raised, the caller does no more.
 """
 
 from __future__ import annotations
 
-import itertools
 import linecache
 import os
-import re
 import sys
-import threading
-import warnings
 from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
-from jax.experimental import checkify
 
 import laxify.ir  # noqa: F401 (its folder, for _OWN_ROOTS)
-from laxify.ir.errors import ConversionError, FallbackWarning, Location
-from laxify.ir.naming import is_raise_flag
+from laxify.ir.errors import ConversionError, Location
+from laxify.runtime import report, trace
+from laxify.runtime.capture import capture, output_avals
 from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
 __all__ = [
-    "ABOUT_TRACED", "Deferred", "TraceOutputs", "HandlerNeedsData", "NeedsChecks", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling", "check_at", "exception_", "expect_raise", "leaving",
-    "functionalizing",
-    "in_traced_region", "is_functionalizing", "is_users_error", "on_path", "raise_", "raise_where", "raised", "raised_or", "record_exception", "recorded", "report",
-    "lose_flag", "raise_flags", "raised_in", "traced_region", "unflagged", "without_checks",
+    "ABOUT_TRACED", "Deferred", "HandlerNeedsData", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling",
+    "check_at", "exception_", "expect_raise", "in_traced_region", "is_users_error", "leaving", "on_path", "raise_",
+    "raise_where", "raised", "raised_or", "record_exception", "region_depth", "traced_region",
 ]
-
-_state = threading.local()
 
 # Set on an error that refuses a traced value without saying so in its text (see
 # ``laxify.fallback.about_a_traced_value``).
@@ -59,74 +49,34 @@ _OWN_ROOTS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep for path in (
 
 def region_depth() -> int:
     """How many traced regions (branches, loop bodies) hold the code being traced."""
-    return getattr(_state, "depth", 0)
+    return trace.current().depth
 
 
 def in_traced_region() -> bool:
     """Whether a branch or loop body that the data may not take is being traced."""
-    return getattr(_state, "depth", 0) > 0
+    return trace.current().depth > 0
 
 
 class traced_region:
     """``with traced_region():`` around the tracing of a traced ``if``'s branches or a traced
-    loop's body: a ``raise`` met inside is recorded for run time, not raised. ``taken``, a
-    function of no arguments, gives (while tracing inside) whether the program is on this
-    path: under ``vmap`` a batched ``cond`` runs every branch and a batched ``while`` runs its
-    body for finished elements too, so a recorded ``raise`` fails only where the path is taken.
-    It is called only where a ``raise`` is recorded (nothing is added to other programs)."""
+    loop's body: a ``raise`` met inside is recorded for run time, not raised. (Which runs take
+    the path is the construct's business: it runs the region in a report frame of its own,
+    whose report leaves it with its outputs, chosen as they are.)"""
 
-    __slots__ = ("taken",)
-
-    def __init__(self, taken: Callable[[], Any] | None = None):
-        self.taken = taken
+    __slots__ = ("state",)
 
     def __enter__(self):
-        _state.depth = getattr(_state, "depth", 0) + 1
-        paths = getattr(_state, "paths", None)
-        if paths is None:
-            paths = _state.paths = []
-        paths.append(self.taken)
-        _slots().append(_BARRIER)  # a helper's raise met in here is this region's, not the statement's
+        self.state = state = trace.current()
+        state.depth += 1
+        state.slots.append(_BARRIER)  # a helper's raise met in here is this region's, not the statement's
 
     def __exit__(self, *exc):
-        _state.depth -= 1
-        _state.paths.pop()
-        _pop_to_barrier()
+        self.state.depth -= 1
+        _pop_to_barrier(self.state.slots)
         return False
 
 
-class on_path:
-    """``with on_path(taken):`` around an operand that is evaluated on every run but whose
-    value is used only where ``taken()`` holds (a side of a traced conditional expression, the
-    right operand of a traced ``and``/``or``, chosen by ``jnp.where``): a check recorded while it
-    is evaluated (an index past a list's count) fails only there, as Python evaluates it only
-    there. A ``raise`` is not affected (such operands hold no statements, and no calls)."""
-
-    __slots__ = ("taken",)
-
-    def __init__(self, taken: Callable[[], Any]):
-        self.taken = taken
-
-    def __enter__(self):
-        paths = getattr(_state, "paths", None)
-        if paths is None:
-            paths = _state.paths = []
-        paths.append(self.taken)
-
-    def __exit__(self, *exc):
-        _state.paths.pop()
-        return False
-
-
-def _on_path():
-    """Whether the program is on the path being traced: the conjunction of the enclosing
-    regions' conditions (``True`` where none has one)."""
-    taken = True
-    for condition in getattr(_state, "paths", ()):
-        if condition is not None:
-            here = jnp.asarray(condition(), jnp.bool_)
-            taken = here if taken is True else jnp.logical_and(taken, here)
-    return taken
+on_path = report.on_path
 
 
 class calling:
@@ -139,20 +89,17 @@ class calling:
     __slots__ = ()
 
     def __enter__(self):
-        frames = getattr(_state, "frames", None)
-        if frames is None:
-            frames = _state.frames = []
-        frames.append([getattr(_state, "depth", 0), False])
-        _slots().append(_BARRIER)
+        state = trace.current()
+        state.calls.append([state.depth, False])
+        state.slots.append(_BARRIER)
 
     def __exit__(self, kind, *exc):
-        raised = _state.frames.pop()[1]
-        _pop_to_barrier()
+        state = trace.current()
+        raised = state.calls.pop()[1]
+        _pop_to_barrier(state.slots)
         slot = statement_slot()
         if slot is None:
-            if raised is not False:
-                lose_flag()  # the statement that called it did not collect its flag
-            return False
+            return False  # (the statement that called it does not collect its flag)
         if kind is PathRaised and slot.in_try:
             raise CallHandlerNeedsData(slot.filename, slot.line)  # an `except` of the caller may catch it
         if kind is None and raised is not False:
@@ -175,14 +122,10 @@ _BARRIER = object()
 
 
 def _slots() -> list:
-    slots = getattr(_state, "slots", None)
-    if slots is None:
-        slots = _state.slots = []
-    return slots
+    return trace.current().slots
 
 
-def _pop_to_barrier() -> None:
-    slots = _state.slots
+def _pop_to_barrier(slots: list) -> None:
     while slots and slots.pop() is not _BARRIER:
         pass
 
@@ -258,47 +201,62 @@ def collect_flag(fn):
 
 def raised_here() -> None:
     """A ``raise`` every run reaching this point makes, inside :func:`collect_flag`: its flag
-    is set (elsewhere no flag collects it: see ``lose_flag``)."""
+    is set (elsewhere no flag collects it)."""
     slots = _slots()
     if slots and type(slots[-1]) is _Slot:
         slots[-1].raised = True
-    else:
-        lose_flag()
 
 
-def lazy_cond(pred, branches, slot, regions=None):
+def lazy_cond(pred, branches, slot, cast_all: bool = False):
     """``lax.cond(pred, *branches)`` of a lazy operand's sides (functions of no arguments),
-    which run in traced regions: where the statement around collects the flags of its calls
-    (``slot``, from :func:`statement_slot` before the region), a call of a function that raised
-    in a side sets it as it would outside the expression (`y = check(n) if c else n`), so the
-    caller stops as Python's exception would stop it. ``regions``: a context manager factory per
-    side, entered around it (``traced_region`` on the side's path)."""
-    regions = regions or [None] * len(branches)
+    each traced once (``runtime/capture.py``) in a traced region and a report frame of its own.
+    Where the statement around collects the flags of its calls (``slot``, from
+    :func:`statement_slot` before the region), a call of a function that raised in a side sets
+    it as it would outside the expression (`y = check(n) if c else n`), so the caller stops as
+    Python's exception would stop it. The sides' values are joined as JAX promotes dtypes (all
+    of them cast to the joined dtypes with ``cast_all``); a side that gives ``None`` (it raised:
+    never observed) gives zeros of the other's type."""
 
-    def in_region(fn, region):
-        if region is None:
-            return fn
-
-        def run():
-            with region():
-                return fn()
-
-        return run
-
-    if slot is None:
-        return jax.lax.cond(pred, *(in_region(b, r) for b, r in zip(branches, regions)))
-
-    def flagged(fn):
-        collecting = collect_flag(fn)  # (inside the region: a call's flag stops at its slot)
+    def side(fn):
+        flagged = collect_flag(fn) if slot is not None else (lambda: (fn(), False))
 
         def run():
-            out, raised = collecting()
+            with traced_region():
+                out, raised = flagged()
             return out, jnp.asarray(raised, jnp.bool_)
 
         return run
 
-    out, raised = jax.lax.cond(pred, *(in_region(flagged(b), r) for b, r in zip(branches, regions)))
-    slot.raised = raised if slot.raised is False else jnp.logical_or(slot.raised, raised)
+    runs = [capture(report.collected(side(b))) for b in branches]
+    avals = [None if run.outputs[0][0] is None else output_avals(run.outputs[0][0]) for run in runs]
+    known = [a for a in avals if a is not None] or [jax.ShapeDtypeStruct((), jnp.float32)]
+    first = known[0]
+    for other in known[1:]:
+        if jax.tree_util.tree_structure(other) != jax.tree_util.tree_structure(first) or any(
+                a.shape != b.shape for a, b in zip(jax.tree_util.tree_leaves(first), jax.tree_util.tree_leaves(other))):
+            raise TypeError("the sides of a traced conditional give values of different structures or shapes")
+    dtypes = [jnp.result_type(*leaves) for leaves in zip(*(jax.tree_util.tree_leaves(a) for a in known))]
+    cast = cast_all or any(a.dtype != d for k in known for a, d in zip(jax.tree_util.tree_leaves(k), dtypes))
+    treedef = jax.tree_util.tree_structure(first)
+    union = report.Union([run.outputs[1] for run in runs])
+
+    def replayed(k: int):
+        def run():
+            (out, raised), found = runs[k].replay()
+            if out is None:
+                out = jax.tree_util.tree_unflatten(treedef, [
+                    jnp.zeros(a.shape, d) for a, d in zip(jax.tree_util.tree_leaves(first), dtypes)])
+            elif cast:
+                out = jax.tree_util.tree_unflatten(treedef, [
+                    jnp.asarray(v, d) for v, d in zip(jax.tree_util.tree_leaves(out), dtypes)])
+            return (out, raised), union.of(k, found)
+
+        return run
+
+    (out, raised), found = jax.lax.cond(pred, *(replayed(k) for k in range(len(runs))))
+    report.absorb(found)
+    if slot is not None:
+        slot.raised = raised if slot.raised is False else jnp.logical_or(slot.raised, raised)
     return out
 
 
@@ -316,24 +274,17 @@ def raised_or(flag):
 def leaving(raised, value):
     """The end of a converted function that may raise: ``value``, with ``raised`` (where it
     raised) given to the ``_lx.call`` that called it (see :class:`calling`)."""
-    frames = getattr(_state, "frames", None)
     if raised is False:
         return value
-    if frames:
-        if frames[-1][0] == getattr(_state, "depth", 0):
-            frames[-1][1] = raised
-        else:
-            lose_flag()
-    elif getattr(_state, "depth", 0) == 0 and (found := _top_flags()) is not None:
-        found.add(raised)  # the outermost function's: whether the program raised
-    else:
-        lose_flag()
+    state = trace.current()
+    if state.calls and state.calls[-1][0] == state.depth:
+        state.calls[-1][1] = raised
     return value
 
 
 def in_call() -> bool:
     """Whether a converted function called from converted code is running (see :class:`calling`)."""
-    return bool(getattr(_state, "frames", None))
+    return bool(trace.current().calls)
 
 
 class PathRaised(Exception):
@@ -354,10 +305,7 @@ def at_top(error: PathRaised):
     where every run raises (the result is never observed); else it escaped a construct that
     could not hold it, which laxify cannot convert (to_static runs the function eagerly)."""
     if error.depth == 0:
-        found = _top_flags()
-        if found is not None:
-            found.add(True)  # every run that gets here raised
-        return None
+        return None  # (the report says it raised)
     from laxify.ir.errors import NeedsPython
 
     text = linecache.getline(error.filename, error.line)
@@ -367,171 +315,6 @@ def at_top(error: PathRaised):
         Location(error.filename, error.line, len(text) - len(text.lstrip()), text.rstrip("\n")),
         "Call the function in a plain `if` on the traced value (not in an `and`/`or` operand), or "
         "call it unconverted.")
-
-
-class functionalizing:
-    """``with functionalizing():`` around a trace whose recorded checks will be reported (a
-    trace that ``checkify`` functionalizes, or ``to_static``'s first trace, which makes the
-    program again with checkify when it records one). There, a ``raise`` outside traced
-    control flow whose exception holds traced values is recorded too (it always fails), so
-    that its message has the values of the run; elsewhere it raises while tracing."""
-
-    __slots__ = ()
-
-    def __enter__(self):
-        _state.functionalizing = getattr(_state, "functionalizing", 0) + 1
-        marks = getattr(_state, "marks", None)
-        if marks is None:
-            marks = _state.marks = []
-        # A trace that stopped between `expect_raise` and `call_raised` left its slot behind:
-        # not this trace's (a call of it, not bracketed, must not find that slot).
-        _slots().append(_BARRIER)
-        # The checks this trace records come after `recorded()`, its slots after these.
-        marks.append((recorded(), len(_state.slots)))
-
-    def __exit__(self, *exc):
-        _state.functionalizing -= 1
-        _state.marks.pop()
-        _pop_to_barrier()
-        return False
-
-
-def is_functionalizing() -> bool:
-    """Whether the trace under way will have its run-time checks reported (see
-    :class:`functionalizing`)."""
-    return getattr(_state, "functionalizing", 0) > 0
-
-
-class TraceOutputs:
-    """What a trace gathers to be outputs of its program (``marker``: a value of that trace):
-    only its own values can be (not those of a transformation inside it, such as a ``vmap``
-    around converted code, whose values cannot leave it)."""
-
-    __slots__ = ("trace",)
-
-    def __init__(self, marker):
-        self.trace = getattr(marker, "_trace", None)
-
-    def holds(self, value) -> bool:
-        return self.trace is not None and getattr(value, "_trace", None) is self.trace
-
-
-class raise_flags(TraceOutputs):
-    """``with raise_flags(marker) as found:`` around a trace (``marker``: a value of it): the
-    ``raised`` flag of the outermost converted function (``leaving`` at the top, or ``True``
-    where a ``raise`` is met on every path) goes into ``found.flag``. ``flag_only``: the trace's
-    ``raise`` checks are counted but not made (no checkify): a program whose every check is a
-    flagged ``raise`` (``unflagged()`` unchanged) reports *whether* it raised by that flag
-    alone, one boolean output; the exception itself is built by the checkified program, run
-    again only on a call that raised (``int_overflow.CodedJit``). Checkify's rule for ``while``
-    gives every loop of a program an effect that sends each call down JAX's slow dispatch path
-    (collatz(27) with a guard: 60 us a cached call against 7), which the flag avoids."""
-
-    __slots__ = ("flag", "flag_only")
-
-    def __init__(self, marker, flag_only: bool = False):
-        super().__init__(marker)
-        self.flag = False
-        self.flag_only = flag_only
-
-    def __enter__(self) -> "raise_flags":
-        stack = getattr(_state, "flags", None)
-        if stack is None:
-            stack = _state.flags = []
-        stack.append(self)
-        if self.flag_only:
-            _state.flag_only = getattr(_state, "flag_only", 0) + 1
-        return self
-
-    def __exit__(self, *exc):
-        _state.flags.pop()
-        if self.flag_only:
-            _state.flag_only -= 1
-        return False
-
-    def add(self, raised) -> None:
-        if raised is False:
-            return
-        if raised is True:
-            self.flag = True
-        elif self.holds(raised):
-            raised = jnp.asarray(raised, jnp.bool_)
-            self.flag = raised if self.flag is False else jnp.logical_or(self.flag, raised)
-        else:
-            lose_flag()  # a value of a transformation inside the trace (a vmap): it cannot leave it
-
-
-def _top_flags() -> raise_flags | None:
-    stack = getattr(_state, "flags", None)
-    return stack[-1] if stack else None
-
-
-class without_checks:
-    """``with without_checks():`` around a trace whose program cannot hold checks (``export``:
-    checkify's error effect has no serialized form): a ``raise`` under a traced condition
-    still ends its path, but is not checked; said once per line with a ``FallbackWarning``."""
-
-    __slots__ = ()
-
-    def __enter__(self):
-        _state.unchecked = getattr(_state, "unchecked", 0) + 1
-
-    def __exit__(self, *exc):
-        _state.unchecked -= 1
-        return False
-
-
-_warned: set[tuple[str, int]] = set()
-
-
-def _emit(pred, message: str, leaves, filename: str, line: int, flagged: bool = False) -> None:
-    """``debug_check(pred, message, *leaves)`` where the trace is functionalized (see
-    :class:`functionalizing`), unless checks are left out (see :class:`without_checks`).
-    ``flagged``: a ``raise`` of the user's, which also sets the function's ``raised`` flag (see
-    :class:`raise_flags`); any other check makes the trace need checkify to be reported."""
-    if getattr(_state, "unchecked", 0):
-        if (filename, line) not in _warned:
-            _warned.add((filename, line))
-            warnings.warn_explicit(
-                "This exception, raised under a traced condition, is not checked by the exported "
-                "program (a serialized program cannot hold laxify's run-time checks): on an input "
-                "that raises here, the loaded function returns a value.", FallbackWarning, filename, line)
-        return
-    if not is_functionalizing():
-        # Nothing will report it (plain `jax.jit(laxify.convert(f))`): no check, whose effect
-        # alone would make every call of the program take JAX's slow dispatch path.
-        return
-    if not flagged:
-        _state.unflagged = getattr(_state, "unflagged", 0) + 1
-    if not getattr(_state, "flag_only", 0):
-        checkify.debug_check(pred, message, *leaves)
-    _note_recorded()
-
-
-def recorded() -> int:
-    """How many run-time checks have been recorded in this thread (a trace that recorded one
-    needs its program functionalized)."""
-    return getattr(_state, "recorded", 0)
-
-
-def unflagged() -> int:
-    """How many of those the functions' ``raised`` flags may not show (checks other than the
-    user's ``raise``, and flags that did not reach the top: see :class:`raise_flags`)."""
-    return getattr(_state, "unflagged", 0)
-
-
-def raised_in(names) -> None:
-    """A branch or loop body whose every run raised (``PathRaised``), whose carried ``names``
-    get set where it ran: without a ``raised`` flag among them, the flag is lost."""
-    if not any(map(is_raise_flag, names)):
-        lose_flag()
-
-
-def lose_flag() -> None:
-    """A ``raise`` recorded for run time whose ``raised`` flag did not reach the function's
-    top (a helper's flag that no caller's statement collected, a branch that raised on every
-    path without a flag to set): only checkify reports that trace's checks."""
-    _state.unflagged = getattr(_state, "unflagged", 0) + 1
 
 
 class HandlerNeedsData(ConversionError):
@@ -570,15 +353,6 @@ class CallHandlerNeedsData(HandlerNeedsData):
     MESSAGE = ("This call stands inside a `try` whose `except` clauses may catch what the function "
                "it calls raises on a path the data may not take: which of them runs would depend on the "
                "data, and one XLA program cannot choose a handler at run time.")
-
-
-class NeedsChecks(Exception):
-    """Raised out of a trace that recorded a run-time check for a program that is not
-    functionalized: the caller traces it again with ``checkify``."""
-
-
-def _note_recorded() -> None:
-    _state.recorded = getattr(_state, "recorded", 0) + 1
 
 
 # -- raise -----------------------------------------------------------------------------------
@@ -654,7 +428,7 @@ def raise_where(test, exception: Callable[[], Any], flag, cause: Callable[[], An
     if shape != ():
         test = jnp.reshape(test, ()) if int(jnp.size(test)) == 1 else bool(test)  # JAX's error for more
     pred = jnp.asarray(test) != 0 if jnp.result_type(test) != jnp.bool_ else jnp.asarray(test)
-    with traced_region(lambda: pred):
+    with traced_region(), on_path(lambda: pred):
         _raise(exception, cause, False, frame)
     return pred if flag is False else jnp.logical_or(flag, pred)
 
@@ -665,33 +439,39 @@ def _raise(exception, cause, in_try: bool, frame) -> None:
         raise HandlerNeedsData(frame.f_code.co_filename, frame.f_lineno)
     reason = cause() if cause is not None else None
     leaves, rebuild = _split((value, reason))
-    if not in_traced_region() and not (getattr(_state, "functionalizing", 0) and (leaves or _after_checks(in_try))):
+    state = trace.current()
+    if not in_traced_region() and not (state.reporting and (leaves or _after_checks(state, in_try))):
         error = _made(value)
         if cause is not None:
             error.__cause__ = None if reason is None else _made(reason)
             error.__suppress_context__ = True
         raise error.with_traceback(None)
     filename, line, name = frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
-    key = _register(_Recipe(rebuild, filename, line, name))
-    text = _escape(_preview(value))
-    _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", leaves, filename, line,
-          flagged=True)
-    frames, depth = getattr(_state, "frames", None), getattr(_state, "depth", 0)
-    if frames and frames[-1][0] == depth:
+
+    def make(values):
+        value, reason = rebuild(values)
+        exc = _made(value)
+        if reason is not None:
+            exc.__cause__ = _made(reason)
+            exc.__suppress_context__ = True
+        return exc
+
+    rule = report.Rule(make, filename, line, name, f"{_escape(_preview(value))} (raise at {filename}:{line})")
+    report.record(True, rule, leaves)
+    if state.calls and state.calls[-1][0] == state.depth:
         # Outside the callee's own traced branches: every call raises here; its caller stops too.
-        raise PathRaised(depth, filename, line)
+        raise PathRaised(state.depth, filename, line)
 
 
-def _after_checks(in_try: bool) -> bool:
-    """Whether this trace recorded a check before a ``raise`` that every run reaching it makes
+def _after_checks(state: trace.TraceState, in_try: bool) -> bool:
+    """Whether this run recorded a check before a ``raise`` that every run reaching it makes
     (outside traced control flow): a run whose earlier check fails raised there, as Python
     would have, so this one is recorded after it (it fails on every run that gets here)
     rather than raised while tracing. Not where an ``except`` of the function or of a caller
     may catch it: Python's handler runs for it while tracing."""
-    marks = getattr(_state, "marks", None)
-    if in_try or not marks or recorded() <= marks[-1][0]:
+    if in_try or not state.recorded:
         return False
-    return not any(slot is not _BARRIER and slot.in_try for slot in _slots()[marks[-1][1]:])
+    return not any(slot is not _BARRIER and slot.in_try for slot in state.slots)
 
 
 class _Open:
@@ -736,10 +516,10 @@ def check_at(ok, exception: Callable[[], BaseException], filename: str, line: in
             name = frame.f_code.co_name
             break
         frame = frame.f_back
-    key = _register(_Recipe(lambda values: (exception(), None), filename, line, name))
-    text = _escape(f"{type(exception()).__qualname__}: {exception()}")
-    failed = jnp.logical_and(jnp.logical_not(ok), _on_path())
-    _emit(jnp.logical_not(failed), f"{text} (raise #{key} at {filename}:{line})", [], filename, line)
+    text = f"{type(exception()).__qualname__}: {exception()}"
+    rule = report.Rule(lambda values: exception(), filename, line, name, f"{_escape(text)} (raise at {filename}:{line})")
+    failed = jnp.logical_not(ok) if isinstance(ok, jax.core.Tracer) else not ok
+    report.record(failed, rule)
 
 
 # What Python raises by itself in code that runs only on some paths (a static `10 // k`, an
@@ -784,9 +564,8 @@ def record_exception(error: BaseException) -> None:
         except Exception:  # a class whose arguments are not its `args`
             return error.with_traceback(None)
 
-    key = _register(_Recipe(lambda values: (again(), None), filename, line, name))
     text = _escape(f"{type(error).__qualname__}: {error}")
-    _emit(jnp.logical_not(_on_path()), f"{text} (raise #{key} at {filename}:{line})", [], filename, line)
+    report.record(True, report.Rule(lambda values: again(), filename, line, name, f"{text} (raise at {filename}:{line})"))
 
 
 def _split(tree):
@@ -813,85 +592,3 @@ def _preview(value) -> str:
 
 def _escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
-
-
-class _Recipe:
-    __slots__ = ("rebuild", "filename", "line", "name")
-
-    def __init__(self, rebuild, filename: str, line: int, name: str):
-        self.rebuild, self.filename, self.line, self.name = rebuild, filename, line, name
-
-
-# Recorded raises by number (the number travels in the check's message). Bounded: the oldest
-# go first; a program traced that long ago reports its raise as checkify's own error.
-_RECIPES: dict[int, _Recipe] = {}
-_LIMIT = 4096
-_counter = itertools.count(1)
-_lock = threading.Lock()
-
-
-def _register(recipe: _Recipe) -> int:
-    with _lock:
-        key = next(_counter)
-        _RECIPES[key] = recipe
-        while len(_RECIPES) > _LIMIT:
-            del _RECIPES[next(iter(_RECIPES))]
-    return key
-
-
-# -- after the call ----------------------------------------------------------------------------
-
-_OURS = re.compile(r" \(raise #(\d+) at .+:\d+\)$")
-
-
-def report(error) -> None:
-    """Raise the first failed check of ``error`` (a ``checkify.Error``) as the user's exception:
-    a recorded ``raise`` as what it raises, a checked ``assert`` as ``AssertionError``, any
-    other check as checkify raises it. Nothing when no check failed."""
-    found = error.get_exception()
-    if found is None:
-        return
-    note = None
-    mapping = getattr(found, "error_mapping", None)  # under vmap: per mapped index
-    if mapping:
-        index, found = next(iter(mapping.items()))
-        note = f"(raised for the element at mapped index {', '.join(map(str, index))})"
-    template = getattr(found, "fmt_string", None)
-    match = _OURS.search(template) if isinstance(template, str) else None
-    recipe = _RECIPES.get(int(match.group(1))) if match else None
-    if recipe is None:
-        from laxify.runtime import checks
-
-        checks.raise_failed(error)
-        return
-    value, reason = recipe.rebuild(list(found.args))
-    exc = _made(value)
-    if reason is not None:
-        exc.__cause__ = _made(reason)
-        exc.__suppress_context__ = True
-    if note is not None and hasattr(exc, "add_note"):
-        exc.add_note(note)
-    raise_at(exc, recipe.filename, recipe.line, recipe.name)
-
-
-def raise_at(exc: BaseException, filename: str, line: int, name: str) -> None:
-    """Raise ``exc`` from a frame at the user's ``raise`` line (its file, line and function
-    name), so that the traceback ends there, as it would have in Python."""
-    text = linecache.getline(filename, line)
-    stripped = text.strip()
-    indent = len(text) - len(text.lstrip())
-    # The statement spans the user's own statement, so a traceback marks all of it or nothing.
-    width = max(len(stripped) - len("raise "), 1) if stripped.startswith("raise") else 12
-    holder = ("_" * width)[:width]
-    if line > 1 and indent:
-        code_text = "\n" * (line - 2) + "if 1:\n" + " " * indent + f"raise {holder}\n"
-    else:
-        code_text = "\n" * (line - 1) + f"raise {holder}\n"
-    code = compile(code_text, filename, "exec")
-    code = code.replace(co_name=name, **({"co_qualname": name} if sys.version_info >= (3, 11) else {}))
-    # What laxify was handling when the run's check failed is not the user's context.
-    exc.__suppress_context__ = True
-    try:
-        exec(code, {holder: exc})
-    finally:
-        del exc

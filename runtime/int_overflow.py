@@ -9,11 +9,10 @@ a marked value of an enclosing loop), a traced range's index, and the result of 
 below on two such values (a Python int known while tracing counts as one). The converter
 (``transpiler/converters/int_arithmetic.py``) routes ``+``, ``-``, ``*`` and ``**`` of names and
 int literals in loop bodies through :func:`int_op`; on two marked values whose result is an
-int32 array, it records an overflow test: into an int32 code the loop carries, checked once
-after the loop (:class:`Overflows`), which ``to_static`` returns as an output of its program
-(:class:`CodedJit`), or else in the run-time error channel (``error_channel``). Either way
-the user gets :class:`Int32OverflowError` at the user's line, which ``to_static`` turns into
-an eager run of the function (Python's exact integer) with a ``FallbackWarning``.
+int32 array, it records an overflow check in the run-time report (``runtime/report.py``): a
+loop carries it as one int32 code, read after the call. The user gets
+:class:`Int32OverflowError` at the user's line, which ``to_static`` turns into an eager run of
+the function (Python's exact integer) with a ``FallbackWarning``.
 
 Not checked (the cost rule, see docs/semantics.md "Numbers"): a sum or difference with a
 Python int smaller than 2**16 in magnitude (``i += 1``: a counter needs more than 2**31 / |c|
@@ -23,24 +22,16 @@ arguments: they wrap, as in JAX and NumPy), and int64 results (under ``jax_enabl
 
 from __future__ import annotations
 
-import functools
 import operator
 import sys
-import threading
-import weakref
-from dataclasses import replace
-
-import numpy as np
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
-from laxify.runtime import error_channel
-from laxify.runtime.checks import ConcreteJit, functionalized
-from laxify.runtime.dispatch.printing import hold, release, unhold
+from laxify.runtime import report, trace
 
-__all__ = ["CodedJit", "Int32OverflowError", "Overflows", "collects", "int_op", "is_python_int", "mark_python_int", "mark_results", "marking"]
+__all__ = ["Int32OverflowError", "int_op", "is_python_int", "mark_python_int", "mark_results", "marking"]
 
 # Sums and differences with a Python int below this magnitude are not checked.
 SMALL_CONSTANT = 2 ** 16
@@ -52,8 +43,6 @@ _OPS = {
 }
 
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
-
-_state = threading.local()
 
 
 class Int32OverflowError(OverflowError):
@@ -72,11 +61,11 @@ class Int32OverflowError(OverflowError):
         return type(self), (self.name, self.filename, self.line)
 
 
-# Traced values that stand for Python ints in eager code: a loop body's carries that started as
-# Python ints and its range or enumerate index (while the body is traced), what `+ - *` make
-# of those, a loop's results, `int(x)` of a traced value. Weakly held: an entry goes with its
-# tracer (a body's tracers with its trace), and an id is never taken for another object's.
-_python_ints: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# Traced values that stand for Python ints in eager code (the trace state's ``python_ints``): a
+# loop body's carries that started as Python ints and its range or enumerate index (while the
+# body is traced), what `+ - *` make of those, a loop's results, `int(x)` of a traced value.
+# Weakly held: an entry goes with its tracer (a body's tracers with its trace), and an id is
+# never taken for another object's.
 
 
 def mark_python_int(value):
@@ -84,7 +73,7 @@ def mark_python_int(value):
     such values are checked (see :func:`int_op`)."""
     if isinstance(value, jax.core.Tracer) and getattr(value, "shape", None) == () and \
             jnp.issubdtype(value.dtype, jnp.integer):
-        _python_ints[id(value)] = value
+        trace.current().python_ints[id(value)] = value
     return value
 
 
@@ -107,7 +96,8 @@ def is_python_int(value) -> bool:
         return True
     if kind is bool:
         return False
-    if _python_ints and _python_ints.get(id(value)) is value:
+    known = trace.current().python_ints
+    if known and known.get(id(value)) is value:
         return True
     # A loop's carry that started as a Python int is weakly typed (and stays so through `i + 1`,
     # which the converter leaves as it is); arrays the user made are not (`jnp.int32(0)`).
@@ -135,260 +125,6 @@ def marking(fn, init, lead: int = 0, index=False):
     return run
 
 
-# -- one check per loop, after it -------------------------------------------------------------
-#
-# A check inside a traced `while` body makes checkify carry its error state through the loop,
-# and the program then dispatches slowly (measured: 150 to 220 µs a cached call against 4).
-# So an operation directly in a loop's body (not in a traced branch there) records its overflow
-# into an int32 the loop carries (0: none; else the code of the first operation that
-# overflowed), and the code is checked once after the loop, or handed to the enclosing loop's.
-
-_CODES: dict[tuple, int] = {}  # (filename, line, name, function) → code
-_WHERE: dict[int, tuple] = {}  # code → (filename, line, name, function)
-_lock = threading.Lock()
-
-
-def _code(filename: str, line: int, name: str | None, function: str) -> int:
-    key = (filename, line, name, function)
-    with _lock:
-        code = _CODES.get(key)
-        if code is None:
-            code = _CODES[key] = len(_CODES) + 1
-            _WHERE[code] = key
-    return code
-
-
-_NAME = "(int32 overflow)"  # the code's carry, as messages about the loop's carries name it
-
-
-class _Frame:
-    """One run of a loop body that carries an overflow code: ``acc`` (the traced code), the
-    error channel's region depth of the body, and the loop's ``sites`` (codes it may hold)."""
-
-    __slots__ = ("acc", "depth", "sites")
-
-    def __init__(self, acc, depth: int, sites: set):
-        self.acc, self.depth, self.sites = acc, depth, sites
-
-
-def _frames() -> list:
-    frames = getattr(_state, "frames", None)
-    if frames is None:
-        frames = _state.frames = []
-    return frames
-
-
-def _here():
-    """The innermost loop body's frame, where the code being traced is directly in it."""
-    frames = getattr(_state, "frames", None)
-    if frames and frames[-1].depth == error_channel.region_depth():
-        return frames[-1]
-    return None
-
-
-class Overflows:
-    """What a traced loop adds for the overflow checks of its body (``site.int_checks``: the
-    conversion routed int arithmetic there): one more carry, the overflow code, checked after
-    the loop (:meth:`finish`). Without such arithmetic: nothing."""
-
-    __slots__ = ("on", "sites")
-
-    def __init__(self, site):
-        # (A loop traced again with its carries narrowed carries the code already.)
-        self.on = bool(getattr(site, "int_checks", False)) and not (site.names and site.names[-1] == _NAME)
-        self.sites: set[int] = set()
-
-    def init(self, init: tuple) -> tuple:
-        return (*init, jnp.zeros((), jnp.int32)) if self.on else init
-
-    def site(self, site):
-        return replace(site, names=(*site.names, _NAME)) if self.on else site
-
-    def cond(self, fn):
-        if not self.on:
-            return fn
-        return lambda *args: fn(*args[:-1])
-
-    def body(self, fn):
-        if not self.on:
-            return fn
-
-        def run(*args):
-            frame = _Frame(args[-1], error_channel.region_depth(), self.sites)
-            frames = _frames()
-            frames.append(frame)
-            try:
-                outs = tuple(fn(*args[:-1]))
-            finally:
-                frames.pop()
-            return (*outs, frame.acc)
-
-        return run
-
-    def finish(self, out: tuple) -> tuple:
-        """``out`` without the overflow code, whose check is recorded here (or handed to the
-        enclosing loop's body, when the loop stands directly in it)."""
-        if not self.on:
-            return out
-        code, out = out[-1], tuple(out[:-1])
-        if not self.sites or not isinstance(code, jax.core.Tracer):
-            return out
-        outer = _here()
-        if outer is not None:
-            outer.acc = jnp.where(outer.acc == 0, code, outer.acc)
-            outer.sites.update(self.sites)
-            return out
-        found = _collector()
-        if found is not None and error_channel.region_depth() == 0 and found.holds(code):
-            found.codes.append(code)  # an output of the program (see `coded`)
-            return out
-        if "Batch" in type(code).__name__:
-            # The loop runs inside a `vmap` the function applies itself to converted code:
-            # checkify refuses a batched `while` in a program that holds a check. Not checked
-            # (docs/semantics.md, "Numbers").
-            return out
-        for k in sorted(self.sites):
-            filename, line, name, _ = _WHERE[k]
-            error_channel.check_at(code != k, lambda n=name, f=filename, ln=line: Int32OverflowError(n, f, ln),
-                                   filename, line)
-        return out
-
-
-# -- the code as an output of the program -------------------------------------------------------
-#
-# A program functionalized by checkify dispatches slowly as soon as it holds a `while` loop
-# (checkify's rule for `while` adds an effect to every such loop, check or not: measured 86 µs
-# a cached call against 4). `to_static` therefore returns the overflow code of the loops at the
-# top of the function as one more output of the program (`CodedJit`), read after the call; a
-# program that holds other run-time checks, and `laxify.checked`, get it through `check_at`.
-
-
-class _Collector(error_channel.TraceOutputs):
-    __slots__ = ("codes",)
-
-    def __init__(self, marker):
-        super().__init__(marker)
-        self.codes: list = []
-
-
-def _collector():
-    stack = getattr(_state, "collectors", None)
-    return stack[-1] if stack else None
-
-
-class collecting:
-    """``with collecting(marker) as found:`` around a trace (``marker``: a value of that trace):
-    the overflow codes of the loops at its top go into ``found.codes``."""
-
-    __slots__ = ("found",)
-
-    def __init__(self, marker):
-        self.found = _Collector(marker)
-
-    def __enter__(self) -> _Collector:
-        stack = getattr(_state, "collectors", None)
-        if stack is None:
-            stack = _state.collectors = []
-        stack.append(self.found)
-        return self.found
-
-    def __exit__(self, *exc):
-        _state.collectors.pop()
-        return False
-
-
-def _marker(args, kwargs):
-    for leaf in jax.tree_util.tree_leaves((args, kwargs)):
-        if isinstance(leaf, jax.core.Tracer):
-            return leaf
-    return jnp.zeros((), jnp.int32)  # (a value of the trace under way)
-
-
-# The code of a run that raised (a `raise` recorded for run time: see error_channel.raise_flags).
-RAISED = -1
-
-
-def coded(fn):
-    """``fn`` returning ``(result, code)``: :data:`RAISED` where the function's ``raised`` flag
-    is set, else the first nonzero overflow code of its int arithmetic (0: none). Its
-    ``raise`` checks are not made (``error_channel.raise_flags(flag_only=True)``): the flag
-    says whether one failed."""
-
-    def run(*args, **kwargs):
-        marker = _marker(args, kwargs)
-        with error_channel.functionalizing(), error_channel.raise_flags(marker, flag_only=True) as flags, \
-                collecting(marker) as found:
-            out = fn(*args, **kwargs)
-        code = jnp.zeros((), jnp.int32)
-        for c in found.codes:
-            code = jnp.where(code == 0, c, code)
-        if flags.flag is not False:
-            code = jnp.where(flags.flag, jnp.int32(RAISED), code)
-        return out, code
-
-    return run
-
-
-def collects(fn, found_codes: list, flags: list | None = None):
-    """``fn`` noting in ``found_codes`` whether its trace gave overflow codes (then its program
-    must be made again with :func:`coded`), and in ``flags`` whether it gave the top ``raised``
-    flag (``error_channel.raise_flags``)."""
-
-    def run(*args, **kwargs):
-        marker = _marker(args, kwargs)
-        with error_channel.raise_flags(marker) as raised, collecting(marker) as found:
-            out = fn(*args, **kwargs)
-        if found.codes:
-            found_codes.append(True)
-        if flags is not None and raised.flag is not False:
-            flags.append(True)
-        return out
-
-    return run
-
-
-def raise_code(code: int) -> None:
-    """Raise the :class:`Int32OverflowError` of ``code`` at the user's line."""
-    filename, line, name, function = _WHERE[code]
-    error_channel.raise_at(Int32OverflowError(name, filename, line), filename, line, function)
-
-
-class CodedJit(ConcreteJit):
-    """``jax.jit`` of a function whose int arithmetic's overflow codes and whose ``raised``
-    flag are one output of its program (:func:`coded`): a call whose code is set raises after
-    it, :class:`Int32OverflowError` (``to_static`` then runs the function eagerly) or, for
-    :data:`RAISED`, the user's exception, which the checkified program (made on the first such
-    call) builds by running again (see :class:`ConcreteJit`)."""
-
-    eager_on_overflow = True  # (only ``to_static`` makes one)
-
-    def __init__(self, fn, **jit_options):
-        super().__init__(fn, **jit_options)
-        self.coded = self.program = jax.jit(coded(fn), **jit_options)
-        self._fn, self._jit_options = fn, jit_options
-        self._checked = None  # the checkified program, made on the first call that raised
-
-    def concrete(self, *args, **kwargs):
-        """A call on concrete arguments (no tracer among them: the caller knows)."""
-        # The program's prints wait for its code: on an overflow the function runs eagerly,
-        # and only that run's prints are Python's.
-        outer, kept = hold()
-        try:
-            out, code = self.coded(*args, **kwargs)
-            code = int(np.asarray(code))
-        finally:
-            unhold(outer)
-        if code == RAISED:
-            if self._checked is None:
-                self._checked = jax.jit(functionalized(self._fn), **self._jit_options)
-            self._raise_failed(self._checked, args, kwargs, kept)
-        if code:
-            raise_code(code)
-        if kept:
-            release(kept)
-        return out
-
-
 def int_op(op: str, a, b, name: str | None = None):
     """``a <op> b`` (``op`` one of ``+ - * **`` or the augmented ``+= -= *=``), with Python's
     own meaning; where both stand for Python ints (see :func:`is_python_int`) and the result
@@ -409,20 +145,14 @@ def int_op(op: str, a, b, name: str | None = None):
     ok = _fits(kind, a, b, result)
     caller = sys._getframe(1)
     filename, line = caller.f_code.co_filename, caller.f_lineno
-    frame = _here()
-    if frame is not None:  # directly in a loop body that carries the code: checked after the loop
-        code = _code(filename, line, name, caller.f_code.co_name)
-        frame.acc = jnp.where(jnp.logical_and(frame.acc == 0, jnp.logical_not(ok)), jnp.int32(code), frame.acc)
-        frame.sites.add(code)
-        return result
-    found = _collector()
-    if found is not None and error_channel.region_depth() == 0 and found.holds(result):
-        # At the top of the function (a loop's result, `return r * r`): an output of the program.
-        code = _code(filename, line, name, caller.f_code.co_name)
-        found.codes.append(jnp.where(ok, jnp.int32(0), jnp.int32(code)))
-        return result
-    error_channel.check_at(ok, lambda: Int32OverflowError(name, filename, line), filename, line)
+    report.record(jnp.logical_not(ok), _rule(name, filename, line, caller.f_code.co_name))
     return result
+
+
+def _rule(name: str | None, filename: str, line: int, function: str) -> report.Rule:
+    what = f"`{name}`" if name else "an integer"
+    return report.Rule(lambda values: Int32OverflowError(name, filename, line), filename, line, function,
+                       f"OverflowError: {what} passed int32's range (at {filename}:{line})")
 
 
 def _fits(kind: str, a, b, r):

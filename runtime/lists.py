@@ -19,8 +19,9 @@ from jax import export as _jax_export
 from jax import lax
 
 from laxify.ir.errors import ConversionError, Location, NeedsPython
+from laxify.ir.user_code import LIBRARY_PACKAGES
 from laxify.runtime.lowering import Site
-from laxify.runtime import options
+from laxify.runtime import options, report
 from laxify.runtime.messages import location, site_error, users_line
 
 __all__ = [
@@ -226,8 +227,8 @@ class Accumulator:
 
     def __getattr__(self, attr: str):
         # Another list method (`pop`, `insert`, `extend`, ...) on the list being stacked: its
-        # length would change otherwise than by one item per iteration (issue 22: never an
-        # AttributeError naming this class).
+        # length would change otherwise than by one item per iteration (a located fallback,
+        # never an AttributeError naming this class).
         if attr in _LIST_METHODS:
             raise self._needs_python(f"`{self.name}.{attr}(...)`")
         raise AttributeError(f"'list' object has no attribute '{attr}'")
@@ -317,7 +318,7 @@ def probe_appends(init, names, step, site: Site | None = None) -> dict:
             step(tuple(full))
 
         try:
-            jax.eval_shape(run, *[init[k] for k in args])
+            jax.eval_shape(report.discarded(run), *[init[k] for k in args])
         except (ConversionError, jax.errors.JAXTypeError):
             raise
         except (TypeError, ValueError) as e:
@@ -443,7 +444,7 @@ def appended_once(out, name: str, site: Site):
             site,
             f"the list `{name}` gets {len(out.values)} appends in one iteration of this traced "
             f"loop, and a traced loop stacks exactly one value per iteration",
-            f"Append exactly once per iteration (append a tuple to collect several values).",
+            "Append exactly once per iteration (append a tuple to collect several values).",
             NeedsPython,
         )
     return out.values[0]
@@ -496,13 +497,10 @@ def buffer_result(stacked):
     return StackedList(stacked)
 
 
-# Packages whose frames are never the user's line that used a list (the converted code runs
-# with the user's module globals; laxify's runtime, JAX and NumPy call into the list).
-_LIBRARY_PACKAGES = frozenset({"laxify", "jax", "jaxlib", "numpy", "flax", "equinox", "optax", "opt_einsum"})
-
-
 def _library_frame(frame) -> bool:
-    return ((frame.f_globals.get("__name__") or "").partition(".")[0] in _LIBRARY_PACKAGES
+    """A frame that is never the user's line that used a list (the converted code runs with the
+    user's module globals; laxify's runtime, JAX and NumPy call into the list)."""
+    return ((frame.f_globals.get("__name__") or "").partition(".")[0] in LIBRARY_PACKAGES
             or frame.f_code.co_filename.startswith("<frozen"))
 
 

@@ -1,14 +1,16 @@
-"""Loop options (``laxify.loop_options``): a stack read by the dispatcher while tracing."""
+"""Loop options (``laxify.loop_options``): a stack in the trace state, read by the dispatcher
+while tracing."""
 
 from __future__ import annotations
 
 import functools
-import threading
 import types
 from dataclasses import dataclass
 
+from laxify.runtime import trace
+
 __all__ = ["LoopOptions", "loop_options", "current", "push", "pop", "push_options", "restoring_options", "with_options",
-           "run_time_warnings", "without_run_time_warnings"]
+           "run_time_warnings"]
 
 
 @dataclass(frozen=True)
@@ -25,14 +27,10 @@ class LoopOptions:
 
 
 _DEFAULT = LoopOptions()
-_state = threading.local()
 
 
 def _stack() -> list[LoopOptions]:
-    stack = getattr(_state, "stack", None)
-    if stack is None:
-        stack = _state.stack = []
-    return stack
+    return trace.current().options
 
 
 def current() -> LoopOptions:
@@ -53,22 +51,7 @@ def pop(depth: int) -> None:
 def run_time_warnings() -> bool:
     """Whether the program being traced may warn at run time (a host callback): not in a
     program traced for ``export``, which cannot serialize host callbacks."""
-    return not getattr(_state, "exporting", False)
-
-
-def without_run_time_warnings(fn):
-    """``fn`` tracing programs without run-time warnings (for ``export``)."""
-
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        saved = getattr(_state, "exporting", False)
-        _state.exporting = True
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _state.exporting = saved
-
-    return run
+    return not trace.current().exporting
 
 
 class loop_options:
@@ -133,7 +116,6 @@ def push_options(block: loop_options) -> int:
 def with_options(fn, opts: LoopOptions | None):
     """``fn`` running with ``opts`` as the current loop options (``None``: the options in force);
     whatever ``fn`` pushes is popped when it returns or raises."""
-    import functools
 
     @functools.wraps(fn)
     def run(*args, **kwargs):

@@ -1,4 +1,4 @@
-"""Straight-line segments of a split function (issue 25, docs/semantics.md "Split fallback").
+"""Straight-line segments of a split function (docs/semantics.md, "Split fallback").
 
 A ``to_static`` function that falls back runs its converted code eagerly, each loop and each
 taken branch of a traced ``if`` tried as a compiled program of its own (``runtime/split.py``).

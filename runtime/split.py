@@ -40,8 +40,8 @@ import numpy as np
 
 from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.ir.user_code import _library_package
-from laxify.runtime import checks, effects, error_channel
-from laxify.runtime.dispatch.values import Undefined, any_traced
+from laxify.runtime import checks, effects, report, trace
+from laxify.runtime.dispatch.values import ATOMS, ById, Undefined, any_traced
 from laxify.runtime.lowering import Site, SiteTable
 
 __all__ = ["Plan", "SiteRecord", "branch", "joined_python_floats", "run_branch", "run_segment", "runs_as_python", "segment", "splittable",
@@ -51,18 +51,10 @@ __all__ = ["Plan", "SiteRecord", "branch", "joined_python_floats", "run_branch",
 # loop that reads the outer loop's Python index would otherwise compile once per index).
 MAX_SIGNATURES = 8
 
-_ATOMS = (int, float, complex, bool, str, bytes, type(None), type(Ellipsis), range, slice)
-_ATOM_TYPES = frozenset(_ATOMS)
+_ATOM_TYPES = frozenset(ATOMS)
 _ARRAY = type(jnp.zeros(()))  # the class of a concrete JAX array (the common leaf)
 
 
-class _State(threading.local):
-    def __init__(self):
-        self.plan: Plan | None = None
-        self.tracing = 0
-
-
-_state = _State()
 
 
 class _Refuse(Exception):
@@ -371,7 +363,6 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
         rebuilt_functions: list = []
         args = _rebuild(spec[0], arrays, flat.objects, rebuilt, rebuilt_functions)
         kwargs = {k: _rebuild(v, arrays, flat.objects, rebuilt, rebuilt_functions) for k, v in zip(spec[1], spec[2])}
-        before = error_channel.recorded()
         watch = effects._Watch("this loop, compiled on its own", lambda: None)
         roots: list = []
         for fn in [*_functions((args, kwargs)), *rebuilt_functions]:
@@ -379,10 +370,12 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
             effects._function_roots(fn, roots, 0)
         for root in roots:
             watch.add(*root)
-        _state.tracing += 1
-        effects._state.watches.append(watch)
+        state = trace.current()
+        before = state.recorded
+        state.split_tracing += 1
+        state.watches.append(watch)
         try:
-            with error_channel.functionalizing():
+            with report.frame():
                 out = checks.with_assert_mode(dispatcher, checks.AssertMode(False, "error"))(*args, **kwargs)
             if watch.changed(out) is not None:
                 watch.restore()
@@ -394,9 +387,9 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
             watch.restore()
             raise _TraceFailed(_why(e), _places(e)) from None
         finally:
-            effects._state.watches.pop()
-            _state.tracing -= 1
-        if error_channel.recorded() != before:
+            state.watches.pop()
+            state.split_tracing -= 1
+        if state.recorded != before:
             raise _TraceFailed("it has a check made at run time (a `raise` or a Python error on a traced path)")
         entry.shared = effects.sharing((out,))
         leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda v: isinstance(v, Undefined))
@@ -410,7 +403,7 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
                 outs.append(leaf)
             elif id(leaf) in rebuilt:
                 out_spec.append(("in", rebuilt[id(leaf)]))
-            elif isinstance(leaf, (_ATOMS, Undefined)):
+            elif isinstance(leaf, (ATOMS, Undefined)):
                 out_spec.append(("const", leaf))
             else:
                 raise _TraceFailed(f"it gives a Python {type(leaf).__name__}")
@@ -446,7 +439,8 @@ def joined_python_floats(before, after) -> None:
     """A traced ``if`` or conditional expression inside a construct that a split run compiles
     (a segment around it) made the Python floats ``before`` into arrays ``after``: Python keeps
     floats there (its digits, its float64 arithmetic), so the construct runs as Python."""
-    if _state.plan is None or not _state.tracing:
+    state = trace.current()
+    if state.plan is None or not state.split_tracing:
         return
     for b, a in zip(before, after):
         if type(b) is float and type(a) is not float:
@@ -510,7 +504,7 @@ class _Flat:
         if kind is types.FunctionType:
             return self._function(v, depth)
         if kind is SiteTable or kind is types.ModuleType:  # (a converted function's sites, `_lx`)
-            return ("L", _ById(v))
+            return ("L", ById(v))
         if kind is tuple:
             if depth > 20:
                 raise _Refuse("its values are nested too deeply")
@@ -550,7 +544,7 @@ class _Flat:
                 self.arrays.append(v)
                 known = self._seen[id(v)] = ("A", len(self.arrays) - 1)
             return known
-        if kind in _ATOMS or isinstance(v, (Site, np.dtype, np.generic)):
+        if kind in ATOMS or isinstance(v, (Site, np.dtype, np.generic)):
             return ("S", kind, v)
         if isinstance(v, Undefined):
             return ("U", kind, v.name, v.site, self._object(v))
@@ -568,7 +562,7 @@ class _Flat:
                 raise _Refuse("it reads a dict with unhashable keys") from None
             return ("D", keys, tuple([self.spec(v[k], depth + 1, closed) for k in keys]))
         if isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType)):
-            return ("L", _ById(v))
+            return ("L", ById(v))
         if kind is functools.partial:
             return ("P", self.spec(v.func, depth + 1, closed), self.spec(v.args, depth + 1, closed),
                     self.spec(v.keywords, depth + 1, True))
@@ -592,7 +586,7 @@ class _Flat:
             known = self._library[id(code)] = (library, _global_names(code, namespace), _Token(namespace), code,
                                                _Token(code))
         if known[0]:
-            return ("L", _ById(fn))
+            return ("L", ById(fn))
         if depth > 20:
             raise _Refuse("its values are nested too deeply")
         defaults = self.spec(fn.__defaults__, depth + 1, True) if fn.__defaults__ else None
@@ -642,7 +636,7 @@ def _global_key(value):
     """A global's part of a signature: a Python atom by value, anything else by identity."""
     if type(value) in _ATOM_TYPES:
         return (type(value), value)
-    return _ById(value)
+    return ById(value)
 
 
 class _Token:
@@ -655,21 +649,6 @@ class _Token:
         self.obj = obj
 
 
-class _ById:
-    """A key for an object by its identity (a module's globals, a library function)."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __hash__(self):
-        return id(self.obj)
-
-    def __eq__(self, other):
-        return isinstance(other, _ById) and other.obj is self.obj
-
-
 def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
     tag = spec[0]
     if tag == "A":
@@ -679,7 +658,7 @@ def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
     if tag == "T":
         return spec[1].obj
     if tag == "L":
-        return spec[1].obj
+        return spec[1].value
     if tag == "U":
         return objects[spec[-1]]
     if tag == "tuple":
@@ -731,8 +710,9 @@ def run_branch(fn, operands: tuple, site: Site):
     of its own, cached per ``if`` and signature as a loop is (the module's docstring), unless
     it does fewer than ``LIGHT_OPS`` operations: then it runs as it is, and so does every later
     run of that branch's code (``Plan.idle``)."""
-    plan = _state.plan
-    if plan is None or _state.tracing:
+    state = trace.current()
+    plan = state.plan
+    if plan is None or state.split_tracing:
         return fn(*operands)
     code = getattr(fn, "__code__", None)
     if code is not None and plan.idle.get(id(code)) is code:
@@ -750,8 +730,9 @@ def run_segment(fn, operands: tuple, site: Site):
     """``fn(*operands)``, a run of plain statements grouped by the split run's variant of the
     converted code (``runtime/segments.py``): in a split run tried as one compiled program of
     its own, as a taken branch is (:func:`run_branch`); elsewhere a call."""
-    plan = _state.plan
-    if plan is None or _state.tracing:
+    state = trace.current()
+    plan = state.plan
+    if plan is None or state.split_tracing:
         return fn(*operands)
     code = fn.__code__
     if plan.idle.get(id(code)) is code:
@@ -764,7 +745,8 @@ def runs_as_python(values) -> bool:
     Python (the plan decided so, or it cannot be compiled): then a loop with a static trip
     count iterates in Python too, rather than as a ``lax.scan`` made on the spot (whose trace
     would meet the same Python), so that each inner loop is tried on its own."""
-    return _state.plan is not None and not _state.tracing and not any_traced(values)
+    state = trace.current()
+    return state.plan is not None and not state.split_tracing and not any_traced(values)
 
 
 def splittable(dispatcher):
@@ -773,10 +755,11 @@ def splittable(dispatcher):
 
     @functools.wraps(dispatcher)
     def run(*args, **kwargs):
-        plan = _state.plan
+        state = trace.current()
+        plan = state.plan
         if plan is None:
             return dispatcher(*args, **kwargs)
-        if _state.tracing:
+        if state.split_tracing:
             out = dispatcher(*args, **kwargs)
             # Inside a construct compiled on its own (a segment around it), as for the loop itself.
             _check_python_floats(dispatcher, args, out)
@@ -794,10 +777,12 @@ class splitting:
         self.plan = plan
 
     def __enter__(self):
-        self.saved = (_state.plan, _state.tracing)
-        _state.plan, _state.tracing = self.plan, 0
+        state = trace.current()
+        self.saved = (state.plan, state.split_tracing)
+        state.plan, state.split_tracing = self.plan, 0
         return self.plan
 
     def __exit__(self, *exc):
-        _state.plan, _state.tracing = self.saved
+        state = trace.current()
+        state.plan, state.split_tracing = self.saved
         return False

@@ -18,14 +18,14 @@ from __future__ import annotations
 import linecache
 import operator
 import sys
-import threading
+
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from laxify.ir.errors import ConversionError
-from laxify.runtime import effects
+from laxify.runtime import effects, trace
 from laxify.runtime.dispatch.values import any_traced, is_traced
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import location
@@ -97,26 +97,17 @@ def setitem_op(obj, index, op: str, value, alias: tuple[str, ...] | None = None,
     return _update(obj, index, op, value, alias, also)
 
 
-class _Marked(threading.local):
-    """Arrays marked by ``live_rows`` for the ``for`` statement about to run over them."""
-
-    def __init__(self):
-        self.arrays: dict[int, object] = {}
-
-
-_marked = _Marked()
-
-
 def live_rows(array):
     """``array``, marked for the ``for`` loop that iterates over it: its body updates items of
     it, so the loop reads each row from the array as the earlier iterations left it."""
-    _marked.arrays = {id(array): array}  # (the strong reference keeps the id unique meanwhile)
+    trace.current().marked = {id(array): array}  # (the strong reference keeps the id unique meanwhile)
     return array
 
 
 def marked_rows() -> dict[int, object]:
     """The arrays ``live_rows`` marked (taken: a mark is for one loop)."""
-    found, _marked.arrays = _marked.arrays, {}
+    state = trace.current()
+    found, state.marked = state.marked, {}
     return found
 
 
@@ -307,9 +298,9 @@ def _alias_error(name: str, alias: str, kind: str | None = None) -> ConversionEr
             f"was built holding the other, with `=` before), and `{alias}` is used after this line. "
             f"A JAX array cannot change in place: laxify's update makes a new array, so `{alias}` "
             f"would keep the old values where NumPy would show the new ones.",
-            f"Update the array through one name and build the other after the update (for example "
-            f"make the dict or list after changing the array), or read the new value through the "
-            f"name that was updated.")
+            "Update the array through one name and build the other after the update (for example "
+            "make the dict or list after changing the array), or read the new value through the "
+            "name that was updated.")
     if kind in ("view", "viewed"):
         view, base = (name, alias) if kind == "view" else (alias, name)
         what = (f"`{view}`, which was taken from the JAX array `{base}` by indexing" if kind == "view"

@@ -23,7 +23,7 @@ type test. Everything else runs while tracing, or after a call that changed an a
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Callable
 
 import jax
 import numpy as np

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from typing import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import libcst as cst
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from laxify.ir.core import Function, Op, Region, Value
+from laxify.ir.core import Function, Op, Region
 from laxify.ir.naming import is_return_value
 from laxify.ir.ops import CondOp, ForRangeOp, PyOp, ScanOp, TryOp, UndefOp, WhileOp, WithOp
 from laxify.ir.types import (

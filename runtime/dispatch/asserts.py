@@ -1,5 +1,6 @@
-"""``assert``: Python's assert on Python values; on a traced value a ``checkify.check`` when
-checks are on (``to_static(checks=True)``), otherwise not checked, said once at its line."""
+"""``assert``: Python's assert on Python values; on a traced value a check in the run-time
+report when checks are on (``to_static(checks=True)``), otherwise not checked, said once at
+its line."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import sys
 import threading
 import warnings
 
-from jax.experimental import checkify
+import jax.numpy as jnp
 
 from laxify.ir.errors import ConversionError, FallbackWarning
-from laxify.runtime import checks
+from laxify.runtime import checks, report
 from laxify.runtime.dispatch.conditionals import _scalar_predicate
 from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import any_traced, is_traced
@@ -24,9 +25,9 @@ __all__ = ["assert_"]
 _warned: set[tuple[str, int]] = set()
 _lock = threading.Lock()
 
-_FIX = ("Pass checks=True to laxify.to_static to check it with jax.experimental.checkify (a "
-        "failed assert then raises AssertionError when the program runs), or assert on a "
-        "static value (a shape, a Python argument).")
+_FIX = ("Pass checks=True to laxify.to_static to check it at run time (a failed assert then "
+        "raises AssertionError after the call), or assert on a static value (a shape, a Python "
+        "argument).")
 
 
 def _site(depth: int) -> Site:
@@ -51,8 +52,8 @@ def assert_(test, message=None) -> None:
         return
     if mode.unchecked == "silent":
         return
-    text = (f"This `assert` tests a traced value, which is only known when the program runs; "
-            f"laxify does not check it at run time (one XLA program cannot raise an exception).")
+    text = ("This `assert` tests a traced value, which is only known when the program runs; "
+            "laxify does not check it at run time (one XLA program cannot raise an exception).")
     if mode.unchecked == "error":
         raise ConversionError(text, location(site), _FIX)
     with _lock:
@@ -63,20 +64,43 @@ def assert_(test, message=None) -> None:
 
 
 def _check(pred, message, site: Site) -> None:
-    """A ``checkify.check`` whose failure message is the assert's message (formatted with the
-    values of the run) or, without one, the assert's source text; then where it stands."""
-    where = checks.WHERE.format(filename=site.filename, line=site.line).replace("{", "{{").replace("}", "}}")
+    """Record the assert in the run-time report: its ``AssertionError`` says the assert's
+    message (formatted with the values of the run) or, without one, the assert's source text;
+    then where it stands."""
+    where = f" (assert at {site.filename}:{site.line})"
     value = _evaluated(message)
     if isinstance(value, Formatted):
         template, traced = _traced_fields(value)
-        checkify.check(pred, template + where, *traced)
+        text = template + _escape(where)
+
+        def make(values):
+            return AssertionError(template.format(*values) + where)
     elif value is None:
         source = linecache.getline(site.filename, site.line).strip()
-        checkify.check(pred, _escape(source if source.startswith("assert") else "assert") + where)
+        source = source if source.startswith("assert") else "assert"
+        text, traced = _escape(source + where), []
+
+        def make(values):
+            return AssertionError(source + where)
     elif any_traced(value):
-        checkify.check(pred, "{0}" + where, value)
+        text, traced = "{0}" + _escape(where), [value]
+
+        def make(values):
+            return AssertionError(f"{values[0]}{where}")
     else:
-        checkify.check(pred, _escape(str(value)) + where)
+        text, traced = _escape(str(value) + where), []
+
+        def make(values):
+            return AssertionError(f"{value}{where}")
+    function = _user_function(site.filename)
+    report.record(jnp.logical_not(pred), report.Rule(make, site.filename, site.line, function, text), traced)
+
+
+def _user_function(filename: str) -> str:
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename != filename:
+        frame = frame.f_back
+    return frame.f_code.co_name if frame is not None else "<module>"
 
 
 def _traced_fields(message: Formatted) -> tuple[str, list]:

@@ -17,11 +17,11 @@ from laxify.ir.naming import is_return_flag, is_return_value, is_stop_flag
 from laxify.runtime import effects, split
 from laxify.runtime import lists as lists_mod
 from laxify.ir.user_code import raised_by_array_library
-from laxify.runtime import error_channel
-from laxify.runtime.error_channel import traced_region
+from laxify.runtime import error_channel, report
+from laxify.runtime.capture import capture, output_avals
 from laxify.runtime.dispatch.values import Fillable, Undefined, array_like, fresh, is_traced
 from laxify.runtime.lowering import Site
-from laxify.runtime.messages import describe, location, site_error, tree_lines
+from laxify.runtime.messages import location, site_error, tree_lines
 
 __all__ = ["cond", "elif_chain"]
 
@@ -52,27 +52,31 @@ def cond(pred, branches, operands, site: Site):
         index = (0 if pred else 1) if len(branches) == 2 else operator.index(pred)
         return split.run_branch(branches[index], operands, site)
     pred = _scalar_predicate(pred, site, "if")
-    with traced_region():  # the branches run only for some data: a `raise` in them waits
+    with error_channel.traced_region():  # the branches run only for some data: a `raise` in them waits
         out = _traced_cond(pred, branches, operands, site)
     split.joined_python_floats(operands, out)
     return out
 
 
+def _caught(e: Exception, site: Site) -> tuple:
+    """What a branch gives after Python raised ``e`` while it was traced (a static ``10 // k``,
+    a missing key: see ``error_channel.is_users_error``): recorded for run time, for the runs
+    that take it, as a ``raise``; the branch gives values nothing observes. JAX's own errors
+    are not the user's: they go on (a fallback)."""
+    if not error_channel.is_users_error(e) or raised_by_array_library(e):
+        raise e
+    error_channel.record_exception(e)
+    return tuple(True if is_stop_flag(name) else Fillable(name) for name in site.names)
+
+
 def _catching(branch, site: Site):
-    """``branch``, where an exception Python raises while it is traced (a static ``10 // k``,
-    a missing key: see ``error_channel.is_users_error``) is recorded for run time, for the
-    runs that take it; the branch then gives values nothing observes, as a ``raise``."""
+    """``branch``, an exception Python raises while it is traced recorded (see :func:`_caught`)."""
 
     def run(*ops):
         try:
             return branch(*ops)
         except Exception as e:
-            if not error_channel.is_users_error(e) or raised_by_array_library(e):  # JAX's: a fallback
-                raise
-            error_channel.record_exception(e)
-            if isinstance(e, error_channel.PathRaised):
-                error_channel.raised_in(site.names)
-            return tuple(True if is_stop_flag(name) else Fillable(name) for name in site.names)
+            return _caught(e, site)
 
     return run
 
@@ -83,30 +87,41 @@ def _traced_cond(pred, branches, operands, site: Site):
     # Effects on Python objects are watched in the user's branch itself; an exception Python
     # raises there is recorded for the runs that take it (outside the watch).
     identity = effects.Identity(operands, site)
-    branches = [_catching(effects.guarded(b, f"this `{site.construct}` on a traced value", lambda: location(site),
-                                          identity), site) for b in branches]
+    branches = [effects.guarded(b, f"this `{site.construct}` on a traced value", lambda: location(site),
+                                identity) for b in branches]
     return identity.write_back(_joined_cond(pred, branches, operands, site))
 
 
 def _joined_cond(pred, branches, operands, site: Site):
-    """``lax.cond`` of the branches, their outputs joined (see ``_join_outputs``)."""
-    plan = _Plan()
-    fns = [_checked_branch(b, k, len(branches), site, plan) for k, b in enumerate(branches)]
-    try:
-        return plan.restore(_lax_cond(pred, fns, operands))
-    except _NeedsPlaceholder:
-        plan = _probe_outputs(branches, operands, site)
-        fns = [_checked_branch(b, k, len(branches), site, plan) for k, b in enumerate(branches)]
-        try:
-            return plan.restore(_lax_cond(pred, fns, operands))
-        except TypeError:
-            pass
-    except TypeError:
-        pass
-    avals = [jax.eval_shape(lambda f=f: f(operands)) for f in fns]
-    names = [n for i, n in enumerate(site.names) if i not in plan.static]
-    target = _join_outputs(avals, names, site, len(branches))
-    return plan.restore(_lax_cond(pred, [_casting(f, target) for f in fns], operands))
+    """``lax.cond`` of the branches, their outputs joined (see ``_plan``): each branch is
+    traced once (``runtime/capture.py``) in a report frame of its own, its outputs read, and
+    its operations replayed in the ``lax.cond``, whose report output goes to the frame around."""
+    runs = [capture(_branch_run(b, operands, site)) for b in branches]
+    plan = _plan([run.outputs[0] for run in runs], site)
+    union = report.Union([run.outputs[1] for run in runs])
+    fns = [plan.branch(run, k, union) for k, run in enumerate(runs)]
+    if len(fns) == 2:
+        out, found = lax.cond(pred, *fns)
+    else:
+        out, found = lax.switch(jnp.asarray(pred, jnp.int32), fns)  # which clamps the index
+    report.absorb(found)
+    return plan.restore(out)
+
+
+def _branch_run(branch, operands, site: Site):
+    """The run of ``branch`` on (fresh copies of) the operands, in a traced region and a report
+    frame of its own: ``(outputs, report)``. (One function: each traced ``if`` nests its
+    branches' traces, and deeply nested code should not pay Python frames for wrappers.)"""
+
+    def run():
+        with error_channel.traced_region(), report.frame() as made:
+            try:
+                out = _unobserved(tuple(branch(*fresh(operands))), site)
+            except Exception as e:
+                out = _caught(e, site)
+        return out, made.report()
+
+    return run
 
 
 def elif_chain(arms, operands, site: Site):
@@ -236,30 +251,6 @@ def _cond_appending(pred, branches, operands, site: Site):
     return tuple(outs)
 
 
-class _NeedsPlaceholder(Exception):
-    """A branch gives a value not set yet (or ``None``) where another may give an array: the
-    branches' outputs must be probed first."""
-
-
-class _Plan:
-    """How a traced ``if`` handles outputs that are not arrays: ``fill`` gives zeros for a
-    :class:`Fillable` value where another branch has an array, ``static`` passes a value that
-    is the same Python value on every path (``None``, a value not set yet) around the cond."""
-
-    def __init__(self, fill=None, static=None, probed: bool = False):
-        self.fill: dict[int, object] = fill or {}
-        self.static: dict[int, object] = static or {}
-        self.probed = probed
-
-    def restore(self, outs) -> tuple:
-        if not self.static:
-            return outs
-        outs = list(outs)
-        for i in sorted(self.static):
-            outs.insert(i, self.static[i])
-        return tuple(outs)
-
-
 def _unobserved(outs: tuple, site: Site) -> tuple:
     """A branch that has left the function (its ``return`` flag is set as a Python ``True``: a
     ``return``, or a ``raise`` recorded for run time) gives values no later code reads: a name
@@ -274,7 +265,7 @@ def _no_python_leaves(value, name: str, k: int, n: int, site: Site, display: boo
     """A Python value that differs between the branches (a string, an object): which one
     Python has depends on the data. Eager Python runs it (``NeedsPython``)."""
     for leaf in jax.tree_util.tree_leaves(value):
-        if not array_like(leaf):
+        if not (array_like(leaf) or isinstance(leaf, jax.ShapeDtypeStruct)):
             name = _display_name(name) if display else name
             raise site_error(
                 site,
@@ -284,61 +275,6 @@ def _no_python_leaves(value, name: str, k: int, n: int, site: Site, display: boo
                 f"Compute `{name}` outside the `if`, or make it an array.",
                 NeedsPython,
             )
-
-
-def _probe_outputs(branches, operands, site: Site) -> _Plan:
-    """Trace each branch abstractly to decide, per output, zeros to fill or a static value."""
-    avals: dict[int, object] = {}
-    python: dict[int, list] = {}
-    for k, branch in enumerate(branches):
-        def probe(branch=branch, k=k):
-            outs = _unobserved(tuple(branch(*fresh(operands))), site)
-            kept = []
-            for i, v in enumerate(outs):
-                if isinstance(v, Fillable) or v is None:
-                    python.setdefault(i, []).append(v)
-                    kept.append(None)
-                else:
-                    _no_python_leaves(v, site.names[i] if i < len(site.names) else "value", k, len(branches), site)
-                    kept.append(v)
-            return tuple(kept)
-
-        for i, aval in enumerate(jax.eval_shape(probe)):
-            if aval is not None and i not in avals:
-                avals[i] = aval
-    fill, static = {}, {}
-    for i, values in python.items():
-        if i in avals:
-            if all(isinstance(v, Fillable) for v in values):
-                fill[i] = avals[i]  # zeros made inside the branch that needs them (see `run`)
-        elif len(values) == len(branches):
-            # No branch has an array here: None on some path wins over a value not set yet.
-            set_ = [v for v in values if not isinstance(v, Fillable)]
-            static[i] = None if any(v is None for v in values) else (set_ or values)[0]
-    return _Plan(fill, static, probed=True)
-
-
-def _lax_cond(pred, fns, operands):
-    # Operands are closed over rather than passed: they may hold Python values that lax
-    # cannot abstract (a not-yet-set return value), which the branches never return.
-    if len(fns) == 2:
-        truth = (lambda: pred) if jnp.result_type(pred) == jnp.bool_ else (lambda: pred != 0)
-        taken = [truth, lambda: jnp.logical_not(truth())]
-    else:
-        index = lambda: jnp.clip(jnp.asarray(pred, jnp.int32), 0, len(fns) - 1)  # noqa: E731
-        taken = [lambda k=k: index() == k for k in range(len(fns))]
-
-    def thunk(f, on_path):
-        def run():
-            with traced_region(on_path):  # where a `raise` in the branch fails (see vmap)
-                return f(operands)
-
-        return run
-
-    thunks = [thunk(f, on_path) for f, on_path in zip(fns, taken)]
-    if len(fns) == 2:
-        return lax.cond(pred, thunks[0], thunks[1])
-    return lax.switch(jnp.asarray(pred, jnp.int32), thunks)  # which clamps the index
 
 
 def _display_name(name: str) -> str:
@@ -370,38 +306,6 @@ def _int_too_large(site: Site, name: str, value: int, where: str) -> NeedsPython
         f"or compute `{name}` outside the traced construct, or as a float.",
         NeedsPython,
     )
-
-
-def _checked_branch(fn, k: int, n: int, site: Site, plan: _Plan):
-    def run(operands):
-        outs = _unobserved(tuple(fn(*fresh(operands))), site)
-        if not plan.probed and any(isinstance(v, Fillable) or v is None for v in outs):
-            raise _NeedsPlaceholder()
-        # Zeros made here, in the branch: an array made outside would be an operand of the
-        # cond, materialized (and copied to its output) even where this branch never runs.
-        outs = tuple(jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), plan.fill[i])
-                     if isinstance(v, Fillable) and i in plan.fill else v for i, v in enumerate(outs))
-        kept = [i for i in range(len(outs)) if i not in plan.static]
-        names = [_display_name(site.names[i]) if i < len(site.names) else "value" for i in kept]
-        outs = tuple(outs[i] for i in kept)
-        for name, v in zip(names, outs):
-            if isinstance(v, Undefined):
-                other = "the other branch" if n == 2 else "another branch"
-                raise site_error(
-                    replace(site, line=site.branch_lines[k]) if site.branch_lines else site,
-                    f"`{name}` is defined in {other} of this `if` on a traced value, but not in "
-                    f"the {_branch_name(k, n, site)}, and it is used after the `if`.",
-                    f"Assign `{name}` before the `if` or in every branch, so that it has a value "
-                    f"whichever branch runs.",
-                )
-            for leaf in jax.tree_util.tree_leaves(v):
-                if type(leaf) is int and not _fits_default_int(leaf):
-                    raise _int_too_large(replace(site, line=site.branch_lines[k]) if site.branch_lines else site,
-                                         name, leaf, f"the {_branch_name(k, n, site)} of this `if` on a traced value")
-            _no_python_leaves(v, name, k, n, site, display=False)
-        return outs
-
-    return run
 
 
 def _join_outputs(avals, names, site: Site, n: int):
@@ -475,13 +379,94 @@ def _mismatch(site, name, sides, a, b, construct, what) -> ConversionError:
     )
 
 
-def _casting(fn, target):
-    def run(operands):
-        outs = fn(operands)
-        return tuple(
-            jax.tree_util.tree_map(lambda v, t: lax.convert_element_type(v, t.dtype), o, t)
-            for o, t in zip(outs, target)
+class _Plan:
+    """How a traced ``if`` joins its branches' outputs: ``fill`` gives zeros of an output's
+    type in a branch that has no value for it (:class:`Fillable`) where another has an array;
+    ``static`` passes around the cond an output that is the same Python value on every path
+    (``None``, a value not set yet); ``target``: the dtypes every branch is cast to, where
+    their dtypes differ (as JAX promotes them)."""
+
+    def __init__(self, fill: dict, static: dict, target: list | None):
+        self.fill, self.static, self.target = fill, static, target
+
+    def branch(self, run, k: int, union: report.Union):
+        """The function of no arguments ``lax.cond`` calls for branch ``k``: its captured run
+        replayed, zeros filled in, static outputs left out, cast to the joined types; with its
+        report in the structure of every branch's (``union``)."""
+
+        def replayed():
+            outs, found = run.replay()
+            outs = tuple(jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), self.fill[i])
+                         if isinstance(v, Fillable) and i in self.fill else v
+                         for i, v in enumerate(outs))
+            outs = tuple(v for i, v in enumerate(outs) if i not in self.static)
+            if self.target is not None:
+                outs = tuple(jax.tree_util.tree_map(lambda v, t: lax.convert_element_type(v, t.dtype), o, t)
+                             for o, t in zip(outs, self.target))
+            return outs, union.of(k, found)
+
+        return replayed
+
+    def restore(self, outs) -> tuple:
+        if not self.static:
+            return outs
+        outs = list(outs)
+        for i in sorted(self.static):
+            outs.insert(i, self.static[i])
+        return tuple(outs)
+
+
+def _plan(outputs: list, site: Site) -> _Plan:
+    """The plan that joins the branches' ``outputs`` (captured: arrays as their types), or the
+    located error for an output that cannot be joined: a name defined in some branches only,
+    a Python value that differs between them, a Python int too large for JAX's integers, a
+    structure or shape that differs."""
+    n = len(outputs)
+    width = len(outputs[0])
+    fill, static = {}, {}
+    for i in range(width):
+        values = [outs[i] for outs in outputs]
+        python = [v for v in values if isinstance(v, Fillable) or v is None]
+        if not python:
+            continue
+        arrays = [v for v in values if not (isinstance(v, Fillable) or v is None)]
+        if arrays:
+            if all(isinstance(v, Fillable) for v in python) and all(
+                    array_like(leaf) or isinstance(leaf, jax.ShapeDtypeStruct)
+                    for leaf in jax.tree_util.tree_leaves(arrays[0])):
+                fill[i] = output_avals(arrays[0])  # (cast below with the others where dtypes differ)
+        elif len(python) == n:
+            # No branch has an array here: None on some path wins over a value not set yet.
+            set_ = [v for v in python if not isinstance(v, Fillable)]
+            static[i] = None if any(v is None for v in python) else (set_ or python)[0]
+    kept = [i for i in range(width) if i not in static]
+    names = [_display_name(site.names[i]) if i < len(site.names) else "value" for i in kept]
+    avals = []
+    for k, outs in enumerate(outputs):
+        outs = [fill[i] if isinstance(outs[i], Fillable) and i in fill else outs[i] for i in kept]
+        for name, v in zip(names, outs):
+            _check_output(v, name, k, n, site)
+        avals.append([output_avals(v) for v in outs])
+    joined = _join_outputs(avals, names, site, n)
+    differ = any(a.dtype != t.dtype for k in range(n) for j in range(len(kept))
+                 for a, t in zip(jax.tree_util.tree_leaves(avals[k][j]), jax.tree_util.tree_leaves(joined[j])))
+    return _Plan(fill, static, joined if differ else None)
+
+
+def _check_output(v, name: str, k: int, n: int, site: Site) -> None:
+    """The located error for branch ``k``'s output ``v`` (named ``name``) that no traced
+    ``if`` can give out."""
+    where = replace(site, line=site.branch_lines[k]) if site.branch_lines else site
+    if isinstance(v, Undefined):
+        other = "the other branch" if n == 2 else "another branch"
+        raise site_error(
+            where,
+            f"`{name}` is defined in {other} of this `if` on a traced value, but not in "
+            f"the {_branch_name(k, n, site)}, and it is used after the `if`.",
+            f"Assign `{name}` before the `if` or in every branch, so that it has a value "
+            f"whichever branch runs.",
         )
-
-    return run
-
+    for leaf in jax.tree_util.tree_leaves(v):
+        if type(leaf) is int and not _fits_default_int(leaf):
+            raise _int_too_large(where, name, leaf, f"the {_branch_name(k, n, site)} of this `if` on a traced value")
+    _no_python_leaves(v, name, k, n, site, display=False)

@@ -13,13 +13,11 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from laxify.ir.errors import ConversionError, Location
 from laxify.ir.user_code import raised_by_array_library
-from laxify.runtime import effects, split, error_channel
+from laxify.runtime import effects, split, error_channel, report
 from laxify.runtime.builtin_rules import contains, not_contains
-from laxify.runtime.error_channel import traced_region
 from laxify.runtime.messages import users_line
 from laxify.runtime.dispatch.values import is_array, is_traced
 
@@ -142,7 +140,7 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
             rest = _guarded(rest, f"this `{op}` on a traced value")
             slot = error_channel.statement_slot()
 
-            with traced_region():  # the later operands run only for some data
+            with error_channel.traced_region():  # the later operands run only for some data
                 if decides:
                     return error_channel.lazy_cond(acc, (lambda: jnp.asarray(True), rest), slot)
                 return error_channel.lazy_cond(acc, (rest, lambda: jnp.asarray(False)), slot)
@@ -158,7 +156,7 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
 def _lazy_operand(a, pred, b_fn, op: str):
     """The operand of a traced ``and``/``or`` whose right side runs in a ``lax.cond`` branch."""
     slot = error_channel.statement_slot()  # (a call there that raised stops the caller)
-    with traced_region():  # the right side runs only for some data
+    with error_channel.traced_region():  # the right side runs only for some data
         return _lazy_cond(a, pred, b_fn, op, slot)
 
 
@@ -173,21 +171,15 @@ def _lazy_cond(a, pred, b_fn, op: str, slot):
     try:
         return error_channel.lazy_cond(pred, branches, slot)
     except TypeError:
-        pass  # the operands' dtypes (or kinds) differ: find the common dtype first
-    b_aval = jax.eval_shape(_probe(b_fn))
-    _check_operand(a, b_aval, op)
-    dtype = jnp.result_type(a, b_aval)
-
-    def cast(fn):
-        return lambda: jnp.asarray(fn(), dtype)
-
-    return error_channel.lazy_cond(pred, [cast(fn) for fn in branches], slot)
+        # The operands' kinds or shapes differ: the located error that says which.
+        _check_operand(a, jax.eval_shape(_probe(b_fn)), op)
+        raise
 
 
 def _probe(fn):
     """``fn`` for an abstract probe of its result: the flags of the calls it makes are its own
     (thrown away with the probe's trace)."""
-    collecting = error_channel.collect_flag(fn)
+    collecting = report.discarded(error_channel.collect_flag(fn))
     return lambda: collecting()[0]
 
 
@@ -286,7 +278,7 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
     if lazy:
         what = "this conditional expression (`a if c else b`) on a traced value"
         slot = error_channel.statement_slot()  # (a call in a side that raised stops the caller)
-        with traced_region():  # each side runs only for some data
+        with error_channel.traced_region():  # each side runs only for some data
             return _lazy_ifexp(pred, _guarded(true_fn, what), _guarded(false_fn, what), slot)
     # Both sides run; each is Python's value only where the condition picks it (a check in
     # one, such as a list index past its count, fails only there).
@@ -299,53 +291,27 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
     return out
 
 
-def _shape_or_error(fn):
-    """``fn``'s result shapes and ``fn``; or, where Python raises while ``fn`` is traced (see
-    ``error_channel.is_users_error``), ``None`` and a function that records that error for the
-    runs that take this side (its value is never observed: zeros of the other side's)."""
-    try:
-        return jax.eval_shape(_probe(fn)), fn
-    except Exception as e:
-        if not error_channel.is_users_error(e) or raised_by_array_library(e):  # JAX's: a fallback
-            raise
-        error = e
+def _caught(fn):
+    """``fn``, where Python raises while it is traced (see ``error_channel.is_users_error``):
+    that error recorded for the runs that take this side, which gives ``None`` (never
+    observed: zeros of the other side's type)."""
 
-    def raising():
-        if isinstance(error, error_channel.PathRaised):
-            # A helper that raises whenever it is called: its check went into the probe above,
-            # which is thrown away. Traced again here, on this side's path, it records the check
-            # in the program; the expression has no `raised` flag to set.
-            try:
-                fn()
-            except error_channel.PathRaised:
-                pass
-            error_channel.raised_here()  # (the side's flag, where `lazy_cond` collects it)
+    def run():
+        try:
+            return fn()
+        except Exception as e:
+            if not error_channel.is_users_error(e) or raised_by_array_library(e):  # JAX's: a fallback
+                raise
+            if isinstance(e, error_channel.PathRaised):
+                # A helper that raises whenever it is called: its check is recorded; the
+                # expression has no `raised` flag to set, but the side's flag is.
+                error_channel.raised_here()
+            else:
+                error_channel.record_exception(e)
             return None
-        error_channel.record_exception(error)
-        return None
 
-    return None, raising
+    return run
 
 
 def _lazy_ifexp(pred, true_fn, false_fn, slot=None):
-    t_aval, true_fn = _shape_or_error(true_fn)
-    f_aval, false_fn = _shape_or_error(false_fn)
-    if t_aval is None and f_aval is None:
-        t_aval = f_aval = jax.ShapeDtypeStruct((), jnp.float32)
-    t_aval = f_aval if t_aval is None else t_aval
-    f_aval = t_aval if f_aval is None else f_aval
-    target = jax.tree_util.tree_map(lambda a, b: jnp.result_type(a, b), t_aval, f_aval)
-
-    def cast(fn, aval):
-        def run():
-            out = fn()
-            if out is None:  # a side that raised: zeros, never observed
-                return jax.tree_util.tree_map(lambda a, t: jnp.zeros(a.shape, t), aval, target)
-            return jax.tree_util.tree_map(lambda v, t: jnp.asarray(v, t), out, target)
-
-        return run
-
-    taken = (lambda: pred) if jnp.result_type(pred) == jnp.bool_ else (lambda: pred != 0)
-    regions = (lambda: traced_region(taken), lambda: traced_region(lambda: jnp.logical_not(taken())))
-    return error_channel.lazy_cond(pred, (cast(true_fn, t_aval), cast(false_fn, f_aval)), slot, regions)
-
+    return error_channel.lazy_cond(pred, (_caught(true_fn), _caught(false_fn)), slot, cast_all=True)

@@ -28,7 +28,8 @@ from laxify.runtime.dispatch.conditionals import (
 from laxify.runtime import error_channel
 from laxify.runtime import int_overflow
 from laxify.runtime import split
-from laxify.runtime.error_channel import ABOUT_TRACED, traced_region
+from laxify.runtime.capture import capture, output_avals, promoted
+from laxify.runtime import report
 from laxify.runtime.dispatch.values import (
     Fillable, Undefined, UnsetName, any_traced, array_like, fresh, is_array, is_traced,
 )
@@ -64,7 +65,7 @@ class UnboundInLoop(ConversionError, UnboundLocalError):
     """A traced loop reads a name before its first assignment (located; Python's error type)."""
 
 
-def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False):
+def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False, body=None):
     """Decide from abstract steps what a traced loop does with each carry that is not an
     array yet (a return value before any ``return``, a name first assigned in the loop, a
     Python flag):
@@ -78,11 +79,29 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
       one step gives, overwritten by the first iteration that sets it, as in Python;
     - otherwise it stays as it is: a Python flag becomes a traced carry, and a name with no
       value is reported by :func:`_check_carries`.
+
+    Gives the carries (some set to zeros), the positions of those that pass through, and
+    where ``body`` (the loop's body on all its carries, as the lax loop runs it) is given and
+    the last abstract step is the loop's (each carry that passes through passed as it will),
+    that step's trace (``runtime/capture.py``), which the loop then replays: the body is
+    traced once more only where the carries changed after the last step.
     """
     candidates = [k for k, v in enumerate(init) if _passes_through(v)]
     if not candidates:
-        return init, ()
+        return init, (), None
     init = list(init)
+    # A `return`/`raise`/`break` flag a `while` carries is almost always set by the body under
+    # a traced condition: probed as a traced flag from the start, the body is traced once
+    # (a Python `False` would be probed, found changed, and probed again as an array). Where
+    # no step changes it after all (the body gives the very value it got), it goes back to
+    # Python's `False` and the body is probed again, as before (also where a step sets it to a
+    # Python value: a body that always returns or raises).
+    flags = [k for k in candidates if body is not None and type(init[k]) is bool and k < len(site.names)
+             and (is_stop_flag(site.names[k]) or is_break_flag(site.names[k]))]
+    python_flags = {k: init[k] for k in flags}
+    for k in flags:
+        init[k] = jnp.asarray(init[k])
+    candidates = [k for k in candidates if k not in flags]
     while True:
         # While probing, a name not set yet may flow through a traced `if` of the body.
         probe = [Fillable(v.name, v.site) if isinstance(v, Undefined) and not isinstance(v, Fillable)
@@ -94,7 +113,9 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
             full = list(probe)
             for k, a in zip(abstract, arrays):
                 full[k] = a
-            outs = one_step(tuple(full))
+            outs = one_step(tuple(full)) if body is None else body(tuple(full))
+            for k in flags:  # (set to a Python value: every run sets it, the old way decides)
+                changed[k] = "python" if type(outs[k]) is bool else outs[k] is not full[k]
             kept = []
             for k in candidates:
                 out, before = outs[k], probe[k]
@@ -109,10 +130,15 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
                     leaf = next(leaf for leaf in jax.tree_util.tree_leaves(out) if not array_like(leaf))
                     raise _python_carry(name, leaf, site, construct)
                 kept.append(None if same or isinstance(out, Undefined) else out)
-            return tuple(kept)
+            return tuple(kept) if body is None else (outs, tuple(kept))
 
+        run = None
         try:
-            avals = jax.eval_shape(step, tuple(init[k] for k in abstract))
+            if body is None:
+                avals = jax.eval_shape(report.discarded(step), tuple(init[k] for k in abstract))
+            else:
+                run = capture(report.collected(step), tuple(init[k] for k in abstract))
+                avals = [None if v is None else output_avals(v) for v in run.outputs[0][1]]
         except UnsetName as e:
             unset = {site.names[k] for k in candidates if k < len(site.names) and isinstance(init[k], Undefined)
                      and not isinstance(init[k], Fillable)}
@@ -128,13 +154,19 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
                 f"Assign `{e.name}` before the loop.",
                 UnboundInLoop,
             ) from None
+        if flags and (not any(changed[k] for k in flags) or any(changed[k] == "python" for k in flags)):
+            for k in flags:  # (never set, or set as Python values: Python flags, probed again)
+                init[k] = python_flags[k]
+            candidates, flags = sorted((*candidates, *flags)), []
+            continue
+        flags = []
         now_changed = [k for k in candidates if changed[k]]
         for k, aval in zip(candidates, avals):
             if changed[k] and isinstance(init[k], Undefined) and aval is not None and (
                     runs or isinstance(init[k], Fillable)):
                 init[k] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval)
         if not now_changed:
-            return tuple(init), tuple(candidates)
+            return tuple(init), tuple(candidates), run
         unset = [k for k in now_changed if isinstance(init[k], Undefined)]
         if unset:
             # Set by the loop, yet it may run zero times: zeros of the type one step gives,
@@ -142,12 +174,15 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
             for k, aval in zip(candidates, avals):
                 if k in unset and aval is not None:
                     init[k] = _Unbound(jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval))
-            return tuple(init), ()
-        # A flag that changes is carried as an array from now on; the others are probed again
-        # with it abstract, as the lax loop will see it.
+            return tuple(init), (), None
+        # A flag that changes is carried as an array from now on (as the lax loop will see it:
+        # not a candidate again); the others are probed again with it abstract.
+        for k in now_changed:
+            if type(init[k]) is bool:
+                init[k] = jnp.asarray(init[k])
         candidates = [k for k in candidates if not changed[k]]
         if not candidates:
-            return tuple(init), ()
+            return tuple(init), (), None
 
 
 class _Unbound:
@@ -324,18 +359,14 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
     identity = effects.Identity(init, site, loop=True, may_skip=True)
     cond_fn, body_fn = _guarded(cond_fn, site, construct), _guarded(body_fn, site, construct, identity)
     body_fn = int_overflow.marking(body_fn, init)  # its Python ints: overflow checked (int_overflow.py)
-    # The overflow code of the body's int arithmetic: one more carry, checked after the loop.
-    overflows = int_overflow.Overflows(site)
-    cond_fn, body_fn = overflows.cond(cond_fn), overflows.body(body_fn)
-    carried, counted = overflows.init(init), overflows.site(site)
     try:
-        with traced_region():  # the body runs only for some data: a `raise` in it waits
-            out = _traced_while_loop(cond_fn, body_fn, carried, counted, construct, early_exit)
+        with error_channel.traced_region():  # the body runs only for some data: a `raise` in it waits
+            out = _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
     except Exception as e:
         if not error_channel.is_users_error(e):
             raise
-        out = _raising_loop(e, cond_fn, body_fn, carried, counted, construct)
-    return int_overflow.mark_results(init, identity.write_back(overflows.finish(out)))
+        out = _raising_loop(e, cond_fn, body_fn, init, site, construct)
+    return int_overflow.mark_results(init, identity.write_back(out))
 
 
 def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construct: str):
@@ -364,27 +395,45 @@ def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construc
         return init
 
     def first_run():
-        with traced_region(lambda: pred):
+        with error_channel.traced_region():
             try:
                 body_fn(*fresh(init))
             except error_channel.PathRaised:
                 pass
 
-    lax.cond(pred, first_run, lambda: None)
-    error_channel.raised_in(site.names)
+    ran = capture(report.collected(first_run))
+    union = report.Union([ran.outputs[1], report.EMPTY])
+    report.absorb(lax.cond(pred, lambda: union.of(0, ran.replay()[1]), lambda: union.of(1, report.EMPTY)))
     return tuple(jnp.logical_or(v, pred) if is_stop_flag(name) else v for name, v in zip(site.names, init))
 
 
 def _traced_while_loop(cond_fn, body_fn, init, site: Site, construct: str, early_exit: bool):
+    def body(c):
+        return _keep_carry_types(c, tuple(body_fn(*fresh(c))))
+
     # An early-exit range is not empty, and its flags are unset: it runs at least once.
-    init, passing = _settle_unset(init, lambda c: tuple(body_fn(*c)), site, construct, runs=early_exit)
+    init, passing, run = _settle_unset(init, lambda c: tuple(body_fn(*c)), site, construct, runs=early_exit,
+                                       body=body)
     if any(isinstance(v, _Unbound) for v in init):
         return _checking_ran(cond_fn, body_fn, init, site, construct, early_exit)
-    if passing:
-        narrow, widen, wrap, narrowed = _without(passing, init, site)
-        out = _traced_while(wrap(cond_fn, False), wrap(body_fn, True), narrow(init), narrowed, construct,
-                            early_exit)
-        return widen(out)
+    if not passing:
+        return _lax_while(cond_fn, body_fn, init, site, construct, early_exit)
+    narrow, widen, wrap, narrowed = _without(passing, init, site)
+    replayed = None
+    if run is not None:  # the last abstract step is the loop's body with these carries passing through
+
+        def step(c):
+            outs, found = run.replay(c)
+            return narrow(outs[0]), found
+
+        replayed = (step, narrow(run.outputs[0][0]), run.outputs[1])
+    return widen(_lax_while(wrap(cond_fn, False), wrap(body_fn, True), narrow(init), narrowed, construct,
+                            early_exit, replayed))
+
+
+def _lax_while(cond_fn, body_fn, init, site: Site, construct: str, early_exit: bool, replayed=None):
+    """The ``lax.while_loop`` of a traced loop whose carries are settled (``replayed``: its
+    body's trace where one was made already)."""
     opts = options.current()
     if opts.max_iters is not None:
         return _bounded_while(cond_fn, body_fn, init, site, opts.max_iters)
@@ -399,15 +448,40 @@ def _traced_while_loop(cond_fn, body_fn, init, site: Site, construct: str, early
         return _scalar_predicate(cond_fn(*fresh(c)), site, construct)
 
     def body(c):
-        # Under vmap the body also runs for elements whose loop has ended: a `raise` in it
-        # fails only where the condition holds.
-        with traced_region(lambda: cond(c)):
-            return _keep_carry_types(c, tuple(body_fn(*fresh(c))))
+        return _keep_carry_types(c, tuple(body_fn(*fresh(c))))
 
-    out = _loop(lambda c: lax.while_loop(cond, body, c), init,
-                lambda c: jax.eval_shape(body, c), site.names, site, construct)
+    out = _loop(lambda c: _reporting_while(cond, body, c, replayed), init,
+                lambda c: jax.eval_shape(report.discarded(body), c), site.names, site, construct)
     error = _early_exit_reverse_error if early_exit else _no_reverse_error
     return reverse_gate.gate(out, site, construct, error)
+
+
+def _reporting_while(cond, body, init, replayed=None):
+    """``lax.while_loop(cond, body, init)``, its body traced once (``runtime/capture.py``) in a
+    report frame of its own, whose report the loop carries (the first failure of every
+    iteration) and gives to the frame around it. ``replayed``: that trace made already, as the
+    function giving ``(outputs, report)`` for the carries, and their types. A carry that
+    starts weakly typed (a Python number) and becomes another type is promoted first, as
+    ``lax.while_loop`` promotes it, and the body traced again for it."""
+    if replayed is not None and promoted(init, replayed[1]) is not None:
+        replayed = None
+    if replayed is None:
+        run = capture(report.collected(body), init)
+        wider = promoted(init, run.outputs[0])
+        if wider is not None:
+            init = wider
+            run = capture(report.collected(body), init)
+        replayed = (run.replay, run.outputs[0], run.outputs[1])
+    replay, _, found_type = replayed
+
+    def step(carry):
+        c, carried = carry
+        out, found = replay(c)
+        return out, report.merged(carried, found)
+
+    out, found = lax.while_loop(lambda carry: cond(carry[0]), step, (init, report.initial(found_type)))
+    report.absorb(found)
+    return out
 
 
 def _no_reverse_error(site: Site, construct: str) -> ConversionError:
@@ -416,10 +490,10 @@ def _no_reverse_error(site: Site, construct: str) -> ConversionError:
         f"Reverse-mode differentiation (`jax.grad`, `jax.vjp`) cannot go through this "
         f"`{construct}` loop on a traced value: its number of iterations is not known while "
         f"tracing, so nothing says how many iterations to keep for the backward pass.",
-        f"Bound the loop: `with laxify.loop_options(max_iters=N):` around it (or "
-        f"`@laxify.loop_options(max_iters=N)` on the function) makes it a scan of at most N "
-        f"iterations, which reverse mode differentiates. Forward mode (`jax.jvp`, "
-        f"`jax.jacfwd`) works without a bound.",
+        "Bound the loop: `with laxify.loop_options(max_iters=N):` around it (or "
+        "`@laxify.loop_options(max_iters=N)` on the function) makes it a scan of at most N "
+        "iterations, which reverse mode differentiates. Forward mode (`jax.jvp`, "
+        "`jax.jacfwd`) works without a bound.",
         reverse_gate.ReverseModeError,
     )
 
@@ -443,8 +517,8 @@ def _early_exit_list_error(name: str, site: Site) -> ConversionError:
         f"The list `{name}` is appended to in this loop, which `loop_options(early_exit=True)` makes a "
         f"`lax.while_loop` that stops at its `break`: one XLA program cannot hold a list whose length "
         f"is known only at run time.",
-        f"Write the rows into an array made before the loop (`buf = jnp.zeros((n, ...))` before it, "
-        f"`buf = buf.at[i].set(v)` in it), which the loop carries, and count the rows written.",
+        "Write the rows into an array made before the loop (`buf = jnp.zeros((n, ...))` before it, "
+        "`buf = buf.at[i].set(v)` in it), which the loop carries, and count the rows written.",
     )
 
 
@@ -456,7 +530,7 @@ def _keep_carry_types(carries, outs, skip=()):
         return outs
 
     def cast(c, o):
-        if not hasattr(c, "dtype") or not isinstance(o, (int, float, bool, jax.Array)) or isinstance(c, Undefined):
+        if isinstance(c, Undefined) or not hasattr(c, "dtype") or not isinstance(o, (int, float, bool, jax.Array)):
             return o
         weak = isinstance(o, (int, float, bool)) or getattr(o, "weak_type", False)
         if not weak or getattr(o, "shape", ()) != () or jnp.result_type(c, o) != c.dtype:
@@ -499,13 +573,20 @@ def _bounded_while(cond_fn, body_fn, init, site: Site, max_iters: int):
             appended = tuple(lists_mod.appended_once(outs[k], site.names[k], site) for k in accs)
             return tuple(outs[k] for k in plain), appended
 
-        shapes = jax.eval_shape(run)
+        ran = capture(report.collected(run))
+        union = report.Union([ran.outputs[1], report.EMPTY])
+        shapes = ran.outputs[0]
 
         def skip():
             zeros = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), shapes[1])
-            return tuple(vals[k] for k in plain), zeros
+            return (tuple(vals[k] for k in plain), zeros), union.of(1, report.EMPTY)
 
-        new, appended = lax.cond(go, run, skip)
+        def take():
+            out, found = ran.replay()
+            return out, union.of(0, found)
+
+        (new, appended), found = lax.cond(go, take, skip)
+        report.absorb(found)
         out = list(vals)
         for k, v in zip(plain, new):
             out[k] = v
@@ -706,9 +787,8 @@ def _scan(body_fn, init, xs, site: Site):
     body_fn = _guarded(body_fn, site, "for", identity)
     # A range's index (a Count) and the carries that start as Python ints stand for Python ints.
     body_fn = int_overflow.marking(body_fn, init, lead=1, index=isinstance(xs, Count))
-    overflows = int_overflow.Overflows(site)  # (see _traced_while)
     try:
-        out = _scan_carries(overflows.body(body_fn), overflows.init(init), xs, overflows.site(site))
+        out = _scan_carries(body_fn, init, xs, site)
     except error_channel.PathRaised:
         # The body raises whenever it runs (a `raise` outside its traced branches, in a function
         # it calls), and a scan runs at least once: the loop raises at its first iteration.
@@ -717,7 +797,7 @@ def _scan(body_fn, init, xs, site: Site):
         # records the check again and stops the caller.
         body_fn(_first_item(xs), *fresh(init))
         raise
-    return int_overflow.mark_results(init, identity.write_back(overflows.finish(out)))
+    return int_overflow.mark_results(init, identity.write_back(out))
 
 
 def _first_item(xs):
@@ -727,7 +807,7 @@ def _first_item(xs):
 
 def _scan_carries(body_fn, init, xs, site: Site):
     first = _first_item(xs)
-    init, passing = _settle_unset(init, lambda c: tuple(body_fn(first, *c)), site, "for", runs=True)
+    init, passing, _ = _settle_unset(init, lambda c: tuple(body_fn(first, *c)), site, "for", runs=True)
     if passing:
         narrow, widen, wrap, narrowed = _without(passing, init, site, lead=1)
         return widen(_scan(wrap(body_fn, True), narrow(init), xs, narrowed))
@@ -791,14 +871,28 @@ def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: 
             new = (*new, x + xs.step)
         return new, tuple(appended[k] for k in lists if k not in buffered)
 
-    step = jax.checkpoint(body) if opts.checkpoint else body
-
     def run(c):
-        return lax.scan(step, c, None if counting else xs, length=steps,
-                        unroll=opts.unroll if opts.unroll is not None else 1)
+        # The body traced once (runtime/capture.py) in a report frame of its own, whose report
+        # the scan carries (the first failure of every iteration).
+        ran = capture(report.collected(body), c, None if counting else first)
+        wider = promoted(c, ran.outputs[0][0])
+        if wider is not None:  # (a carry that starts as a Python number, promoted as lax.scan does)
+            c = wider
+            ran = capture(report.collected(body), c, None if counting else first)
+
+        def step(carry, x):
+            c, carried = carry
+            (new, ys), found = ran.replay(c, x)
+            return (new, report.merged(carried, found)), ys
+
+        (out, found), ys = lax.scan(jax.checkpoint(step) if opts.checkpoint else step,
+                                    (c, report.initial(ran.outputs[1])), None if counting else xs,
+                                    length=steps, unroll=opts.unroll if opts.unroll is not None else 1)
+        report.absorb(found)
+        return out, ys
 
     def one_step(c):
-        return jax.eval_shape(lambda c: body(c, first)[0], c)
+        return jax.eval_shape(report.discarded(lambda c: body(c, first)[0]), c)
 
     out, ys = _loop(run, carries, one_step, names, site, "for")
     if counting:
@@ -870,7 +964,7 @@ def for_each(xs, body_fn, init, deps, site: Site):
         if xs.ndim == 0:
             error = TypeError("iteration over a 0-d array")  # JAX's own text
             if is_traced(xs):  # a refusal of a traced value (eager Python may have a list there)
-                setattr(error, ABOUT_TRACED, True)
+                setattr(error, error_channel.ABOUT_TRACED, True)
             raise error
         if xs.shape[0] == 0:
             return init

@@ -10,7 +10,7 @@ import jax
 
 from laxify.runtime.dispatch.values import Tracer, any_traced
 
-__all__ = ["Formatted", "format_", "hold", "holding", "print_", "release", "replaying", "unhold"]
+__all__ = ["Formatted", "format_", "hold", "holding", "print_", "release", "unhold"]
 
 
 class Formatted:
@@ -32,21 +32,6 @@ def format_(template: str, *args, **kwargs):
     if not any_traced((args, kwargs)):
         return template.format(*args, **kwargs)
     return Formatted(template, args, kwargs)
-
-
-class replaying:
-    """``with replaying():`` around a second run of a program, made only to learn which of its
-    run-time checks failed (see ``runtime/checks.py``): its prints were printed by the first
-    run, and are not printed again."""
-
-    depth = 0
-
-    def __enter__(self):
-        replaying.depth += 1
-
-    def __exit__(self, *exc):
-        replaying.depth -= 1
-        return False
 
 
 class holding:
@@ -121,7 +106,7 @@ def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flus
     formatted = {k for k, a in enumerate(args) if isinstance(a, Formatted)}
 
     def emit(*values):
-        if replaying.depth or (gated and values[-1]):
+        if gated and values[-1]:
             return
         values = iter(values)
         objects = list(parts)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import linecache
 import sys
 
-from laxify.ir.errors import ConversionError, Location, NeedsPython
+from laxify.ir.errors import Location, NeedsPython
 from laxify.runtime.dispatch.values import Undefined, is_traced
 
 __all__ = ["check_defined", "final_return", "returned"]

@@ -12,9 +12,8 @@ from __future__ import annotations
 import jax
 
 from laxify.ir.errors import ConversionError
-from laxify.runtime.dispatch.conditionals import _NeedsPlaceholder
 from laxify.runtime.lists import NeedsRows
 
 __all__ = ["internal_errors"]
 
-internal_errors = (ConversionError, jax.errors.JAXTypeError, NeedsRows, _NeedsPlaceholder)
+internal_errors = (ConversionError, jax.errors.JAXTypeError, NeedsRows)

@@ -11,9 +11,29 @@ import numpy as np
 
 from laxify.runtime.lowering import Site
 
-__all__ = ["Fillable", "UnsetName", "Tracer", "Undefined", "UndefinedReturn", "any_traced", "array_like", "fresh", "is_array", "is_traced"]
+__all__ = ["ATOMS", "ById", "Fillable", "UnsetName", "Tracer", "Undefined", "UndefinedReturn", "any_traced", "array_like", "fresh", "is_array", "is_traced"]
 
 Tracer = jax.core.Tracer
+
+# Python values that hold no other object and never change: a signature keeps them by value,
+# the effect tracking never watches them.
+ATOMS = (int, float, complex, bool, str, bytes, type(None), type(Ellipsis), range, slice)
+
+
+class ById:
+    """A key for a value by its identity (an unhashable static argument, a module's globals,
+    a library function): hashed and compared by ``id``, holding the value alive."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ById) and other.value is self.value
 
 
 def is_traced(x) -> bool:

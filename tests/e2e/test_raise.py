@@ -256,28 +256,26 @@ def guarded_with_a_builtin_check(x):
     return int(x) + 1  # int() of a float: NaN and infinities are checks of Python's own
 
 
-def test_a_raise_flag_keeps_checkify_out_of_a_program_with_a_while():
-    """A program whose every check is a `raise` of the user's returns its `raised` flag (one
-    int32 output) instead of being functionalized by checkify, whose rule for `while` sends every
-    call down JAX's slow dispatch path; the exception comes from the checkified program, run on
-    the calls that raised."""
-    from laxify.runtime.checks import CheckedJit
-    from laxify.runtime.int_overflow import CodedJit
-
+def test_the_report_keeps_checkify_out_of_a_program_with_a_while():
+    """A program's checks (a `raise` of the user's, a check of Python's own such as `int()` of
+    NaN) come out of it as its report (an int32 code and the payloads), never by functionalizing
+    it with checkify, whose rule for `while` sends every call down JAX's slow dispatch path; the
+    exception is built from the report of the call that raised."""
     check_like_python(guarded_collatz, (jnp.int32(27),), (jnp.int32(-3),), prims=("while",))
     static_fn = laxify.to_static(guarded_collatz)
     assert int(static_fn(jnp.int32(6))) == 8
-    programs = list(static_fn._jitted.values())
-    assert len(programs) == 1 and type(programs[0]) is CodedJit
+    programs = list(static_fn._programs.values())
+    assert len(programs) == 1 and programs[0].checked is None
     assert not programs[0].trace(jnp.int32(6)).jaxpr.effects
     for _ in range(2):  # the first failing call (makes the checked program) and a later one
         with pytest.raises(ValueError, match="^n must be positive, got -3$"):
             static_fn(jnp.int32(-3))
     assert int(static_fn(jnp.int32(7))) == 16
-    # A program with a check that is not a flagged raise (int() of NaN) keeps checkify.
+    # A check of Python's own (int() of NaN) is in the report too: no checkify.
     with_builtin = laxify.to_static(guarded_with_a_builtin_check)
     assert int(with_builtin(jnp.float32(2.5))) == 3
-    assert type(next(iter(with_builtin._jitted.values()))) is CheckedJit
+    program = next(iter(with_builtin._programs.values()))
+    assert program.checked is None and not program.trace(jnp.float32(2.5)).jaxpr.effects
     with pytest.raises(ValueError, match="NaN"):
         with_builtin(jnp.float32(jnp.nan))
     with pytest.raises(ValueError, match="^x is negative$"):

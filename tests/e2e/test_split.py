@@ -599,7 +599,7 @@ def test_a_branch_in_a_python_loop_is_compiled_per_signature(x, n):
 
 
 def test_a_split_signature_takes_the_hot_path():
-    from laxify.api import _SplitHot
+    from laxify.call.path import _SplitHot
 
     f = laxify.to_static(after_loop)
     for n in (3, 4, 0):

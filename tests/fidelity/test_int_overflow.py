@@ -19,7 +19,7 @@ import pytest
 import laxify
 from fidelity_tools import line_of
 from test_integer_hunt import max_product_pair as largest_pair_product  # (the hunt's)
-from laxify.runtime.error_channel import functionalizing, recorded
+from laxify.runtime import trace
 
 
 def fact(n):
@@ -104,10 +104,10 @@ def users_int32(n):
 
 def _checks(fn, *args) -> bool:
     """Whether the program of ``fn`` holds a run-time check (traced as ``laxify.checked`` does)."""
-    before = recorded()
-    with functionalizing():
+    with trace.running() as state:
+        state.reporting = True
         jax.make_jaxpr(laxify.convert(fn))(*args)
-    return recorded() != before
+    return state.recorded > 0
 
 
 def _primitives(fn, *args) -> str:
@@ -249,13 +249,13 @@ def test_to_static_returns_the_code_as_an_output_not_through_checkify():
     """A program whose only run-time check is the overflow code stays out of checkify (whose rule
     for `while` makes the program dispatch slowly): the code is one more output, read after the
     call."""
-    from laxify.runtime.int_overflow import CodedJit
-
     static_fn = laxify.to_static(fact)
     assert int(static_fn(jnp.int32(5))) == 120
-    programs = list(static_fn._jitted.values())
-    assert len(programs) == 1 and isinstance(programs[0], CodedJit)
-    assert "while" in str(programs[0].trace(jnp.int32(5)).jaxpr)
+    programs = list(static_fn._programs.values())
+    assert len(programs) == 1 and programs[0].checked is None
+    traced = programs[0].trace(jnp.int32(5))
+    assert "while" in str(traced.jaxpr) and not traced.jaxpr.effects
+    assert len(traced.jaxpr.out_avals) == 2  # the result and the report's code
 
 
 def test_a_program_with_a_raise_reports_the_overflow_too():
@@ -447,12 +447,11 @@ def _checked_like_eager(fn, small: tuple, large: tuple, snippet: str) -> None:
 
 
 def test_a_checked_result_after_the_loop_stays_out_of_checkify():
-    from laxify.runtime.int_overflow import CodedJit
-
     static_fn = laxify.to_static(squared_after_the_loop)
     assert int(static_fn(jnp.int32(3))) == 729
-    programs = list(static_fn._jitted.values())
-    assert len(programs) == 1 and isinstance(programs[0], CodedJit)
+    programs = list(static_fn._programs.values())
+    assert len(programs) == 1 and programs[0].checked is None
+    assert not programs[0].trace(jnp.int32(3)).jaxpr.effects
 
 
 def python_power(n):
