@@ -4,6 +4,7 @@ cells, defaults, file name and line numbers (so tracebacks point at the user's l
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import types
 
@@ -191,19 +192,60 @@ def _enter_at_construct(body: list[ast.stmt], made: str, function: str, before: 
         before = stmt.lineno if isinstance(stmt, (*_SIMPLE, ast.Return)) else None
 
 
-_EDGE = """\
-try:
-    pass
-except Exception as {error}:
-    if {boundary} is None:
-        raise
-    {result} = {boundary}({error})
-    if {result} is {error}:
-        raise
-    if {result} is None:
-        return None
-    raise {result} from {result}.__cause__
-"""
+def _edge_handler(body: list[ast.stmt], error: str, result: str, boundary: str, line: int,
+                  col: int) -> ast.Try:
+    """``body`` in the handler at the function's edge (see :func:`_at_edge`), built as nodes
+    (parsing a template costs more than the compile of a small function)::
+
+        try:
+            <body>
+        except Exception as <error>:
+            if <boundary> is None:
+                raise
+            <result> = <boundary>(<error>)
+            if <result> is <error>:
+                raise
+            if <result> is None:
+                return None
+            raise <result> from <result>.__cause__
+
+    Every node has no position (line -1) but the last ``raise``, at ``line`` and ``col``."""
+    here = {"lineno": line, "col_offset": col, "end_lineno": line, "end_col_offset": col + 3}
+    located = ast.Raise(exc=ast.Name(id=result, ctx=_LOAD, **here),
+                        cause=ast.Attribute(value=ast.Name(id=result, ctx=_LOAD, **here), attr="__cause__",
+                                            ctx=_LOAD, **here), **here)
+    kind, checks = _edge_checks(error, result, boundary)
+    handler = ast.ExceptHandler(type=kind, name=error, body=[*checks, located], **_NOWHERE)
+    return ast.Try(body=body, handlers=[handler], orelse=[], finalbody=[], **_NOWHERE)
+
+
+_NOWHERE = {"lineno": -1, "col_offset": -1, "end_lineno": -1, "end_col_offset": -1}
+_LOAD = ast.Load()
+
+
+@functools.lru_cache(maxsize=8)
+def _edge_checks(error: str, result: str, boundary: str) -> tuple[ast.Name, tuple[ast.stmt, ...]]:
+    """The exception type and the statements of the edge handler before its last ``raise``,
+    without positions: the same for every function of one prefix (``compile`` only reads the
+    nodes it is given, so functions share them)."""
+    def name(identifier: str, ctx: ast.expr_context = _LOAD) -> ast.Name:
+        return ast.Name(id=identifier, ctx=ctx, **_NOWHERE)
+
+    def none() -> ast.Constant:
+        return ast.Constant(value=None, kind=None, **_NOWHERE)
+
+    def when(left: str, right: ast.expr, then: ast.stmt) -> ast.If:
+        test = ast.Compare(left=name(left), ops=[ast.Is()], comparators=[right], **_NOWHERE)
+        return ast.If(test=test, body=[then], orelse=[], **_NOWHERE)
+
+    return name("Exception"), (
+        when(boundary, none(), ast.Raise(exc=None, cause=None, **_NOWHERE)),
+        ast.Assign(targets=[name(result, ast.Store())],
+                   value=ast.Call(func=name(boundary), args=[name(error)], keywords=[], **_NOWHERE),
+                   type_comment=None, **_NOWHERE),
+        when(result, name(error), ast.Raise(exc=None, cause=None, **_NOWHERE)),
+        when(result, none(), ast.Return(value=none(), **_NOWHERE)),
+    )
 
 
 def _at_edge(tree: ast.Module, function: str, boundary: str, prefix: str) -> None:
@@ -211,27 +253,18 @@ def _at_edge(tree: ast.Module, function: str, boundary: str, prefix: str) -> Non
     the function to ``boundary`` (a closure cell: ``None`` where ``to_static``, which handles
     errors itself, bound the function; see ``laxify.conversion``), which returns the error to
     raise instead (a located ``ConversionError`` for JAX's concrete-value errors under
-    ``jax.jit(laxify.convert(f))``), the error itself (raised again as it is), or ``None``
-    (the function returns ``None``). The handler is converted code: the located error's
-    innermost frame is the user's function, at its ``def`` line, never a frame of laxify's.
-    (Zero-cost ``try``: nothing runs on the way in.) The rest of the handler has no source
-    position (line -1: CPython then records none, as for its own implicit instructions), so
-    an error that goes on as it is keeps the line it was raised at: JAX's filtering of
-    tracebacks rebuilds each entry from its frame's last instruction (``f_lasti``), which is
-    then one of these, and ``traceback`` falls back to the entry's own line."""
+    ``jax.jit(laxify.convert(f))``), the error itself (raised as it is), or ``None`` (the
+    function returns ``None``). The handler is converted code: the located error's innermost
+    frame is the user's function, at its ``def`` line, never a frame of laxify's. (Zero-cost
+    ``try``: nothing runs on the way in.) The rest of the handler has no source position
+    (line -1: CPython then records none, as for its own implicit instructions), so an error
+    that goes on as it is keeps the line it was raised at: JAX's filtering of tracebacks
+    rebuilds each entry from its frame's last instruction (``f_lasti``), which is then one of
+    these, and ``traceback`` falls back to the entry's own line."""
     top = tree.body[0]
     factory = top.body[0] if isinstance(top, ast.ClassDef) else top
     fn = next(s for s in factory.body if isinstance(s, ast.FunctionDef) and s.name == function)
-    handler = ast.parse(_EDGE.format(error=f"{prefix}_error", result=f"{prefix}_raised", boundary=boundary)).body[0]
-    located = handler.handlers[0].body[-1]  # `raise <the located error>`: at the `def` line
-    for node in ast.walk(handler):  # (before it holds the body: the user's lines stay theirs)
-        if hasattr(node, "lineno"):
-            node.lineno = node.end_lineno = node.col_offset = node.end_col_offset = -1
-    for node in ast.walk(located):
-        node.lineno = node.end_lineno = fn.lineno
-        node.col_offset, node.end_col_offset = fn.col_offset, fn.col_offset + 3
-    handler.body = fn.body
-    fn.body = [handler]
+    fn.body = [_edge_handler(fn.body, f"{prefix}_error", f"{prefix}_raised", boundary, fn.lineno, fn.col_offset)]
 
 
 def _rename_function(tree: ast.Module, name: str, new: str) -> None:
