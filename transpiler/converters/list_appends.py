@@ -13,7 +13,7 @@ import libcst as cst
 from laxify.transpiler.analysis.features import APPEND_CALL
 from laxify.transpiler.analysis.walk import children
 
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 from laxify.transpiler.converters.guards import runtime_call
 
 __all__ = ["grown_lists", "shared_names", "transform"]
@@ -270,6 +270,25 @@ def _header_parts(stmt: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
+def _statement_uses(stmt: cst.CSTNode, names: set[str]) -> set[str]:
+    """The names of ``names`` that what ``stmt`` runs before its blocks uses as only a list can
+    be used."""
+    used: set[str] = set()
+    for part in _header_parts(stmt):
+        used |= _list_uses(part, names)
+    return used
+
+
+def _len_of_list(node: cst.CSTNode, names: set[str], ctx: Context) -> bool:
+    """Whether ``node`` is ``len(xs)`` of one of ``names``, ``len`` being the builtin."""
+    if type(node) is not cst.Call:
+        return False
+    func, args = node.func, node.args
+    return (type(func) is cst.Name and func.value == "len" and len(args) == 1 and args[0].keyword is None
+            and not args[0].star and type(args[0].value) is cst.Name and args[0].value.value in names
+            and "len" not in ctx.local_names and not ctx.global_value("len")[0])
+
+
 class ListUseTransformer(OwnCodeConverter):
     """Puts ``xs = _lx.as_list(xs)`` before each statement that uses a list as only a list can,
     and makes ``len(xs)`` ``_lx.list_len(xs)`` (the traced count of a list appended to in a
@@ -280,19 +299,14 @@ class ListUseTransformer(OwnCodeConverter):
         self.names = names
 
     def leave_Call(self, original_node, updated_node):
-        func, args = updated_node.func, updated_node.args
-        if (type(func) is cst.Name and func.value == "len" and len(args) == 1 and args[0].keyword is None
-                and not args[0].star and type(args[0].value) is cst.Name and args[0].value.value in self.names
-                and "len" not in self.ctx.local_names and not self.ctx.global_value("len")[0]):
+        if _len_of_list(updated_node, self.names, self.ctx):
             return updated_node.with_changes(func=runtime_call("list_len").func)
         return updated_node
 
     def leave_IndentedBlock(self, original_node, updated_node):
         body, changed = [], False
         for stmt in updated_node.body:
-            used = set()
-            for part in _header_parts(stmt):
-                used |= _list_uses(part, self.names)
+            used = _statement_uses(stmt, self.names)
             if used:
                 line = cst.SimpleStatementLine([
                     cst.Assign([cst.AssignTarget(cst.Name(name))], runtime_call("as_list", cst.Name(name)))
@@ -316,4 +330,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     names = _list_names(node, appends.appended)
     if not names:
         return node
-    return node.visit(ListUseTransformer(ctx, names))
+    # Only the nodes above the blocks and calls it rewrites are entered (libcst rebuilds every
+    # node it enters).
+    return transform_above(node, ListUseTransformer(ctx, names), lambda n: _len_of_list(n, names, ctx) or (
+        type(n) is cst.IndentedBlock and any(_statement_uses(stmt, names) for stmt in n.body)))
