@@ -1,6 +1,6 @@
 """The conversion's shortcuts give what the general path gives: a def's lines found from
-indentation are inspect.getblock's, text taken from the source is libcst's code generation,
-and converters hand back the nodes they did not change."""
+indentation are inspect.getblock's, text taken from the source and text laxify writes itself
+are libcst's code generation, and converters hand back the nodes they did not change."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import types
 import libcst as cst
 import pytest
 
+from laxify.transpiler.analysis.codegen import code_for_node
 from laxify.transpiler.analysis.positions import statement_positions
 from laxify.transpiler.analysis.walk import children, descendants, statement_children, walk
 from laxify.transpiler.converters import break_statements, calls
@@ -172,3 +173,79 @@ def test_walks_agree_and_leave_layout_out():
     assert not any(isinstance(n, cst.BaseExpression) for n in seen)
     assert sum(type(n) is cst.Return for n in seen) == 1
     assert sum(type(n) is cst.Pass for n in seen) == 2
+
+
+def _nodes(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)  # layout included: whitespace, commas, parentheses
+
+
+WRITTEN_TEXT = TRICKY + '''
+def g(a, *args, b: int = 1, c=2, **kw) -> "g":
+    h = lambda p, *q, r=3, **s: p
+    t = x[1:2, ::3, a:b:c][ 0 ] , y [1]
+    u = - a ** ~ b // (c @ d) % e << 1 >> 2 | 3 & 4 ^ 5
+    v = a < b <= c == d >= e > f is g in h ; w = (1,) ; z = ()
+    a .b . c ( * args , k = 1 , ** kw , )
+    del a ; pass
+    a += 1 ; a -= 2 ; a *= 3 ; a //= 4 ; a /= 5 ; a %= 6 ; a **= 7
+    return
+'''
+
+
+def test_the_nodes_laxify_writes_itself_are_written_as_libcst_writes_them():
+    module = cst.parse_module(textwrap.dedent(WRITTEN_TEXT))
+    fast = 0
+    for node in _nodes(module):
+        if type(node) is cst.Annotation:  # (written by its parent, which gives its `:` or `->`)
+            continue
+        assert code_for_node(module, node) == module.code_for_node(node)
+        fast += _writes_itself(module, node)
+    assert fast > 300
+
+
+def test_nodes_built_with_default_layout_are_written_as_libcst_writes_them():
+    name, one, two = cst.Name("x"), cst.Integer("1"), cst.Integer("2")
+    built = [
+        cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name("f")), [cst.Arg(name), cst.Arg(one, keyword=cst.Name("k")),
+                                                                  cst.Arg(two, star="*")]),
+        cst.Call(cst.Name("f"), []),
+        cst.Lambda(cst.Parameters(), name),
+        cst.Lambda(cst.Parameters([cst.Param(cst.Name("p")), cst.Param(cst.Name("q"), default=one)],
+                                  star_arg=cst.Param(cst.Name("r")), kwonly_params=[cst.Param(cst.Name("s"))],
+                                  star_kwarg=cst.Param(cst.Name("t"))), name),
+        cst.Lambda(cst.Parameters([cst.Param(cst.Name("p"))], kwonly_params=[cst.Param(cst.Name("s"))]), name),
+        cst.Parameters([cst.Param(cst.Name("p"), cst.Annotation(cst.Name("int")), default=one)]),
+        cst.Tuple([cst.Element(name)]),
+        cst.Tuple([cst.Element(name), cst.Element(one)], lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
+        cst.List([cst.Element(name), cst.Element(one)]),
+        cst.Subscript(name, [cst.SubscriptElement(cst.Index(one)),
+                             cst.SubscriptElement(cst.Slice(one, two, step=one))]),
+        cst.BinaryOperation(name, cst.Add(), one, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
+        cst.UnaryOperation(cst.Not(), name),
+        cst.Comparison(name, [cst.ComparisonTarget(cst.LessThan(), one), cst.ComparisonTarget(cst.Is(), two)]),
+        cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(name)], one), cst.Expr(name), cst.Return(),
+                                 cst.Return(one), cst.Pass(), cst.AugAssign(name, cst.AddAssign(), one)]),
+        cst.SimpleStatementLine([]),
+    ]
+    module = cst.Module([])
+    for node in built:
+        assert _writes_itself(module, node), node
+        assert code_for_node(module, node) == module.code_for_node(node)
+    # A node of a kind written by libcst only: libcst's text.
+    lines = cst.parse_module("if x:\n    y = {1: 2}\n").body
+    assert code_for_node(module, lines[0]) == module.code_for_node(lines[0])
+
+
+def _writes_itself(module: cst.Module, node: cst.CSTNode) -> bool:
+    """Whether ``code_for_node`` writes ``node`` without libcst."""
+    from laxify.transpiler.analysis import codegen
+
+    try:
+        codegen._Writer([], module.default_newline).node(node)
+    except codegen._Unsupported:
+        return False
+    return True

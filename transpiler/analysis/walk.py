@@ -14,6 +14,8 @@ from typing import Iterator
 
 import libcst as cst
 
+from laxify.transpiler.analysis.codegen import code_for_node
+
 __all__ = ["children", "code_of", "descendants", "nesting_depth", "statement_children", "SMALL_STATEMENTS",
            "STATEMENT_HOLDERS", "walk"]
 
@@ -146,4 +148,4 @@ def nesting_depth(node: cst.CSTNode) -> int:
 @functools.lru_cache(maxsize=8192)
 def code_of(module: cst.Module, node: cst.CSTNode) -> str:
     """``module.code_for_node(node)``, once per node (nodes are immutable)."""
-    return module.code_for_node(node)
+    return code_for_node(module, node)
