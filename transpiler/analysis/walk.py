@@ -16,8 +16,8 @@ import libcst as cst
 
 from laxify.transpiler.analysis.codegen import code_for_node
 
-__all__ = ["children", "code_of", "descendants", "nesting_depth", "statement_children", "SMALL_STATEMENTS",
-           "STATEMENT_HOLDERS", "walk"]
+__all__ = ["children", "code_of", "concrete_kinds", "descendants", "nesting_depth", "statement_children",
+           "SMALL_STATEMENTS", "STATEMENT_HOLDERS", "walk"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -47,6 +47,18 @@ def _is_node(value) -> bool:
     if known is None:
         known = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
     return known
+
+
+def concrete_kinds(*bases: type) -> frozenset[type]:
+    """The node classes that are or derive from ``bases``, for ``type(node) in kinds``:
+    ``isinstance`` against libcst's abstract classes goes through ``ABCMeta`` each time."""
+    found: set[type] = set()
+    stack = list(bases)
+    while stack:
+        kind = stack.pop()
+        found.add(kind)
+        stack.extend(kind.__subclasses__())
+    return frozenset(found)
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:

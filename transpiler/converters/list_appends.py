@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from laxify.transpiler.analysis.features import APPEND_CALL
-from laxify.transpiler.analysis.walk import children
+from laxify.transpiler.analysis.walk import children, concrete_kinds
 
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 from laxify.transpiler.converters.guards import runtime_call
@@ -21,11 +21,11 @@ __all__ = ["grown_lists", "shared_names", "transform"]
 
 def _append_call(small: cst.BaseSmallStatement) -> tuple[cst.Name, cst.BaseExpression] | None:
     """``(xs, v)`` for the statement ``xs.append(v)``, else None."""
-    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+    if type(small) is not cst.Expr or type(small.value) is not cst.Call:
         return None
     call = small.value
     func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)):
+    if not (type(func) is cst.Attribute and func.attr.value == "append" and type(func.value) is cst.Name):
         return None
     if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
         return None
@@ -82,7 +82,7 @@ def shared_names(fn: cst.FunctionDef) -> frozenset[str]:
     params = fn.params
     shared = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
+        if type(star) is cst.Param:
             shared.add(star.name.value)
     stack = list(children(fn.body))
     while stack:
@@ -132,7 +132,7 @@ def grown_lists(stmt: cst.CSTNode) -> list[str]:
     stack = list(children(stmt))
     while stack:
         node = stack.pop()
-        if isinstance(node, _SCOPES):
+        if type(node) in _SCOPES:
             continue
         if (type(node) is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
                 and node.func.attr.value in ("append", "extend", "insert") and node.func.value.value not in found):
@@ -144,6 +144,7 @@ def grown_lists(stmt: cst.CSTNode) -> list[str]:
 _LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index", "count", "reverse",
                            "sort", "copy", "clear"})
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_SUITES = concrete_kinds(cst.BaseSuite)
 
 
 def _list_names(fn: cst.FunctionDef, appended: set[str]) -> set[str]:
@@ -156,7 +157,7 @@ def _list_names(fn: cst.FunctionDef, appended: set[str]) -> set[str]:
     stack = list(children(fn.body))
     while stack:
         node = stack.pop()
-        if isinstance(node, _SCOPES):
+        if type(node) in _SCOPES:
             continue
         kind = type(node)
         if kind is cst.Assign:
@@ -226,7 +227,7 @@ def _list_uses(node: cst.CSTNode, names: set[str]) -> set[str]:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, _SCOPES) or isinstance(n, cst.BaseSuite):
+        if type(n) in _SCOPES or type(n) in _SUITES:
             continue
         kind = type(n)
         if kind is cst.BinaryOperation:

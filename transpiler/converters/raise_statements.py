@@ -36,7 +36,7 @@ __all__ = ["transform"]
 def _deferred(exc: cst.BaseExpression) -> cst.BaseExpression:
     """``E(args)`` as ``_lx.exception_(E, args)`` (called with the values of the run that
     raises), its string-building arguments as ``format_`` calls; anything else as it is."""
-    if not isinstance(exc, cst.Call):
+    if type(exc) is not cst.Call:
         return exc
     args = [a if a.star else a.with_changes(value=formatting(a.value)) for a in exc.args]
     if args:
@@ -107,14 +107,14 @@ def _calls(node: cst.CSTNode):
     stack = [node]
     while stack:
         child = stack.pop()
-        if isinstance(child, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        if type(child) in (cst.Lambda, cst.FunctionDef, cst.ClassDef):
             continue
-        if isinstance(child, cst.Call):
+        if type(child) is cst.Call:
             yield child
             func = child.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _LAZY and isinstance(func.value, cst.Name) \
+            if type(func) is cst.Attribute and func.attr.value in _LAZY and type(func.value) is cst.Name \
                     and is_runtime_name(func.value.value):
-                stack.extend(arg.value.body for arg in child.args if isinstance(arg.value, cst.Lambda))
+                stack.extend(arg.value.body for arg in child.args if type(arg.value) is cst.Lambda)
         stack.extend(children(child))
 
 
@@ -155,7 +155,7 @@ class _Watch:
         # Only outside loops: a `return` flag in a loop body multiplies the tracing of nested
         # loops and branches (minutes for a validator called in two nested loops).
         for call in _calls(node):
-            if isinstance(call.func, cst.Name) and self._may_raise(call.func.value):
+            if type(call.func) is cst.Name and self._may_raise(call.func.value):
                 self.lines.add(id(node))
                 break
 
@@ -167,8 +167,8 @@ class _Watch:
 
 
 def _has_raise(stmt) -> bool:
-    if isinstance(stmt, cst.SimpleStatementLine):
-        return any(isinstance(s, cst.Raise) and s.exc is not None for s in stmt.body)
+    if type(stmt) is cst.SimpleStatementLine:
+        return any(type(s) is cst.Raise and s.exc is not None for s in stmt.body)
     return contains(stmt, (cst.Raise,))
 
 
@@ -185,7 +185,7 @@ class RaiseTransformer(OwnCodeConverter):
     def visit_Try(self, node) -> bool:
         if node.handlers:
             self.guarded.update(id(n) for n in descendants(node.body)
-                                if isinstance(n, (cst.SimpleStatementLine, cst.SimpleStatementSuite)))
+                                if type(n) in (cst.SimpleStatementLine, cst.SimpleStatementSuite))
         return True
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
@@ -201,8 +201,8 @@ class RaiseTransformer(OwnCodeConverter):
         before = cst.SimpleStatementLine([cst.Expr(
             runtime_call("expect_raise", cst.Name("True")) if in_try else runtime_call("expect_raise"))])
         after: list = []
-        last = new.body[-1] if isinstance(new, cst.SimpleStatementLine) else None
-        if isinstance(last, cst.Return) and last.value is not None:
+        last = new.body[-1] if type(new) is cst.SimpleStatementLine else None
+        if type(last) is cst.Return and last.value is not None:
             keep = self.ctx.fresh("value")
             new = new.with_changes(body=[*new.body[:-1], cst.Assign([cst.AssignTarget(cst.Name(keep))], last.value)])
             after = [cst.SimpleStatementLine([cst.Return(cst.Name(keep))])]
@@ -229,19 +229,19 @@ class RaiseTransformer(OwnCodeConverter):
             line = cst.SimpleStatementLine([small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
             if position is not None:
                 self.ctx.positions[line] = self.ctx.positions.get(small, position)
-            if any(isinstance(c.func, cst.Name) for c in _calls(line)):
+            if any(type(c.func) is cst.Name for c in _calls(line)):
                 body += self._bracket(line, line, id(original_node) in self.guarded)
             else:
                 body.append(line)
         return cst.IndentedBlock(body)
 
     def _statements(self, original_node, updated_node):
-        if not any(isinstance(s, cst.Raise) and s.exc is not None for s in updated_node.body):
+        if not any(type(s) is cst.Raise and s.exc is not None for s in updated_node.body):
             return updated_node
         position = self.ctx.positions.get(original_node)
         body: list = []
         for small in updated_node.body:
-            if not isinstance(small, cst.Raise) or small.exc is None:
+            if type(small) is not cst.Raise or small.exc is None:
                 body.append(small)  # a bare `raise` re-raises what an `except` caught
                 continue
             args = [lazy_lambda(_deferred(small.exc))]
@@ -296,14 +296,14 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         # No return flag (the calls in loops set only the raised flag): the function's one
         # `return`, at its end, gives the flag to the caller itself.
         last = body[-1] if body else None
-        small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) else None
-        if isinstance(small, cst.Return) and not _is_raised(small):
+        small = last.body[-1] if type(last) is cst.SimpleStatementLine else None
+        if type(small) is cst.Return and not _is_raised(small):
             value = runtime_call("leaving", cst.Name(FLAG), small.value or cst.Name("None"))
             new = last.with_changes(body=[*last.body[:-1], small.with_changes(value=value)])
             if last in ctx.positions:
                 ctx.positions[new] = ctx.positions[last]
             body[-1] = new
-        elif not isinstance(small, cst.Return):
+        elif type(small) is not cst.Return:
             end = cst.SimpleStatementLine([cst.Return(runtime_call("leaving", cst.Name(FLAG), cst.Name("None")))])
             position = ctx.positions.get(node)
             if position is not None:
@@ -314,7 +314,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         # No flag will carry the return value: a `raise` that ends the function returns None
         # itself (a recorded one that always fails: its value is never read).
         last = body[-1]
-        if isinstance(last, cst.SimpleStatementLine) and any(_is_raised(s) for s in last.body):
+        if type(last) is cst.SimpleStatementLine and any(_is_raised(s) for s in last.body):
             small = [s.with_changes(value=cst.Name("None")) if _is_raised(s) else s for s in last.body]
             new = last.with_changes(body=small)
             if last in ctx.positions:
@@ -326,5 +326,5 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
 def _is_raised(small) -> bool:
     """The ``return _lx.raised()`` this converter writes."""
     value = getattr(small, "value", None)
-    return (isinstance(small, cst.Return) and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+    return (type(small) is cst.Return and type(value) is cst.Call and type(value.func) is cst.Attribute
             and value.func.attr.value == "raised")
