@@ -15,7 +15,7 @@ from laxify.transpiler.analysis.codegen import code_for_node
 from laxify.transpiler.analysis.positions import statement_positions
 from laxify.transpiler.analysis.walk import children, descendants, statement_children, walk
 from laxify.transpiler.converters import break_statements, calls
-from laxify.transpiler.converters.base import Context, OwnCodeConverter, _statements_only
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, _statements_only, apply, transform_above
 from laxify.transpiler.source import _indented_block, get_source
 
 # Each source holds one def (with its decorators) at its first line, then other code.
@@ -249,3 +249,66 @@ def _writes_itself(module: cst.Module, node: cst.CSTNode) -> bool:
     except codegen._Unsupported:
         return False
     return True
+
+
+class _Statements(OwnCodeConverter):
+    """Removes `pass`, splits `a = b = v` in two lines, drops `if` statements whose test is
+    `False`, and counts the loops it enters."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.loops = 0
+
+    def visit_For(self, node):
+        self.loops += 1
+
+    def leave_Pass(self, original_node, updated_node):
+        return cst.RemoveFromParent()
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        small = updated_node.body[0] if len(updated_node.body) == 1 else None
+        if type(small) is cst.Assign and len(small.targets) == 2:
+            return cst.FlattenSentinel([updated_node.with_changes(body=[small.with_changes(targets=[t])])
+                                        for t in small.targets])
+        return updated_node
+
+    def leave_If(self, original_node, updated_node):
+        if type(updated_node.test) is cst.Name and updated_node.test.value == "False":
+            return cst.RemoveFromParent()
+        return updated_node
+
+
+def test_the_walk_of_statements_gives_what_libcsts_visit_gives():
+    node = _tree('''
+        def f(x):
+            a = b = x
+            for i in x:
+                pass
+                if False:
+                    y = 1
+                else:
+                    pass
+            while x:
+                pass; z = 2
+            def g():
+                pass
+            return a
+        ''')
+    ctx = Context({})
+    converter = _Statements(ctx)
+    assert converter.statements_only
+    new = apply(node, converter)
+    want_converter = _Statements(ctx)
+    want = node.visit(want_converter)
+    assert cst.Module([new]).code == cst.Module([want]).code
+    assert converter.loops == want_converter.loops == 1
+    assert "g():\n        pass" in cst.Module([new]).code  # a nested def is not entered
+    assert apply(node, _ChangesNothing(ctx)) is node
+
+
+def test_the_walk_above_targets_gives_what_libcsts_visit_gives():
+    node = _tree(TRICKY)
+    ctx = Context({})
+    new = transform_above(node, _RenamesY(ctx), lambda n: type(n) is cst.Name and n.value == "y")
+    assert cst.Module([new]).code == cst.Module([node.visit(_RenamesY(ctx))]).code != cst.Module([node]).code
+    assert new.body.body[0] is node.body.body[0]  # a line without `y`: the same object

@@ -16,8 +16,8 @@ import libcst as cst
 
 from laxify.transpiler.analysis.codegen import code_for_node
 
-__all__ = ["children", "code_of", "concrete_kinds", "descendants", "nesting_depth", "statement_children",
-           "SMALL_STATEMENTS", "STATEMENT_HOLDERS", "walk"]
+__all__ = ["children", "code_fields", "code_of", "concrete_kinds", "descendants", "nesting_depth",
+           "statement_children", "statement_fields", "SMALL_STATEMENTS", "STATEMENT_HOLDERS", "walk"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -35,6 +35,12 @@ def _code_fields(kind: type) -> tuple[str, ...]:
                   if f.name not in _LAYOUT_FIELDS and not f.name.startswith("whitespace"))
     _FIELDS[kind] = names
     return names
+
+
+def code_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node class that :func:`children` looks into, in field order."""
+    names = _FIELDS.get(kind)
+    return names if names is not None else _code_fields(kind)
 
 
 _IS_NODE: dict[type, bool] = {}
@@ -108,6 +114,12 @@ SMALL_STATEMENTS = frozenset({
     cst.AnnAssign, cst.Assert, cst.Assign, cst.AugAssign, cst.Break, cst.Continue, cst.Del, cst.Expr,
     cst.Global, cst.Import, cst.ImportFrom, cst.Nonlocal, cst.Pass, cst.Raise, cst.Return,
 })
+
+
+def statement_fields(kind: type) -> tuple[str, ...]:
+    """The fields that hold statements, suites or clauses, of a node class (none for an
+    expression or a small statement), in field order."""
+    return _STATEMENT_FIELDS.get(kind, ())
 
 
 def statement_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

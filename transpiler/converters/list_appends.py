@@ -13,7 +13,7 @@ import libcst as cst
 from laxify.transpiler.analysis.features import APPEND_CALL
 from laxify.transpiler.analysis.walk import children, concrete_kinds
 
-from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply, transform_above
 from laxify.transpiler.converters.guards import runtime_call
 
 __all__ = ["grown_lists", "shared_names", "transform"]
@@ -327,7 +327,7 @@ TRIGGERS = (APPEND_CALL,)
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     appends = ListAppendTransformer(ctx, shared_names(node))
-    node = node.visit(appends)
+    node = apply(node, appends)
     names = _list_names(node, appends.appended)
     if not names:
         return node

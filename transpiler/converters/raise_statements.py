@@ -25,7 +25,7 @@ from laxify.ir.naming import is_runtime_name
 from laxify.ir.user_code import is_library_function
 
 from laxify.transpiler.analysis.walk import children, descendants, statement_children
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
 from laxify.transpiler.converters.print_calls import formatting
 from laxify.transpiler.converters.return_statements import _is_docstring, _nested_return
@@ -281,7 +281,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     if not has_raise and not watch.lines and not ctx.loop_raises:
         return node
     flag = bool(watch.lines) or watch.nested_raise or ctx.loop_raises
-    node = node.visit(RaiseTransformer(ctx, watch.lines, flag))
+    node = apply(node, RaiseTransformer(ctx, watch.lines, flag))
     if flag:
         ctx.raised_flag = True  # the return converter gives it to the caller at the end
         body = list(node.body.body)
