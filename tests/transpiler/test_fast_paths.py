@@ -13,7 +13,7 @@ import pytest
 
 from laxify.transpiler.analysis.codegen import code_for_node
 from laxify.transpiler.analysis.positions import statement_positions
-from laxify.transpiler.analysis.walk import children, descendants, statement_children, walk
+from laxify.transpiler.analysis.walk import children, descendants, preorder, statement_children, walk
 from laxify.transpiler.converters import break_statements, calls
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, _statements_only, apply, transform_above
 from laxify.transpiler.source import _indented_block, get_source
@@ -159,6 +159,10 @@ def test_walks_agree_and_leave_layout_out():
     node = _tree(TRICKY)
     ordered = list(walk(node))
     assert {id(n) for n in ordered} == {id(n) for n in descendants(node)}
+    nodes, depths = preorder(node)
+    assert nodes == ordered and preorder(node)[0] is nodes  # remembered for the same tree
+    assert depths[0] == 0 and all(depths[k] == depths[nodes.index(p)] + 1 for k, n in enumerate(nodes)
+                                  for p in nodes[:k] if any(c is n for c in children(p)))
     assert len(ordered) == len(descendants(node))
     kinds = {type(n) for n in ordered}
     assert not kinds & {cst.SimpleWhitespace, cst.Comma, cst.LeftParen, cst.EmptyLine, cst.Newline}

@@ -16,8 +16,8 @@ import libcst as cst
 
 from laxify.transpiler.analysis.codegen import code_for_node
 
-__all__ = ["children", "code_fields", "code_of", "concrete_kinds", "descendants", "nesting_depth",
-           "statement_children", "statement_fields", "SMALL_STATEMENTS", "STATEMENT_HOLDERS", "walk"]
+__all__ = ["children", "code_fields", "code_of", "concrete_kinds", "descendants", "forget_preorder", "nesting_depth",
+           "preorder", "statement_children", "statement_fields", "SMALL_STATEMENTS", "STATEMENT_HOLDERS", "walk"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -144,6 +144,44 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         kids = children(current)
         kids.reverse()
         stack.extend(kids)
+
+
+# The tree `preorder` was last asked for, its nodes and their depths.
+_PREORDER: tuple = (None, [], [])
+
+
+def preorder(node: cst.CSTNode) -> tuple[list[cst.CSTNode], list[int]]:
+    """``node`` and every node below it, pre-order, and the depth of each (``node``'s is 0),
+    layout left out. Remembered for the last tree asked: a converter that changes nothing
+    hands the very same tree to the next, whose analyses then need no walk of their own.
+    The lists are shared: callers must not change them."""
+    last = _PREORDER
+    if last[0] is node:
+        return last[1], last[2]
+    nodes: list[cst.CSTNode] = []
+    depths: list[int] = []
+    stack, below = [node], [0]  # the nodes to visit, and their depths
+    while stack:
+        current, depth = stack.pop(), below.pop()
+        nodes.append(current)
+        depths.append(depth)
+        kids = children(current)
+        if kids:
+            kids.reverse()
+            stack.extend(kids)
+            below.extend([depth + 1] * len(kids))
+    _set_preorder((node, nodes, depths))
+    return nodes, depths
+
+
+def _set_preorder(value: tuple) -> None:
+    global _PREORDER
+    _PREORDER = value
+
+
+def forget_preorder() -> None:
+    """Let the tree :func:`preorder` remembers go."""
+    _set_preorder((None, [], []))
 
 
 def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -13,7 +13,7 @@ from typing import Mapping
 import libcst as cst
 
 from laxify.transpiler.analysis.positions import Positions
-from laxify.transpiler.analysis.walk import (SMALL_STATEMENTS, STATEMENT_HOLDERS, children, code_fields,
+from laxify.transpiler.analysis.walk import (SMALL_STATEMENTS, STATEMENT_HOLDERS, code_fields, preorder,
                                              statement_fields)
 
 __all__ = ["Context", "Converter", "OwnCodeConverter", "apply", "transform_above"]
@@ -145,27 +145,18 @@ def transform_above(node: cst.CSTNode, converter: Converter, is_target) -> cst.C
     above them (libcst rebuilds every node it enters). For converters whose handlers change
     only target nodes, and whose ``visit_*`` handlers record only facts about targets and
     their children. ``node`` itself when nothing is a target."""
-    # All parents first, then the ways up: a node the converters placed twice has two parents,
-    # and both ways up are entered.
-    parents: dict[int, list[cst.CSTNode]] = {}
-    targets: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        kids = children(current)
-        for kid in kids:
-            parents.setdefault(id(kid), []).append(current)
-        stack.extend(kids)
-        if is_target(current):
-            targets.append(current)
-    if not targets:
-        return node
+    # Each target with every node above it where it stands: a node the converters placed twice
+    # has two ways up, and both are entered.
+    nodes, depths = preorder(node)
     path: set[int] = set()
-    while targets:
-        above = targets.pop()
-        if id(above) not in path:
-            path.add(id(above))
-            targets.extend(parents.get(id(above), ()))
+    above: list[cst.CSTNode] = []  # the nodes from `node` down to the current one
+    for current, depth in zip(nodes, depths):
+        del above[depth:]
+        above.append(current)
+        if is_target(current):
+            path.update(map(id, above))
+    if not path:
+        return node
     converter.path = path
     if converter.attribute_handlers:
         return node.visit(converter)
