@@ -21,51 +21,58 @@ FACTORY = "_lx_factory"
 
 
 # Per AST class, the fields that may hold nodes with positions (an expression's context and
-# an operator are position-free singletons; names and constants are not nodes).
-_AST_FIELDS: dict[type, tuple[str, ...]] = {}
+# an operator are position-free singletons; names and constants are not nodes), and whether
+# its own nodes have positions.
+_AST_SHAPES: dict[type, tuple[tuple[str, ...], bool]] = {}
 _NO_POSITIONS = frozenset({"ctx", "op", "ops", "id", "arg", "attr", "name", "module", "level", "kind",
                            "type_comment", "is_async", "conversion", "asname"})
 
 
-def _ast_fields(kind: type) -> tuple[str, ...]:
-    fields = tuple(f for f in kind._fields if f not in _NO_POSITIONS)
-    _AST_FIELDS[kind] = fields
-    return fields
+def _ast_shape(kind: type) -> tuple[tuple[str, ...], bool]:
+    fields = () if kind is ast.Constant else tuple(f for f in kind._fields if f not in _NO_POSITIONS)
+    shape = _AST_SHAPES[kind] = (fields, "lineno" in kind._attributes)
+    return shape
 
 
 def _remap(tree: ast.AST, mapping: list[tuple[int, int]], wrapper_lines: int) -> None:
     """Give every node the user's line number (and column) instead of the generated one.
     (A walk of its own: ``ast.walk`` costs more than the compile that follows.)"""
     count = len(mapping)
-    fields_of = _AST_FIELDS
+    shapes = _AST_SHAPES
+    node_class = ast.AST
     stack = [tree]
+    push = stack.append
     while stack:
         node = stack.pop()
-        kind = type(node)
-        fields = fields_of.get(kind)
-        if fields is None:
-            fields = _ast_fields(kind)
+        shape = shapes.get(type(node))
+        if shape is None:
+            shape = _ast_shape(type(node))
+        fields, positioned = shape
         for name in fields:
-            value = getattr(node, name, None)
+            value = getattr(node, name)
             if type(value) is list:
-                stack.extend(v for v in value if isinstance(v, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append(value)
-        line = getattr(node, "lineno", None)
-        if line is None:
+                for item in value:
+                    if isinstance(item, node_class):
+                        push(item)
+            elif isinstance(value, node_class):
+                push(value)
+        if not positioned:
             continue
+        line = node.lineno
         k = line - 1 - wrapper_lines
         if 0 <= k < count:
-            user_line, shift = mapping[k]
-            node.lineno = line = user_line
-            node.col_offset = max(node.col_offset + shift, 0)
-        end = getattr(node, "end_lineno", None)
+            line, shift = mapping[k]
+            node.lineno = line
+            col = node.col_offset + shift
+            node.col_offset = col if col > 0 else 0
+        end = node.end_lineno
         if end is not None:
             k = end - 1 - wrapper_lines
             if 0 <= k < count:
                 user_line, shift = mapping[k]
-                node.end_lineno = end = max(user_line, line)
-                node.end_col_offset = max((node.end_col_offset or 0) + shift, 0)
+                node.end_lineno = end = user_line if user_line > line else line
+                col = (node.end_col_offset or 0) + shift
+                node.end_col_offset = col if col > 0 else 0
             if end == line and node.end_col_offset < node.col_offset:
                 node.end_col_offset = node.col_offset
 
