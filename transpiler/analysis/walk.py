@@ -16,7 +16,7 @@ import libcst as cst
 
 from laxify.transpiler.analysis.codegen import code_for_node
 
-__all__ = ["children", "code_fields", "code_of", "concrete_kinds", "descendants", "forget_preorder", "nesting_depth",
+__all__ = ["below", "children", "code_fields", "code_of", "concrete_kinds", "descendants", "forget_preorder", "nesting_depth",
            "preorder", "statement_children", "statement_fields", "SMALL_STATEMENTS", "STATEMENT_HOLDERS", "walk"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -177,6 +177,27 @@ def preorder(node: cst.CSTNode) -> tuple[list[cst.CSTNode], list[int]]:
 def _set_preorder(value: tuple) -> None:
     global _PREORDER
     _PREORDER = value
+
+
+def below(tree: cst.CSTNode, node: cst.CSTNode, skip: frozenset[type] = frozenset()) -> Iterator[cst.CSTNode]:
+    """The nodes below ``node`` (a node of ``tree``, ``tree`` itself included), pre-order, from
+    :func:`preorder` of ``tree``; a node whose type is in ``skip`` is left out with everything
+    below it."""
+    nodes, depths = preorder(tree)
+    count = len(nodes)
+    k = next(k for k in range(count) if nodes[k] is node)
+    top = depths[k]
+    k += 1
+    while k < count and depths[k] > top:
+        current = nodes[k]
+        if type(current) in skip:
+            depth = depths[k]
+            k += 1
+            while k < count and depths[k] > depth:
+                k += 1
+            continue
+        yield current
+        k += 1
 
 
 def forget_preorder() -> None:

@@ -24,7 +24,7 @@ import libcst as cst
 from laxify.ir.naming import is_runtime_name
 from laxify.ir.user_code import is_library_function
 
-from laxify.transpiler.analysis.walk import children, descendants, statement_children
+from laxify.transpiler.analysis.walk import children, descendants, preorder, statement_children
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
 from laxify.transpiler.converters.print_calls import formatting
@@ -128,15 +128,31 @@ class _Watch:
         self.lines: set[int] = set()
         self.checked: dict[str, bool] = {}
         self.local_raisers = False
+        nodes = preorder(top)[0]
+        self.raises = any(type(n) is cst.Raise for n in nodes)  # (nested code included)
+        # Whether some call may reach a function of the module or one defined inside: only
+        # then can a statement line call a function that may raise.
+        self.may_call = any(type(n) is cst.FunctionDef or (type(n) is cst.Call and self._function(n.func))
+                            for n in nodes[1:])
         body = list(top.body.body)
         # A `raise` as the last statement needs no flag: it raises whenever the function runs
         # that far, which `_lx.raise_` itself tells the caller (error_channel.PathRaised).
-        self.nested_raise = any(_has_raise(stmt) for stmt in body[:-1]) or bool(
-            body and isinstance(body[-1], cst.BaseCompoundStatement) and _has_raise(body[-1]))
+        self.nested_raise = self.raises and (any(_has_raise(stmt) for stmt in body[:-1]) or bool(
+            body and isinstance(body[-1], cst.BaseCompoundStatement) and _has_raise(body[-1])))
+
+    def _function(self, func: cst.BaseExpression) -> bool:
+        """Whether ``func`` names a Python function of the module (only such a call may be
+        watched: see ``_may_raise``)."""
+        if type(func) is not cst.Name:
+            return False
+        found, value = self.ctx.global_value(func.value)
+        return found and type(value) is types.FunctionType
 
     def scan(self) -> None:
         """Every statement of the function, through its statement fields only (expressions
         hold no statement lines); nested functions and classes are not entered."""
+        if not self.may_call:
+            return
         stack = [(child, 0) for child in statement_children(self.top)]
         while stack:
             node, loops = stack.pop()
@@ -277,7 +293,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     watch.scan()
     if watch.local_raisers:
         watch.scan()  # calls before the nested `def` they call are seen now
-    has_raise = contains(node.body, (cst.Raise,))
+    has_raise = watch.raises and contains(node.body, (cst.Raise,))
     if not has_raise and not watch.lines and not ctx.loop_raises:
         return node
     flag = bool(watch.lines) or watch.nested_raise or ctx.loop_raises

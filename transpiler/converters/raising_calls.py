@@ -20,9 +20,11 @@ with ``_lx_raised = False`` and turns the other ``raise`` statements into its ``
 
 from __future__ import annotations
 
+import types
+
 import libcst as cst
 
-from laxify.transpiler.analysis.walk import children, statement_children
+from laxify.transpiler.analysis.walk import children, preorder, statement_children
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.converters.guards import contains, loop_test, runtime_call
 from laxify.transpiler.converters.guards import lazy_lambda
@@ -57,6 +59,28 @@ class _Rewriter:
             found, value = self.ctx.global_value(name)
             self.checked[name] = found and _may_raise(value)
         return self.checked[name]
+
+    def may_find(self, top: cst.FunctionDef) -> bool:
+        """Whether ``top`` holds something ``block`` may rewrite (looked for in all its code,
+        loops or not): a ``raise``, or a call that ``watched`` may watch."""
+        for node in preorder(top)[0]:
+            kind = type(node)
+            if kind is cst.Raise:
+                return True
+            if kind is not cst.Call:
+                continue
+            func = node.func
+            if type(func) is cst.Name:
+                name = func.value
+                if name in self.parameters or name in self.checked:
+                    return True
+                found, value = self.ctx.global_value(name)
+                if found and type(value) is types.FunctionType:  # (see `_may_raise`)
+                    return True
+            elif (type(func) is cst.Attribute and type(func.value) is cst.Name
+                  and func.value.value in ("self", "cls") and func.value.value in self.parameters):
+                return True
+        return False
 
     def watched(self, line: cst.SimpleStatementLine) -> bool:
         """Whether the statement calls a function that may raise: a module or nested function
@@ -337,6 +361,8 @@ TRIGGERS = (cst.For, cst.While)
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     rewriter = _Rewriter(ctx, node)
+    if not rewriter.may_find(node):
+        return node
     body, found = rewriter.block(list(node.body.body), 0, False)
     if not found:
         return node
