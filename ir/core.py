@@ -63,8 +63,8 @@ class Region:
     ops: list["Op"] = field(default_factory=list)
 
     def walk(self) -> Iterator["Op"]:
-        for op in self.ops:
-            yield from op.walk()
+        """Every op of the region and every op nested in them (pre-order)."""
+        return _walk(self.ops)
 
     @property
     def terminator(self) -> "Op | None":
@@ -85,9 +85,7 @@ class Op:
 
     def walk(self) -> Iterator["Op"]:
         """This op, then every op nested in its regions (pre-order)."""
-        yield self
-        for region in self.regions:
-            yield from region.walk()
+        return _walk([self])
 
     def verify(self) -> None:
         """Check this op's own invariants (not its regions' ops); raise VerifyError."""
@@ -109,6 +107,17 @@ class Op:
             self.fail(f"{what} must end with 'yield'")
         if len(term.operands) != count:
             self.fail(f"{what} yields {len(term.operands)} value(s) but {count} are expected")
+
+
+def _walk(ops: list[Op]) -> Iterator[Op]:
+    """``ops`` and the ops nested in them, pre-order; a stack, not a generator per level (a
+    generator per level costs each op a step through every level above it)."""
+    stack = list(reversed(ops))
+    while stack:
+        op = stack.pop()
+        yield op
+        for region in reversed(op.regions):
+            stack.extend(reversed(region.ops))
 
 
 @dataclass(eq=False)

@@ -4,6 +4,7 @@ cells, defaults, file name and line numbers (so tracebacks point at the user's l
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import types
 
@@ -20,51 +21,58 @@ FACTORY = "_lx_factory"
 
 
 # Per AST class, the fields that may hold nodes with positions (an expression's context and
-# an operator are position-free singletons; names and constants are not nodes).
-_AST_FIELDS: dict[type, tuple[str, ...]] = {}
+# an operator are position-free singletons; names and constants are not nodes), and whether
+# its own nodes have positions.
+_AST_SHAPES: dict[type, tuple[tuple[str, ...], bool]] = {}
 _NO_POSITIONS = frozenset({"ctx", "op", "ops", "id", "arg", "attr", "name", "module", "level", "kind",
                            "type_comment", "is_async", "conversion", "asname"})
 
 
-def _ast_fields(kind: type) -> tuple[str, ...]:
-    fields = tuple(f for f in kind._fields if f not in _NO_POSITIONS)
-    _AST_FIELDS[kind] = fields
-    return fields
+def _ast_shape(kind: type) -> tuple[tuple[str, ...], bool]:
+    fields = () if kind is ast.Constant else tuple(f for f in kind._fields if f not in _NO_POSITIONS)
+    shape = _AST_SHAPES[kind] = (fields, "lineno" in kind._attributes)
+    return shape
 
 
 def _remap(tree: ast.AST, mapping: list[tuple[int, int]], wrapper_lines: int) -> None:
     """Give every node the user's line number (and column) instead of the generated one.
     (A walk of its own: ``ast.walk`` costs more than the compile that follows.)"""
     count = len(mapping)
-    fields_of = _AST_FIELDS
+    shapes = _AST_SHAPES
+    node_class = ast.AST
     stack = [tree]
+    push = stack.append
     while stack:
         node = stack.pop()
-        kind = type(node)
-        fields = fields_of.get(kind)
-        if fields is None:
-            fields = _ast_fields(kind)
+        shape = shapes.get(type(node))
+        if shape is None:
+            shape = _ast_shape(type(node))
+        fields, positioned = shape
         for name in fields:
-            value = getattr(node, name, None)
+            value = getattr(node, name)
             if type(value) is list:
-                stack.extend(v for v in value if isinstance(v, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append(value)
-        line = getattr(node, "lineno", None)
-        if line is None:
+                for item in value:
+                    if isinstance(item, node_class):
+                        push(item)
+            elif isinstance(value, node_class):
+                push(value)
+        if not positioned:
             continue
+        line = node.lineno
         k = line - 1 - wrapper_lines
         if 0 <= k < count:
-            user_line, shift = mapping[k]
-            node.lineno = line = user_line
-            node.col_offset = max(node.col_offset + shift, 0)
-        end = getattr(node, "end_lineno", None)
+            line, shift = mapping[k]
+            node.lineno = line
+            col = node.col_offset + shift
+            node.col_offset = col if col > 0 else 0
+        end = node.end_lineno
         if end is not None:
             k = end - 1 - wrapper_lines
             if 0 <= k < count:
                 user_line, shift = mapping[k]
-                node.end_lineno = end = max(user_line, line)
-                node.end_col_offset = max((node.end_col_offset or 0) + shift, 0)
+                node.end_lineno = end = user_line if user_line > line else line
+                col = (node.end_col_offset or 0) + shift
+                node.end_col_offset = col if col > 0 else 0
             if end == line and node.end_col_offset < node.col_offset:
                 node.end_col_offset = node.col_offset
 
@@ -191,19 +199,60 @@ def _enter_at_construct(body: list[ast.stmt], made: str, function: str, before: 
         before = stmt.lineno if isinstance(stmt, (*_SIMPLE, ast.Return)) else None
 
 
-_EDGE = """\
-try:
-    pass
-except Exception as {error}:
-    if {boundary} is None:
-        raise
-    {result} = {boundary}({error})
-    if {result} is {error}:
-        raise
-    if {result} is None:
-        return None
-    raise {result} from {result}.__cause__
-"""
+def _edge_handler(body: list[ast.stmt], error: str, result: str, boundary: str, line: int,
+                  col: int) -> ast.Try:
+    """``body`` in the handler at the function's edge (see :func:`_at_edge`), built as nodes
+    (parsing a template costs more than the compile of a small function)::
+
+        try:
+            <body>
+        except Exception as <error>:
+            if <boundary> is None:
+                raise
+            <result> = <boundary>(<error>)
+            if <result> is <error>:
+                raise
+            if <result> is None:
+                return None
+            raise <result> from <result>.__cause__
+
+    Every node has no position (line -1) but the last ``raise``, at ``line`` and ``col``."""
+    here = {"lineno": line, "col_offset": col, "end_lineno": line, "end_col_offset": col + 3}
+    located = ast.Raise(exc=ast.Name(id=result, ctx=_LOAD, **here),
+                        cause=ast.Attribute(value=ast.Name(id=result, ctx=_LOAD, **here), attr="__cause__",
+                                            ctx=_LOAD, **here), **here)
+    kind, checks = _edge_checks(error, result, boundary)
+    handler = ast.ExceptHandler(type=kind, name=error, body=[*checks, located], **_NOWHERE)
+    return ast.Try(body=body, handlers=[handler], orelse=[], finalbody=[], **_NOWHERE)
+
+
+_NOWHERE = {"lineno": -1, "col_offset": -1, "end_lineno": -1, "end_col_offset": -1}
+_LOAD = ast.Load()
+
+
+@functools.lru_cache(maxsize=8)
+def _edge_checks(error: str, result: str, boundary: str) -> tuple[ast.Name, tuple[ast.stmt, ...]]:
+    """The exception type and the statements of the edge handler before its last ``raise``,
+    without positions: the same for every function of one prefix (``compile`` only reads the
+    nodes it is given, so functions share them)."""
+    def name(identifier: str, ctx: ast.expr_context = _LOAD) -> ast.Name:
+        return ast.Name(id=identifier, ctx=ctx, **_NOWHERE)
+
+    def none() -> ast.Constant:
+        return ast.Constant(value=None, kind=None, **_NOWHERE)
+
+    def when(left: str, right: ast.expr, then: ast.stmt) -> ast.If:
+        test = ast.Compare(left=name(left), ops=[ast.Is()], comparators=[right], **_NOWHERE)
+        return ast.If(test=test, body=[then], orelse=[], **_NOWHERE)
+
+    return name("Exception"), (
+        when(boundary, none(), ast.Raise(exc=None, cause=None, **_NOWHERE)),
+        ast.Assign(targets=[name(result, ast.Store())],
+                   value=ast.Call(func=name(boundary), args=[name(error)], keywords=[], **_NOWHERE),
+                   type_comment=None, **_NOWHERE),
+        when(result, name(error), ast.Raise(exc=None, cause=None, **_NOWHERE)),
+        when(result, none(), ast.Return(value=none(), **_NOWHERE)),
+    )
 
 
 def _at_edge(tree: ast.Module, function: str, boundary: str, prefix: str) -> None:
@@ -211,27 +260,18 @@ def _at_edge(tree: ast.Module, function: str, boundary: str, prefix: str) -> Non
     the function to ``boundary`` (a closure cell: ``None`` where ``to_static``, which handles
     errors itself, bound the function; see ``laxify.conversion``), which returns the error to
     raise instead (a located ``ConversionError`` for JAX's concrete-value errors under
-    ``jax.jit(laxify.convert(f))``), the error itself (raised again as it is), or ``None``
-    (the function returns ``None``). The handler is converted code: the located error's
-    innermost frame is the user's function, at its ``def`` line, never a frame of laxify's.
-    (Zero-cost ``try``: nothing runs on the way in.) The rest of the handler has no source
-    position (line -1: CPython then records none, as for its own implicit instructions), so
-    an error that goes on as it is keeps the line it was raised at: JAX's filtering of
-    tracebacks rebuilds each entry from its frame's last instruction (``f_lasti``), which is
-    then one of these, and ``traceback`` falls back to the entry's own line."""
+    ``jax.jit(laxify.convert(f))``), the error itself (raised as it is), or ``None`` (the
+    function returns ``None``). The handler is converted code: the located error's innermost
+    frame is the user's function, at its ``def`` line, never a frame of laxify's. (Zero-cost
+    ``try``: nothing runs on the way in.) The rest of the handler has no source position
+    (line -1: CPython then records none, as for its own implicit instructions), so an error
+    that goes on as it is keeps the line it was raised at: JAX's filtering of tracebacks
+    rebuilds each entry from its frame's last instruction (``f_lasti``), which is then one of
+    these, and ``traceback`` falls back to the entry's own line."""
     top = tree.body[0]
     factory = top.body[0] if isinstance(top, ast.ClassDef) else top
     fn = next(s for s in factory.body if isinstance(s, ast.FunctionDef) and s.name == function)
-    handler = ast.parse(_EDGE.format(error=f"{prefix}_error", result=f"{prefix}_raised", boundary=boundary)).body[0]
-    located = handler.handlers[0].body[-1]  # `raise <the located error>`: at the `def` line
-    for node in ast.walk(handler):  # (before it holds the body: the user's lines stay theirs)
-        if hasattr(node, "lineno"):
-            node.lineno = node.end_lineno = node.col_offset = node.end_col_offset = -1
-    for node in ast.walk(located):
-        node.lineno = node.end_lineno = fn.lineno
-        node.col_offset, node.end_col_offset = fn.col_offset, fn.col_offset + 3
-    handler.body = fn.body
-    fn.body = [handler]
+    fn.body = [_edge_handler(fn.body, f"{prefix}_error", f"{prefix}_raised", boundary, fn.lineno, fn.col_offset)]
 
 
 def _rename_function(tree: ast.Module, name: str, new: str) -> None:

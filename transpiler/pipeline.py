@@ -17,7 +17,7 @@ from laxify.transpiler.analysis.features import IN_PLACE_CHANGE, SUBSCRIPT_UPDAT
 from laxify.transpiler.analysis.objects import private_objects
 from laxify.transpiler.analysis.names import stmt_access
 from laxify.transpiler.analysis.positions import statement_positions
-from laxify.transpiler.analysis.walk import code_of
+from laxify.transpiler.analysis.walk import code_of, forget_preorder
 from laxify.transpiler.converters import (
     array_updates,
     assert_statements,
@@ -165,6 +165,7 @@ def convert_source(fn) -> Conversion:
         # are of no use to the next, and would keep every converted function's tree alive.
         code_of.cache_clear()
         stmt_access.cache_clear()
+        forget_preorder()
 
 
 # (text, first line, indent) → (the tree, its positions, its verbatim lines), for a text seen

@@ -26,7 +26,7 @@ class Recent:
     def __init__(self, size: int):
         self.size = size
         self.items: dict = {}
-        self.owners: dict = {}     # key → ids of the live code objects that use the entry
+        self.owners: dict = {}     # key → {id: weak reference} of the live code objects that use the entry
         self.released: list = []  # (key, id) of owners freed since, applied under the lock
         self.lock = threading.Lock()
         _ALL.append(self)
@@ -58,21 +58,27 @@ class Recent:
             self.released.clear()
 
     def _own(self, key, owner) -> None:
-        ids = self.owners.setdefault(key, set())
-        if id(owner) not in ids:
-            ids.add(id(owner))
-            # A finalizer may run in the middle of any allocation, also under this lock: it only
-            # appends (atomic), the next get or put applies it.
-            weakref.finalize(owner, self.released.append, (key, id(owner)))
+        refs = self.owners.setdefault(key, {})
+        ident = id(owner)
+        if ident not in refs:
+            # The callback may run in the middle of any allocation, also under this lock: it
+            # only appends (atomic), the next get or put applies it. (A weak reference, not a
+            # finalizer: a finalizer costs more than the rest of a lookup.)
+            released = self.released
+
+            def forget(ref, item=(key, ident)) -> None:
+                released.append(item)
+
+            refs[ident] = weakref.ref(owner, forget)
 
     def _apply_released(self) -> None:
         while self.released:
             key, ident = self.released.pop()
-            ids = self.owners.get(key)
-            if ids is None:
+            refs = self.owners.get(key)
+            if refs is None:
                 continue
-            ids.discard(ident)
-            if not ids:
+            refs.pop(ident, None)
+            if not refs:
                 del self.owners[key]
                 self.items.pop(key, None)
 

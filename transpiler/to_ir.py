@@ -211,7 +211,7 @@ class _Builder:
     def block(self, suite: cst.BaseSuite, live: Liveness) -> None:
         previous = None
         for stmt in suite.body:
-            if isinstance(suite, cst.SimpleStatementSuite):
+            if type(suite) is cst.SimpleStatementSuite:
                 self.simple(stmt, self.span_of(stmt))
                 continue
             self.previous = previous  # read by `if_`: the statement a return guard follows
@@ -224,8 +224,8 @@ class _Builder:
         saved, self.here = self.here, span
         first = len(self.scope.ops)
         try:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                if len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return) and self.at_top:
+            if type(stmt) is cst.SimpleStatementLine:
+                if len(stmt.body) == 1 and type(stmt.body[0]) is cst.Return and self.at_top:
                     self.return_(stmt.body[0], span)
                     return "returned"
                 self.simple(stmt, span)
@@ -233,17 +233,17 @@ class _Builder:
             reason = self.unsupported(stmt)
             if reason is not None:
                 self.keep(stmt, span, reason, self.shared_fix(stmt))
-            elif isinstance(stmt, cst.If):
+            elif type(stmt) is cst.If:
                 self.if_(stmt, span, live)
-            elif isinstance(stmt, cst.While):
+            elif type(stmt) is cst.While:
                 self.while_(stmt, span, live)
-            elif isinstance(stmt, cst.For):
+            elif type(stmt) is cst.For:
                 self.for_(stmt, span, live)
-            elif isinstance(stmt, cst.With):
+            elif type(stmt) is cst.With:
                 self.with_(stmt, span, live)
-            elif isinstance(stmt, cst.Try):
+            elif type(stmt) is cst.Try:
                 self.try_(stmt, span, live)
-            elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            elif type(stmt) in (cst.FunctionDef, cst.ClassDef):
                 self.keep(stmt, span, None)
             else:
                 self.keep(stmt, span, f"`{_construct(stmt)}` statements are not converted")
@@ -258,7 +258,7 @@ class _Builder:
         comments = tuple(line.comment.value for line in getattr(stmt, "leading_lines", ())
                          if line.comment is not None)
         header = getattr(getattr(stmt, "body", None), "header", None)
-        if isinstance(stmt, (cst.If, cst.While, cst.For, cst.With, cst.Try)) and header is not None and header.comment:
+        if type(stmt) in (cst.If, cst.While, cst.For, cst.With, cst.Try) and header is not None and header.comment:
             comments += (header.comment.value,)  # `while x > 1:  # comment`
         if not comments:
             return
@@ -268,17 +268,17 @@ class _Builder:
                 return
 
     def unsupported(self, stmt: cst.BaseStatement) -> str | None:
-        if isinstance(stmt, cst.With):
+        if type(stmt) is cst.With:
             return _with_reason(stmt)
-        if isinstance(stmt, cst.Try):
+        if type(stmt) is cst.Try:
             return _jump_reason(stmt, in_loop=False)
-        if isinstance(stmt, cst.TryStar):
+        if type(stmt) is cst.TryStar:
             return "`except*` clauses (exception groups) are not converted"
-        if not isinstance(stmt, (cst.If, cst.While, cst.For)):
+        if type(stmt) not in (cst.If, cst.While, cst.For):
             return None
-        if isinstance(stmt, (cst.While, cst.For)) and stmt.orelse is not None:
-            return f"`{'while' if isinstance(stmt, cst.While) else 'for'} ... else` is not converted"
-        if isinstance(stmt, cst.For) and stmt.asynchronous is not None:
+        if type(stmt) in (cst.While, cst.For) and stmt.orelse is not None:
+            return f"`{'while' if type(stmt) is cst.While else 'for'} ... else` is not converted"
+        if type(stmt) is cst.For and stmt.asynchronous is not None:
             return "`async for` is not converted"
         access = stmt_access(stmt)
         outside = [n for n in access.mutates if n not in self.bound and n not in self.declared]
@@ -286,7 +286,7 @@ class _Builder:
             # Branches and iterations run as functions of their own while tracing (all of them,
             # for a traced condition): an object from outside cannot be changed exactly as written.
             return f"it changes `{outside[0]}`, an object from outside the function, in place"
-        grown = [n for n in _grown_lists(stmt) if n in self.shared_lists] if isinstance(stmt, (cst.While, cst.For)) else []
+        grown = [n for n in _grown_lists(stmt) if n in self.shared_lists] if type(stmt) in (cst.While, cst.For) else []
         if grown:
             # An append loop makes a new (stacked) value of its list, which another name for the
             # list (or the caller, for a parameter) would not see: Python's loop, in place.
@@ -302,7 +302,7 @@ class _Builder:
 
     def shared_fix(self, stmt: cst.BaseStatement) -> str | None:
         """The fix for a construct kept because it assigns a global or nonlocal name."""
-        if not isinstance(stmt, (cst.If, cst.While, cst.For)):
+        if type(stmt) not in (cst.If, cst.While, cst.For):
             return None
         shared = [n for n in stmt_access(stmt).writes if n in self.declared]
         if not shared:
@@ -324,7 +324,7 @@ class _Builder:
         self.emit_stmt(access, attrs, span)
 
     def simple(self, stmt, span: Span) -> None:
-        line_node = stmt if isinstance(stmt, cst.SimpleStatementLine) else cst.SimpleStatementLine([stmt])
+        line_node = stmt if type(stmt) is cst.SimpleStatementLine else cst.SimpleStatementLine([stmt])
         access = stmt_access(stmt)
         rule, deps = stmt_static_rule(line_node, writes=bool(access.writes))
         if any(d in self.freevars for d in deps):
@@ -333,7 +333,7 @@ class _Builder:
         self.unset_locals(access.reads, span)
         self.set_deps(attrs, rule, deps, [self.scope.env[n] for n in access.reads if n in self.scope.env])
         small = line_node.body[0] if len(line_node.body) == 1 else None
-        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
             try:
                 attrs["value"] = literal_value(small.value)
             except (ValueError, SyntaxError):
@@ -344,14 +344,14 @@ class _Builder:
             updates = self.updates.pop((span.line, span.col), None)
             if updates:
                 attrs["updates"] = tuple(updates)
-        if self.plain and isinstance(stmt, cst.SimpleStatementLine) and ".int_op(" in attrs["code"]:
+        if self.plain and type(stmt) is cst.SimpleStatementLine and ".int_op(" in attrs["code"]:
             before = self.plain.get((span.line, span.col))
             if before:
                 # Lowered instead of `code` where every value the line reads is static.
                 attrs["plain"] = self.code(before.pop(0)).rstrip("\n")
         self.emit_stmt(access, attrs, span)
         for small in line_node.body:
-            if isinstance(small, cst.Del):
+            if type(small) is cst.Del:
                 # After `del y` the name has no value: a later use raises UnboundLocalError at
                 # that use, and a traced branch that deletes it says so by name.
                 for name in target_names(small.target):
@@ -391,7 +391,7 @@ class _Builder:
         ``cond`` too, the conditions of its ``elif`` arms in test regions (one op however
         long the chain, where nested ``cond``s would nest one level per arm)."""
         arms = [stmt]
-        while isinstance(arms[-1].orelse, cst.If):
+        while type(arms[-1].orelse) is cst.If:
             arms.append(arms[-1].orelse)
         final = arms[-1].orelse
         guarded = self.previous
@@ -422,7 +422,7 @@ class _Builder:
                     test.ops.append(YieldOp(operands=[self.expr(arm.test, arm_span)]))
                 tests.append(test)
             branches.append(self.branch(arm.body, inputs, outputs, live, arm_span))
-        body = final.body if isinstance(final, cst.Else) else None
+        body = final.body if type(final) is cst.Else else None
         branches.append(self.branch(body, inputs, outputs, live, arm_span))
         attrs: dict = {}
         if in_place:
@@ -536,7 +536,7 @@ class _Builder:
             return False
         branches = [stmt.body]
         node = stmt
-        while isinstance(node.orelse, cst.If):
+        while type(node.orelse) is cst.If:
             node = node.orelse
             branches.append(node.body)
         if node.orelse is None:
@@ -554,7 +554,7 @@ class _Builder:
             carries += [n for n in _changed_objects(stmt, direct=False) if n in self.scope.env and n not in carries
                         and n not in exclude and self.carried_cell(n, None)]
         reads = dict(body.reads)
-        if isinstance(stmt, cst.While):
+        if type(stmt) is cst.While:
             reads.update(expr_reads(stmt.test))
         consts = [n for n in reads if n in self.scope.env and n not in carries and n not in exclude]
         return carries, consts
@@ -603,7 +603,7 @@ class _Builder:
         else:
             lead = [self.expr(stmt.iter, span)]
             op_class = ScanOp
-        item_hint = target.value if isinstance(target, cst.Name) else self.item_name
+        item_hint = target.value if type(target) is cst.Name else self.item_name
         item = self.value(item_hint)
         carry_args = [self.value("" if n in targets else n) for n in carries]
         const_args = [self.value(n) for n in consts]
@@ -614,7 +614,7 @@ class _Builder:
             env = self.scope.env
             for n in targets:
                 env.pop(n, None)
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 env[target.value] = item
             else:
                 unpack = cst.Assign([cst.AssignTarget(target)], cst.Name(self.item_name))
@@ -636,9 +636,9 @@ class _Builder:
 
     def range_call(self, stmt: cst.For):
         it = stmt.iter
-        if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"):
+        if not (type(it) is cst.Call and type(it.func) is cst.Name and it.func.value == "range"):
             return None
-        if "range" in self.local_names or not isinstance(stmt.target, cst.Name):
+        if "range" in self.local_names or type(stmt.target) is not cst.Name:
             return None
         args = it.args
         if not 1 <= len(args) <= 3 or any(a.keyword is not None or a.star for a in args):
@@ -653,13 +653,13 @@ _SHAPE_CALLS = frozenset({"reshape", "zeros", "ones", "full", "empty", "arange",
 def _index_needs_python(body: cst.CSTNode, index: str) -> str | None:
     """Why a loop index must stay a Python int (slice bounds, shapes, ``range(i)``), or None."""
     for node in walk(body):
-        if isinstance(node, cst.Slice):
+        if type(node) is cst.Slice:
             for part in (node.lower, node.upper, node.step):
                 if part is not None and index in expr_reads(part):
                     return f"the index `{index}` is a slice bound"
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+            name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", None)
             if name in _SHAPE_CALLS and any(index in expr_reads(a.value) for a in node.args):
                 return f"the index `{index}` is passed to `{name}(...)`, which needs a Python int"
     return None
@@ -716,11 +716,11 @@ def _with_reason(stmt: cst.With) -> str | None:
 
 
 def _plain_target(target: cst.CSTNode) -> bool:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return True
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return all(_plain_target(el.value) for el in target.elements)
-    return isinstance(target, cst.StarredElement) and _plain_target(target.value)
+    return type(target) is cst.StarredElement and _plain_target(target.value)
 
 
 def _arm_comments(arm: cst.If | cst.Else) -> tuple[str, ...]:
@@ -736,14 +736,14 @@ def _is_return_guard(stmt: cst.If) -> bool:
     """Whether ``stmt`` is the return converter's ``if not <flag>:`` around the code after a
     statement that may return."""
     test = stmt.test
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         flag = test.expression
-    elif (isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute)
+    elif (type(test) is cst.Call and type(test.func) is cst.Attribute
           and test.func.attr.value == "not_" and len(test.args) == 1):
         flag = test.args[0].value  # the logical-expressions converter's `_lx.not_(flag)`
     else:
         return False
-    return isinstance(flag, cst.Name) and is_return_flag(flag.value)
+    return type(flag) is cst.Name and is_return_flag(flag.value)
 
 
 def _construct(stmt: cst.CSTNode) -> str:
@@ -755,7 +755,7 @@ def function_params(node: cst.FunctionDef) -> list[str]:
     """Parameter names in the order Python binds them."""
     p = node.params
     names = [x.name.value for x in (*p.posonly_params, *p.params)]
-    if isinstance(p.star_arg, cst.Param):
+    if type(p.star_arg) is cst.Param:
         names.append(p.star_arg.name.value)
     names += [x.name.value for x in p.kwonly_params]
     if p.star_kwarg is not None:

@@ -1,6 +1,6 @@
 """The conversion's shortcuts give what the general path gives: a def's lines found from
-indentation are inspect.getblock's, text taken from the source is libcst's code generation,
-and converters hand back the nodes they did not change."""
+indentation are inspect.getblock's, text taken from the source and text laxify writes itself
+are libcst's code generation, and converters hand back the nodes they did not change."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ import types
 import libcst as cst
 import pytest
 
+from laxify.transpiler.analysis.codegen import code_for_node
 from laxify.transpiler.analysis.positions import statement_positions
-from laxify.transpiler.analysis.walk import children, descendants, statement_children, walk
+from laxify.transpiler.analysis.walk import children, descendants, preorder, statement_children, walk
 from laxify.transpiler.converters import break_statements, calls
-from laxify.transpiler.converters.base import Context, OwnCodeConverter, _statements_only
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, _statements_only, apply, transform_above
 from laxify.transpiler.source import _indented_block, get_source
 
 # Each source holds one def (with its decorators) at its first line, then other code.
@@ -158,6 +159,10 @@ def test_walks_agree_and_leave_layout_out():
     node = _tree(TRICKY)
     ordered = list(walk(node))
     assert {id(n) for n in ordered} == {id(n) for n in descendants(node)}
+    nodes, depths = preorder(node)
+    assert nodes == ordered and preorder(node)[0] is nodes  # remembered for the same tree
+    assert depths[0] == 0 and all(depths[k] == depths[nodes.index(p)] + 1 for k, n in enumerate(nodes)
+                                  for p in nodes[:k] if any(c is n for c in children(p)))
     assert len(ordered) == len(descendants(node))
     kinds = {type(n) for n in ordered}
     assert not kinds & {cst.SimpleWhitespace, cst.Comma, cst.LeftParen, cst.EmptyLine, cst.Newline}
@@ -172,3 +177,142 @@ def test_walks_agree_and_leave_layout_out():
     assert not any(isinstance(n, cst.BaseExpression) for n in seen)
     assert sum(type(n) is cst.Return for n in seen) == 1
     assert sum(type(n) is cst.Pass for n in seen) == 2
+
+
+def _nodes(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)  # layout included: whitespace, commas, parentheses
+
+
+WRITTEN_TEXT = TRICKY + '''
+def g(a, *args, b: int = 1, c=2, **kw) -> "g":
+    h = lambda p, *q, r=3, **s: p
+    t = x[1:2, ::3, a:b:c][ 0 ] , y [1]
+    u = - a ** ~ b // (c @ d) % e << 1 >> 2 | 3 & 4 ^ 5
+    v = a < b <= c == d >= e > f is g in h ; w = (1,) ; z = ()
+    a .b . c ( * args , k = 1 , ** kw , )
+    del a ; pass
+    a += 1 ; a -= 2 ; a *= 3 ; a //= 4 ; a /= 5 ; a %= 6 ; a **= 7
+    return
+'''
+
+
+def test_the_nodes_laxify_writes_itself_are_written_as_libcst_writes_them():
+    module = cst.parse_module(textwrap.dedent(WRITTEN_TEXT))
+    fast = 0
+    for node in _nodes(module):
+        if type(node) is cst.Annotation:  # (written by its parent, which gives its `:` or `->`)
+            continue
+        assert code_for_node(module, node) == module.code_for_node(node)
+        fast += _writes_itself(module, node)
+    assert fast > 300
+
+
+def test_nodes_built_with_default_layout_are_written_as_libcst_writes_them():
+    name, one, two = cst.Name("x"), cst.Integer("1"), cst.Integer("2")
+    built = [
+        cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name("f")), [cst.Arg(name), cst.Arg(one, keyword=cst.Name("k")),
+                                                                  cst.Arg(two, star="*")]),
+        cst.Call(cst.Name("f"), []),
+        cst.Lambda(cst.Parameters(), name),
+        cst.Lambda(cst.Parameters([cst.Param(cst.Name("p")), cst.Param(cst.Name("q"), default=one)],
+                                  star_arg=cst.Param(cst.Name("r")), kwonly_params=[cst.Param(cst.Name("s"))],
+                                  star_kwarg=cst.Param(cst.Name("t"))), name),
+        cst.Lambda(cst.Parameters([cst.Param(cst.Name("p"))], kwonly_params=[cst.Param(cst.Name("s"))]), name),
+        cst.Parameters([cst.Param(cst.Name("p"), cst.Annotation(cst.Name("int")), default=one)]),
+        cst.Tuple([cst.Element(name)]),
+        cst.Tuple([cst.Element(name), cst.Element(one)], lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
+        cst.List([cst.Element(name), cst.Element(one)]),
+        cst.Subscript(name, [cst.SubscriptElement(cst.Index(one)),
+                             cst.SubscriptElement(cst.Slice(one, two, step=one))]),
+        cst.BinaryOperation(name, cst.Add(), one, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
+        cst.UnaryOperation(cst.Not(), name),
+        cst.Comparison(name, [cst.ComparisonTarget(cst.LessThan(), one), cst.ComparisonTarget(cst.Is(), two)]),
+        cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(name)], one), cst.Expr(name), cst.Return(),
+                                 cst.Return(one), cst.Pass(), cst.AugAssign(name, cst.AddAssign(), one)]),
+        cst.SimpleStatementLine([]),
+    ]
+    module = cst.Module([])
+    for node in built:
+        assert _writes_itself(module, node), node
+        assert code_for_node(module, node) == module.code_for_node(node)
+    # A node of a kind written by libcst only: libcst's text.
+    lines = cst.parse_module("if x:\n    y = {1: 2}\n").body
+    assert code_for_node(module, lines[0]) == module.code_for_node(lines[0])
+
+
+def _writes_itself(module: cst.Module, node: cst.CSTNode) -> bool:
+    """Whether ``code_for_node`` writes ``node`` without libcst."""
+    from laxify.transpiler.analysis import codegen
+
+    try:
+        codegen._Writer([], module.default_newline).node(node)
+    except codegen._Unsupported:
+        return False
+    return True
+
+
+class _Statements(OwnCodeConverter):
+    """Removes `pass`, splits `a = b = v` in two lines, drops `if` statements whose test is
+    `False`, and counts the loops it enters."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.loops = 0
+
+    def visit_For(self, node):
+        self.loops += 1
+
+    def leave_Pass(self, original_node, updated_node):
+        return cst.RemoveFromParent()
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        small = updated_node.body[0] if len(updated_node.body) == 1 else None
+        if type(small) is cst.Assign and len(small.targets) == 2:
+            return cst.FlattenSentinel([updated_node.with_changes(body=[small.with_changes(targets=[t])])
+                                        for t in small.targets])
+        return updated_node
+
+    def leave_If(self, original_node, updated_node):
+        if type(updated_node.test) is cst.Name and updated_node.test.value == "False":
+            return cst.RemoveFromParent()
+        return updated_node
+
+
+def test_the_walk_of_statements_gives_what_libcsts_visit_gives():
+    node = _tree('''
+        def f(x):
+            a = b = x
+            for i in x:
+                pass
+                if False:
+                    y = 1
+                else:
+                    pass
+            while x:
+                pass; z = 2
+            def g():
+                pass
+            return a
+        ''')
+    ctx = Context({})
+    converter = _Statements(ctx)
+    assert converter.statements_only
+    new = apply(node, converter)
+    want_converter = _Statements(ctx)
+    want = node.visit(want_converter)
+    assert cst.Module([new]).code == cst.Module([want]).code
+    assert converter.loops == want_converter.loops == 1
+    assert "g():\n        pass" in cst.Module([new]).code  # a nested def is not entered
+    assert apply(node, _ChangesNothing(ctx)) is node
+
+
+def test_the_walk_above_targets_gives_what_libcsts_visit_gives():
+    node = _tree(TRICKY)
+    ctx = Context({})
+    new = transform_above(node, _RenamesY(ctx), lambda n: type(n) is cst.Name and n.value == "y")
+    assert cst.Module([new]).code == cst.Module([node.visit(_RenamesY(ctx))]).code != cst.Module([node]).code
+    assert new.body.body[0] is node.body.body[0]  # a line without `y`: the same object

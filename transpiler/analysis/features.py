@@ -8,7 +8,7 @@ import builtins
 import libcst as cst
 
 from laxify.transpiler.analysis.names import MUTATING_METHODS, VALUE_METHODS
-from laxify.transpiler.analysis.walk import descendants
+from laxify.transpiler.analysis.walk import preorder
 
 __all__ = ["features", "user_callee", "attribute_root", "is_indexed_update", "APPEND_CALL", "BUILTIN_CALL",
            "CONTAINS", "DISPLAYS", "IN_PLACE_CHANGE", "RULED_BUILTINS", "RULED_MATH", "CHAINED_COMPARISON",
@@ -100,12 +100,18 @@ def _holds_subscript(target: cst.BaseExpression) -> bool:
 DISPLAYS = (cst.List, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)
 
 
+# The node types that may mean a marker.
+_MARKED = frozenset({cst.While, cst.For, cst.AugAssign, cst.Del, cst.Expr, cst.Assign, cst.Comparison, cst.Call})
+
+
 def features(node: cst.CSTNode) -> set:
     """Node types present in ``node`` plus markers for the finer cases converters need."""
-    found: set = set()
-    for n in descendants(node):
+    nodes = preorder(node)[0]
+    found: set = set(map(type, nodes))
+    for n in nodes:
         kind = type(n)
-        found.add(kind)
+        if kind not in _MARKED:
+            continue
         if kind in (cst.While, cst.For):
             if n.orelse is not None:
                 found.add(LOOP_ELSE)

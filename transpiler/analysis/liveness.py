@@ -37,25 +37,25 @@ class Liveness:
     def stmt_in(self, stmt, live: frozenset[str]) -> frozenset[str]:
         live = live | self.always
         self.live_out[id(stmt)] = live
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in reversed(stmt.body):
                 live = self._small_in(small, live)
             return live
-        if isinstance(stmt, cst.If):
+        if type(stmt) is cst.If:
             # An `elif` chain from its last arm up (a loop: a chain of 500 arms nests 500 deep).
             arms = [stmt]
-            while isinstance(arms[-1].orelse, cst.If):
+            while type(arms[-1].orelse) is cst.If:
                 arms.append(arms[-1].orelse)
             final = arms[-1].orelse
-            live_in = self._suite_in(final.body, live) if isinstance(final, cst.Else) else live
+            live_in = self._suite_in(final.body, live) if type(final) is cst.Else else live
             for arm in reversed(arms):
                 self.live_out[id(arm)] = live
                 body = self._suite_in(arm.body, live)
                 live_in = body | live_in | frozenset(expr_reads(arm.test))
             return live_in
-        if isinstance(stmt, (cst.While, cst.For)):
+        if type(stmt) in (cst.While, cst.For):
             return self._loop_in(stmt, live)
-        if isinstance(stmt, cst.With) and stmt.asynchronous is None:
+        if type(stmt) is cst.With and stmt.asynchronous is None:
             # The body runs once, after the items are entered (they bind the `as` targets).
             body = self._suite_in(stmt.body, live)
             for item in reversed(stmt.items):
@@ -63,10 +63,10 @@ class Liveness:
                     body = body - frozenset(target_names(item.asname.name))
                 body = body | frozenset(expr_reads(item.item))
             return body
-        if isinstance(stmt, cst.Try):
+        if type(stmt) is cst.Try:
             return self._try_in(stmt, live)
         access = stmt_access(stmt)
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        if type(stmt) in (cst.FunctionDef, cst.ClassDef):
             return (live - {stmt.name.value}) | frozenset(access.reads)
         return live | frozenset(access.reads)
 
@@ -91,7 +91,7 @@ class Liveness:
         return body | raised
 
     def _small_in(self, small, live: frozenset[str]) -> frozenset[str]:
-        if isinstance(small, cst.Return):
+        if type(small) is cst.Return:
             return self.always | (frozenset(expr_reads(small.value)) if small.value is not None else frozenset())
         access = stmt_access(small)
         killed = set(access.writes) - set(access.mutates)
@@ -101,7 +101,7 @@ class Liveness:
         after = live_after
         if loop.orelse is not None:
             after = self._suite_in(loop.orelse.body, live_after)
-        if isinstance(loop, cst.While):
+        if type(loop) is cst.While:
             entry_reads = frozenset(expr_reads(loop.test))
             kills: frozenset[str] = frozenset()
         else:
@@ -110,9 +110,9 @@ class Liveness:
         head = after | entry_reads
         for _ in range(20):
             body_in = self._suite_in(loop.body, head | live_after)
-            if isinstance(loop, cst.For):
+            if type(loop) is cst.For:
                 body_in = body_in - kills
-            new_head = after | (entry_reads if isinstance(loop, cst.While) else frozenset()) | body_in
+            new_head = after | (entry_reads if type(loop) is cst.While else frozenset()) | body_in
             if new_head == head:
                 break
             head = new_head

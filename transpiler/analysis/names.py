@@ -15,7 +15,7 @@ import libcst as cst
 
 from laxify.ir.naming import is_runtime_name
 
-from laxify.transpiler.analysis.walk import children
+from laxify.transpiler.analysis.walk import children, concrete_kinds
 
 __all__ = ["Access", "expr_reads", "stmt_access", "target_names", "block_access"]
 
@@ -60,7 +60,7 @@ class Access:
 def _param_names(params: cst.Parameters) -> list[str]:
     names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
     for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
+        if type(star) is cst.Param:
             names.append(star.name.value)
     return names
 
@@ -125,7 +125,7 @@ def _comprehension_reads(node, out: dict[str, None]) -> None:
         for cond in clause.ifs:
             _reads(cond.test, inner)
         clause = clause.inner_for_in
-    if isinstance(node, cst.DictComp):
+    if type(node) is cst.DictComp:
         _reads(node.key, inner)
         _reads(node.value, inner)
     else:
@@ -139,12 +139,12 @@ def target_names(target: cst.CSTNode) -> list[str]:
     """Names bound by an assignment target (``a``, ``a, (b, *c)``); empty for ``x[i]``/``x.a``."""
     if type(target) is cst.Name:
         return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         names: list[str] = []
         for el in target.elements:
             names.extend(target_names(el.value))
         return names
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return target_names(target.value)
     return []
 
@@ -152,28 +152,28 @@ def target_names(target: cst.CSTNode) -> list[str]:
 def _target_access(target: cst.CSTNode, acc: Access) -> None:
     if type(target) is cst.Name:
         acc.write([target.value])
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif type(target) in (cst.Tuple, cst.List):
         for el in target.elements:
             _target_access(el.value, acc)
-    elif isinstance(target, cst.StarredElement):
+    elif type(target) is cst.StarredElement:
         _target_access(target.value, acc)
-    elif isinstance(target, (cst.Subscript, cst.Attribute)):
+    elif type(target) in (cst.Subscript, cst.Attribute):
         # In-place mutation of a container: the base is read and gets a new value.
         acc.read(expr_reads(target))
         base = target
-        while isinstance(base, (cst.Subscript, cst.Attribute)):
+        while type(base) in (cst.Subscript, cst.Attribute):
             base = base.value
-        if isinstance(base, cst.Name):
+        if type(base) is cst.Name:
             acc.mutate(base.value)
 
 
 def _del_access(target: cst.CSTNode, acc: Access) -> None:
     """``del y`` needs ``y`` bound (Python raises UnboundLocalError otherwise) and unbinds it:
     a read and a write. ``del xs[i]`` / ``del obj.a`` change ``xs`` / ``obj`` in place."""
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         acc.read([target.value])
         acc.write([target.value])
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif type(target) in (cst.Tuple, cst.List):
         for el in target.elements:
             _del_access(el.value, acc)
     else:
@@ -196,14 +196,14 @@ def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
             acc.read(expr_reads(node.value))
             _target_access(node.target, acc)
     elif kind is cst.Import or kind is cst.ImportFrom:
-        if isinstance(node.names, cst.ImportStar):
+        if type(node.names) is cst.ImportStar:
             return
         for alias in node.names:
             if alias.asname is not None:
                 acc.write(target_names(alias.asname.name))
             else:
                 dotted = alias.name
-                while isinstance(dotted, cst.Attribute):
+                while type(dotted) is cst.Attribute:
                     dotted = dotted.value
                 acc.write([dotted.value])
     elif kind is cst.Del:
@@ -279,7 +279,7 @@ def _function_access(node: cst.FunctionDef | cst.ClassDef, acc: Access) -> None:
     for dec in node.decorators:
         acc.read(expr_reads(dec.decorator))
     local = Access()
-    if isinstance(node, cst.FunctionDef):
+    if type(node) is cst.FunctionDef:
         for d in _param_defaults(node.params):
             acc.read(expr_reads(d))
         bound = set(_param_names(node.params))
@@ -293,6 +293,12 @@ def _function_access(node: cst.FunctionDef | cst.ClassDef, acc: Access) -> None:
     acc.write([node.name.value])
 
 
+_SMALL = concrete_kinds(cst.BaseSmallStatement)
+_SUITES = concrete_kinds(cst.BaseSuite)
+_STATEMENTS = concrete_kinds(cst.BaseStatement, cst.BaseSmallStatement, cst.BaseSuite)
+_EXPRESSIONS = concrete_kinds(cst.BaseExpression)
+
+
 @functools.lru_cache(maxsize=4096)
 def stmt_access(stmt: cst.CSTNode) -> Access:
     """Reads and writes of one statement, compound statements included (memoised per node:
@@ -301,29 +307,29 @@ def stmt_access(stmt: cst.CSTNode) -> Access:
     if type(stmt) is cst.SimpleStatementLine:
         for small in stmt.body:
             _small_access(small, acc)
-    elif isinstance(stmt, cst.BaseSmallStatement):
+    elif type(stmt) in _SMALL:
         _small_access(stmt, acc)
-    elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+    elif type(stmt) in (cst.FunctionDef, cst.ClassDef):
         _function_access(stmt, acc)
-    elif isinstance(stmt, cst.If):
+    elif type(stmt) is cst.If:
         # An `elif` chain arm by arm (in a loop: a chain of 500 arms nests 500 deep).
         node = stmt
-        while isinstance(node, cst.If):
+        while type(node) is cst.If:
             acc.read(expr_reads(node.test))
             _walrus_writes(node.test, acc)
             acc.merge(block_access(node.body))
             node = node.orelse
         if node is not None:
             acc.merge(stmt_access(node))
-    elif isinstance(stmt, cst.While):
+    elif type(stmt) is cst.While:
         acc.read(expr_reads(stmt.test))
         _walrus_writes(stmt.test, acc)
         acc.merge(block_access(stmt.body))
         if stmt.orelse is not None:
             acc.merge(stmt_access(stmt.orelse))
-    elif isinstance(stmt, cst.Else):
+    elif type(stmt) is cst.Else:
         acc.merge(block_access(stmt.body))
-    elif isinstance(stmt, cst.For):
+    elif type(stmt) is cst.For:
         acc.read(expr_reads(stmt.iter))
         _target_access(stmt.target, acc)
         acc.merge(block_access(stmt.body))
@@ -337,13 +343,13 @@ def stmt_access(stmt: cst.CSTNode) -> Access:
 def _generic_access(node: cst.CSTNode, acc: Access) -> None:
     """With, Try, Match and other compound statements: every child, conservatively."""
     for child in children(node):
-        if isinstance(child, (cst.BaseStatement, cst.BaseSmallStatement, cst.BaseSuite)):
-            acc.merge(block_access(child) if isinstance(child, cst.BaseSuite) else stmt_access(child))
-        elif isinstance(child, cst.WithItem):
+        if type(child) in _STATEMENTS:
+            acc.merge(block_access(child) if type(child) in _SUITES else stmt_access(child))
+        elif type(child) is cst.WithItem:
             acc.read(expr_reads(child.item))
             if child.asname is not None:
                 _target_access(child.asname.name, acc)
-        elif isinstance(child, cst.ExceptHandler):
+        elif type(child) is cst.ExceptHandler:
             if child.type is not None:
                 acc.read(expr_reads(child.type))
             body = block_access(child.body)
@@ -351,19 +357,19 @@ def _generic_access(node: cst.CSTNode, acc: Access) -> None:
             bound = set(target_names(child.name.name)) if child.name is not None else set()
             acc.read(n for n in body.reads if n not in bound)
             acc.write(n for n in body.writes if n not in bound)
-        elif isinstance(child, (cst.Else, cst.Finally)):
+        elif type(child) in (cst.Else, cst.Finally):
             acc.merge(block_access(child.body))
-        elif isinstance(child, cst.MatchCase):
+        elif type(child) is cst.MatchCase:
             acc.merge(block_access(child.body))
             _generic_access(child.pattern, acc)
             if child.guard is not None:
                 acc.read(expr_reads(child.guard))
-        elif isinstance(child, (cst.MatchAs, cst.MatchStar)):
+        elif type(child) in (cst.MatchAs, cst.MatchStar):
             if child.name is not None:
                 acc.write(target_names(child.name))
-            if isinstance(child, cst.MatchAs) and child.pattern is not None:
+            if type(child) is cst.MatchAs and child.pattern is not None:
                 _generic_access(child.pattern, acc)
-        elif isinstance(child, cst.BaseExpression):
+        elif type(child) in _EXPRESSIONS:
             acc.read(expr_reads(child))
         else:
             _generic_access(child, acc)
@@ -372,7 +378,7 @@ def _generic_access(node: cst.CSTNode, acc: Access) -> None:
 def block_access(block: cst.CSTNode) -> Access:
     """Union of the accesses of every statement in a suite (or a list of statements)."""
     acc = Access()
-    body = block.body if isinstance(block, cst.BaseSuite) else block
+    body = block.body if type(block) in _SUITES else block
     for stmt in body:
         acc.merge(stmt_access(stmt))
     return acc

@@ -14,9 +14,13 @@ import ast
 
 import libcst as cst
 
+from laxify.transpiler.analysis.walk import concrete_kinds
+
 __all__ = ["Positions", "statement_positions"]
 
 Positions = dict[cst.CSTNode, tuple[int, int]]
+
+_SMALL = concrete_kinds(cst.BaseSmallStatement)
 
 _PAIRS = {
     cst.If: ast.If, cst.While: ast.While, cst.For: ast.For, cst.With: ast.With, cst.Try: ast.Try, cst.TryStar: ast.TryStar,
@@ -44,11 +48,11 @@ class _Pairing:
         for stmt in suite.body:
             if k >= len(stmts):
                 return
-            if isinstance(stmt, cst.BaseSmallStatement):  # a one-line suite: `if c: a; b`
+            if type(stmt) in _SMALL:  # a one-line suite: `if c: a; b`
                 col = self.table[owner][1] if owner in self.table else stmts[k].col_offset + self.indent
                 self.table[stmt] = (stmts[k].lineno + self.offset, col)
                 k += 1
-            elif isinstance(stmt, cst.SimpleStatementLine):
+            elif type(stmt) is cst.SimpleStatementLine:
                 self.mark(stmt, stmts[k])
                 for small in stmt.body:  # `a = 1; b = 2`: each at the line's start
                     self.table[small] = self.table[stmt]
@@ -95,7 +99,7 @@ class _Pairing:
     def clause(self, node: cst.CSTNode, owner: cst.CSTNode, stmts: list[ast.stmt]) -> None:
         """An `else:`/`finally:` clause: its line is just above its first statement and that
         statement's comments; its body is paired with ``stmts``."""
-        first = node.body.body[0] if isinstance(node.body, cst.IndentedBlock) and node.body.body else None
+        first = node.body.body[0] if type(node.body) is cst.IndentedBlock and node.body.body else None
         above = len(getattr(first, "leading_lines", ())) + 1 if first is not None else 0
         self.table[node] = (stmts[0].lineno - above + self.offset, self.table[owner][1])
         self.block(node.body, stmts, node)
@@ -103,7 +107,7 @@ class _Pairing:
     def compound(self, stmt: cst.CSTNode, a: ast.stmt) -> None:
         # An `elif` is an `if` in the `else` of the one before: a loop along the chain, not
         # recursion (a chain of 500 arms nests 500 deep).
-        while isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If) and isinstance(a, ast.If):
+        while type(stmt) is cst.If and type(stmt.orelse) is cst.If and isinstance(a, ast.If):
             self.mark(stmt, a)
             self.header(stmt, a)
             self.block(stmt.body, a.body, stmt)
@@ -114,16 +118,16 @@ class _Pairing:
             return  # not the statement we expected: leave the rest unmarked, never misplace
         self.mark(stmt, a)
         self.header(stmt, a)
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        if type(stmt) in (cst.FunctionDef, cst.ClassDef):
             return  # kept verbatim: its lines map one to one from its first line
-        if isinstance(stmt, cst.Match):
+        if type(stmt) is cst.Match:
             for case, ac in zip(stmt.cases, a.cases):
                 if ac.body:
                     self.table[case] = (ac.pattern.lineno + self.offset, ac.pattern.col_offset + self.indent)
                 self.block(case.body, ac.body)
             return
         self.block(stmt.body, a.body, stmt)
-        if isinstance(stmt, (cst.Try, cst.TryStar)):
+        if type(stmt) in (cst.Try, cst.TryStar):
             for handler, ah in zip(stmt.handlers, a.handlers):
                 self.mark(handler, ah)
                 self.block(handler.body, ah.body, handler)
@@ -133,9 +137,9 @@ class _Pairing:
                 self.clause(stmt.finalbody, stmt, a.finalbody)
             return
         orelse = getattr(stmt, "orelse", None)
-        if isinstance(orelse, cst.If) and a.orelse:
+        if type(orelse) is cst.If and a.orelse:
             self.compound(orelse, a.orelse[0])
-        elif isinstance(orelse, cst.Else) and a.orelse:
+        elif type(orelse) is cst.Else and a.orelse:
             self.clause(orelse, stmt, a.orelse)
 
 

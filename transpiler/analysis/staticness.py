@@ -13,7 +13,7 @@ import libcst as cst
 
 from laxify.ir.naming import is_runtime_name
 
-from laxify.transpiler.analysis.walk import children
+from laxify.transpiler.analysis.walk import children, concrete_kinds
 
 __all__ = ["StaticInfo", "static_rule", "literal_value", "stmt_static_rule"]
 
@@ -41,52 +41,52 @@ def _combine(parts: list[StaticInfo]) -> StaticInfo:
 
 def literal_value(node: cst.BaseExpression):
     """The Python value of a literal expression, or raise ValueError."""
-    if isinstance(node, cst.Name) and node.value in _LITERAL_NAMES:
+    if type(node) is cst.Name and node.value in _LITERAL_NAMES:
         return _LITERAL_NAMES[node.value]
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+    if type(node) in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString):
         return ast.literal_eval(node.value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
         return -literal_value(node.expression)
     raise ValueError("not a literal")
 
 
 def static_rule(node: cst.CSTNode) -> StaticInfo:
     """The static rule of an expression and the names it depends on."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         if node.value in _LITERAL_NAMES:
             return "always", ()
         return "operands", (node.value,)
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+    if type(node) in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString):
         return "always", ()
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         if node.attr.value in STATIC_ATTRIBUTES:
             return "always", ()
         return static_rule(node.value)
-    if isinstance(node, cst.Lambda) and not node.params.params:
+    if type(node) is cst.Lambda and not node.params.params:
         return static_rule(node.body)
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         func = node.func
-        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+        if (type(func) is cst.Attribute and type(func.value) is cst.Name
                 and is_runtime_name(func.value.value) and func.attr.value in RUNTIME_OPERATORS):
             return _combine([static_rule(a.value) for a in node.args if a.keyword is None])
-        if isinstance(func, cst.Name) and func.value in ALWAYS_STATIC_CALLS:
+        if type(func) is cst.Name and func.value in ALWAYS_STATIC_CALLS:
             return "always", ()
-        if isinstance(func, cst.Name) and func.value in PURE_BUILTINS:
+        if type(func) is cst.Name and func.value in PURE_BUILTINS:
             return _combine([static_rule(a.value) for a in node.args])
         return "never", ()
-    if isinstance(node, (cst.Subscript, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison,
+    if type(node) in (cst.Subscript, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison,
                          cst.BooleanOperation, cst.IfExp, cst.Tuple, cst.List, cst.SubscriptElement,
                          cst.Index, cst.Slice, cst.Element, cst.StarredElement, cst.Arg,
-                         cst.ComparisonTarget)):
-        parts = [static_rule(c) for c in children(node) if isinstance(c, _ANALYSED)]
+                         cst.ComparisonTarget):
+        parts = [static_rule(c) for c in children(node) if type(c) in _ANALYSED]
         return _combine(parts) if parts else ("always", ())
-    if isinstance(node, (cst.LeftParen, cst.RightParen)):
+    if type(node) in (cst.LeftParen, cst.RightParen):
         return "always", ()
     return "never", ()
 
 
-_ANALYSED = (cst.BaseExpression, cst.SubscriptElement, cst.BaseSlice, cst.BaseElement, cst.Arg,
-             cst.ComparisonTarget)
+_ANALYSED = concrete_kinds(cst.BaseExpression, cst.SubscriptElement, cst.BaseSlice, cst.BaseElement, cst.Arg,
+                           cst.ComparisonTarget)
 
 
 def stmt_static_rule(stmt: cst.SimpleStatementLine, writes: bool = True) -> StaticInfo:
@@ -94,20 +94,20 @@ def stmt_static_rule(stmt: cst.SimpleStatementLine, writes: bool = True) -> Stat
     an expression statement that writes nothing adds nothing to the rule)."""
     parts: list[StaticInfo] = []
     for small in stmt.body:
-        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-            if not all(isinstance(t, (cst.Name, cst.Tuple, cst.List)) for t in targets):
+        if type(small) in (cst.Assign, cst.AnnAssign) and small.value is not None:
+            targets = [t.target for t in small.targets] if type(small) is cst.Assign else [small.target]
+            if not all(type(t) in (cst.Name, cst.Tuple, cst.List) for t in targets):
                 return "never", ()
             parts.append(static_rule(small.value))
-        elif isinstance(small, cst.AugAssign):
-            if not isinstance(small.target, cst.Name):
+        elif type(small) is cst.AugAssign:
+            if type(small.target) is not cst.Name:
                 return "never", ()
             parts.append(_combine([static_rule(small.target), static_rule(small.value)]))
-        elif isinstance(small, cst.Expr) and writes:
+        elif type(small) is cst.Expr and writes:
             # It writes what it changes in place (`lst.pop()`) or binds (`(y := ...)`): those
             # are known while tracing exactly when the expression is.
             parts.append(static_rule(small.value))
-        elif isinstance(small, (cst.Expr, cst.Pass, cst.Assert)):
+        elif type(small) in (cst.Expr, cst.Pass, cst.Assert):
             continue
         else:
             return "never", ()

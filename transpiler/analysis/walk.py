@@ -14,8 +14,10 @@ from typing import Iterator
 
 import libcst as cst
 
-__all__ = ["children", "code_of", "descendants", "nesting_depth", "statement_children", "SMALL_STATEMENTS",
-           "STATEMENT_HOLDERS", "walk"]
+from laxify.transpiler.analysis.codegen import code_for_node
+
+__all__ = ["below", "children", "code_fields", "code_of", "concrete_kinds", "descendants", "forget_preorder", "nesting_depth",
+           "preorder", "statement_children", "statement_fields", "SMALL_STATEMENTS", "STATEMENT_HOLDERS", "walk"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -35,6 +37,12 @@ def _code_fields(kind: type) -> tuple[str, ...]:
     return names
 
 
+def code_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node class that :func:`children` looks into, in field order."""
+    names = _FIELDS.get(kind)
+    return names if names is not None else _code_fields(kind)
+
+
 _IS_NODE: dict[type, bool] = {}
 
 
@@ -45,6 +53,18 @@ def _is_node(value) -> bool:
     if known is None:
         known = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
     return known
+
+
+def concrete_kinds(*bases: type) -> frozenset[type]:
+    """The node classes that are or derive from ``bases``, for ``type(node) in kinds``:
+    ``isinstance`` against libcst's abstract classes goes through ``ABCMeta`` each time."""
+    found: set[type] = set()
+    stack = list(bases)
+    while stack:
+        kind = stack.pop()
+        found.add(kind)
+        stack.extend(kind.__subclasses__())
+    return frozenset(found)
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -96,6 +116,12 @@ SMALL_STATEMENTS = frozenset({
 })
 
 
+def statement_fields(kind: type) -> tuple[str, ...]:
+    """The fields that hold statements, suites or clauses, of a node class (none for an
+    expression or a small statement), in field order."""
+    return _STATEMENT_FIELDS.get(kind, ())
+
+
 def statement_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The statements, suites and clauses directly in ``node`` (none in an expression or a
     small statement), in field order."""
@@ -118,6 +144,65 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         kids = children(current)
         kids.reverse()
         stack.extend(kids)
+
+
+# The tree `preorder` was last asked for, its nodes and their depths.
+_PREORDER: tuple = (None, [], [])
+
+
+def preorder(node: cst.CSTNode) -> tuple[list[cst.CSTNode], list[int]]:
+    """``node`` and every node below it, pre-order, and the depth of each (``node``'s is 0),
+    layout left out. Remembered for the last tree asked: a converter that changes nothing
+    hands the very same tree to the next, whose analyses then need no walk of their own.
+    The lists are shared: callers must not change them."""
+    last = _PREORDER
+    if last[0] is node:
+        return last[1], last[2]
+    nodes: list[cst.CSTNode] = []
+    depths: list[int] = []
+    stack, below = [node], [0]  # the nodes to visit, and their depths
+    while stack:
+        current, depth = stack.pop(), below.pop()
+        nodes.append(current)
+        depths.append(depth)
+        kids = children(current)
+        if kids:
+            kids.reverse()
+            stack.extend(kids)
+            below.extend([depth + 1] * len(kids))
+    _set_preorder((node, nodes, depths))
+    return nodes, depths
+
+
+def _set_preorder(value: tuple) -> None:
+    global _PREORDER
+    _PREORDER = value
+
+
+def below(tree: cst.CSTNode, node: cst.CSTNode, skip: frozenset[type] = frozenset()) -> Iterator[cst.CSTNode]:
+    """The nodes below ``node`` (a node of ``tree``, ``tree`` itself included), pre-order, from
+    :func:`preorder` of ``tree``; a node whose type is in ``skip`` is left out with everything
+    below it."""
+    nodes, depths = preorder(tree)
+    count = len(nodes)
+    k = next(k for k in range(count) if nodes[k] is node)
+    top = depths[k]
+    k += 1
+    while k < count and depths[k] > top:
+        current = nodes[k]
+        if type(current) in skip:
+            depth = depths[k]
+            k += 1
+            while k < count and depths[k] > depth:
+                k += 1
+            continue
+        yield current
+        k += 1
+
+
+def forget_preorder() -> None:
+    """Let the tree :func:`preorder` remembers go."""
+    _set_preorder((None, [], []))
 
 
 def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -146,4 +231,4 @@ def nesting_depth(node: cst.CSTNode) -> int:
 @functools.lru_cache(maxsize=8192)
 def code_of(module: cst.Module, node: cst.CSTNode) -> str:
     """``module.code_for_node(node)``, once per node (nodes are immutable)."""
-    return module.code_for_node(node)
+    return code_for_node(module, node)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from laxify.transpiler.analysis.walk import walk
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
 from laxify.transpiler.converters.guards import lazy_lambda, runtime_call
 from laxify.transpiler.converters.print_calls import formatting
 
@@ -36,4 +36,4 @@ TRIGGERS = (cst.Assert,)
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     if not __debug__:
         return node  # `python -O`: the asserts compile away, as Python's do
-    return node.visit(AssertTransformer(ctx))
+    return apply(node, AssertTransformer(ctx))

@@ -6,15 +6,17 @@ node's position to its replacement, so errors and tracebacks keep pointing at us
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Mapping
 
 import libcst as cst
 
 from laxify.transpiler.analysis.positions import Positions
-from laxify.transpiler.analysis.walk import SMALL_STATEMENTS, STATEMENT_HOLDERS, children
+from laxify.transpiler.analysis.walk import (SMALL_STATEMENTS, STATEMENT_HOLDERS, code_fields, preorder,
+                                             statement_fields)
 
-__all__ = ["Context", "Converter", "OwnCodeConverter", "transform_above"]
+__all__ = ["Context", "Converter", "OwnCodeConverter", "apply", "transform_above"]
 
 
 @dataclass
@@ -78,21 +80,30 @@ def _statements_only(kind: type) -> bool:
     return handled <= _STATEMENT_NAMES
 
 
+def _attribute_handlers(kind: type) -> bool:
+    """Whether ``kind`` has a handler of a node's field (``visit_If_test``) of its own."""
+    return any(name.startswith(("visit_", "leave_")) and name.count("_") > 1
+               and isinstance(getattr(cst, name.split("_")[1], None), type)
+               and getattr(kind, name) is not getattr(cst.CSTTransformer, name, None) for name in dir(kind))
+
+
 class Converter(cst.CSTTransformer):
     """A transformer that keeps positions. One whose handlers are all for statements does
     not enter expressions (most of a tree): it has nothing to change there, and libcst would
     rebuild every node it enters."""
 
-    _STATEMENTS_ONLY: dict[type, bool] = {}
+    _STATEMENTS_ONLY: dict[type, tuple[bool, bool]] = {}
 
     def __init__(self, ctx: Context):
         super().__init__()
         self.ctx = ctx
         kind = type(self)
-        only = Converter._STATEMENTS_ONLY.get(kind)
-        if only is None:
-            only = Converter._STATEMENTS_ONLY[kind] = _statements_only(kind)
-        self.statements_only = only
+        known = Converter._STATEMENTS_ONLY.get(kind)
+        if known is None:
+            known = Converter._STATEMENTS_ONLY[kind] = (_statements_only(kind), _attribute_handlers(kind))
+        # Whether every handler is for a statement; whether some handler is for a node's field
+        # (`visit_If_test`), which only libcst's own walk runs (see `_visit`).
+        self.statements_only, self.attribute_handlers = known
         # Per node being visited: whether something below it was replaced.
         self._changed: list[bool] = []
         # ``id``s of the only nodes to enter (see :func:`transform_above`); ``None``: all.
@@ -134,29 +145,85 @@ def transform_above(node: cst.CSTNode, converter: Converter, is_target) -> cst.C
     above them (libcst rebuilds every node it enters). For converters whose handlers change
     only target nodes, and whose ``visit_*`` handlers record only facts about targets and
     their children. ``node`` itself when nothing is a target."""
-    # All parents first, then the ways up: a node the converters placed twice has two parents,
-    # and both ways up are entered.
-    parents: dict[int, list[cst.CSTNode]] = {}
-    targets: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        kids = children(current)
-        for kid in kids:
-            parents.setdefault(id(kid), []).append(current)
-        stack.extend(kids)
-        if is_target(current):
-            targets.append(current)
-    if not targets:
-        return node
+    # Each target with every node above it where it stands: a node the converters placed twice
+    # has two ways up, and both are entered.
+    nodes, depths = preorder(node)
     path: set[int] = set()
-    while targets:
-        above = targets.pop()
-        if id(above) not in path:
-            path.add(id(above))
-            targets.extend(parents.get(id(above), ()))
+    above: list[cst.CSTNode] = []  # the nodes from `node` down to the current one
+    for current, depth in zip(nodes, depths):
+        del above[depth:]
+        above.append(current)
+        if is_target(current):
+            path.update(map(id, above))
+    if not path:
+        return node
     converter.path = path
+    if converter.attribute_handlers:
+        return node.visit(converter)
+    return _visit(node, converter, path, code_fields)
+
+
+def apply(node: cst.CSTNode, converter: Converter) -> cst.CSTNode:
+    """``node.visit(converter)``. A converter whose handlers are all for statements enters
+    only statements, suites and clauses (see :func:`_visit`)."""
+    if converter.statements_only and not converter.attribute_handlers:
+        return _visit(node, converter, None, statement_fields)
     return node.visit(converter)
+
+
+def _visit(node: cst.CSTNode, converter: Converter, path: set[int] | None, fields):
+    """What ``node.visit(converter)`` gives, entering only the children in ``fields(kind)`` and,
+    with ``path``, only those whose ``id`` is in it: the other children libcst would enter
+    only for ``on_visit``/``on_leave`` to keep them as they are, which this walk leaves out
+    (``Converter`` runs no handler for them), and a node whose children are all kept is not
+    rebuilt. A sequence a handler changed gets libcst's treatment of sentinels (a
+    ``FlattenSentinel`` spliced in, a ``RemovalSentinel`` dropped, an emptied statement line
+    dropped from a block); a single child a handler removed becomes ``None`` (or the default
+    sentinel) where its field allows it."""
+    if not converter.on_visit(node):
+        return converter.on_leave(node, node)
+    changes = None
+    for name in fields(type(node)):
+        value = getattr(node, name)
+        if type(value) is tuple or type(value) is list:
+            items = None
+            for k, item in enumerate(value):
+                new = item if path is not None and id(item) not in path else _visit(item, converter, path, fields)
+                if new is item:
+                    if items is not None:
+                        items.append(item)
+                    continue
+                if items is None:
+                    items = list(value[:k])
+                for kept in (new.nodes if type(new) is cst.FlattenSentinel else
+                             () if type(new) is cst.RemovalSentinel else (new,)):
+                    if (name == "body" and type(node) is cst.IndentedBlock and type(kept) is cst.SimpleStatementLine
+                            and not kept.body and not (type(item) is cst.SimpleStatementLine and not item.body)):
+                        continue  # (libcst's visit_body_sequence: a line emptied by a removal goes)
+                    items.append(kept)
+            if items is not None:
+                changes = changes or {}
+                changes[name] = tuple(items)
+        elif id(value) in path if path is not None else isinstance(value, cst.CSTNode):
+            new = _visit(value, converter, path, fields)
+            if new is value:
+                continue
+            if type(new) is cst.FlattenSentinel:
+                raise TypeError(f"a {type(value).__name__} in `{name}` cannot be replaced by a sequence")
+            if type(new) is cst.RemovalSentinel:
+                new = _removed(node, name, value)
+            changes = changes or {}
+            changes[name] = new
+    return converter.on_leave(node, node.with_changes(**changes) if changes else node)
+
+
+def _removed(node: cst.CSTNode, name: str, value: cst.CSTNode):
+    """What a removed child of the field ``name`` becomes (libcst's ``visit_optional`` and
+    ``visit_sentinel``)."""
+    default = next(f.default for f in dataclasses.fields(node) if f.name == name)
+    if default is None or default is cst.MaybeSentinel.DEFAULT:
+        return default
+    raise TypeError(f"a {type(value).__name__} in `{name}` cannot be removed")
 
 
 class OwnCodeConverter(Converter):

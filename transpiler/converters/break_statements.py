@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from laxify.transpiler.converters.base import Context
+from laxify.transpiler.converters.base import Context, apply
 from laxify.transpiler.converters.guards import LoopJumpConverter, assign, loop_test, not_flag
 
 __all__ = ["transform"]
@@ -38,4 +38,4 @@ TRIGGERS = (cst.Break,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(BreakTransformer(ctx))
+    return apply(node, BreakTransformer(ctx))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from laxify.transpiler.converters.base import Context
+from laxify.transpiler.converters.base import Context, apply
 from laxify.transpiler.converters.guards import LoopJumpConverter, assign
 
 __all__ = ["transform"]
@@ -25,4 +25,4 @@ TRIGGERS = (cst.Continue,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(ContinueTransformer(ctx))
+    return apply(node, ContinueTransformer(ctx))

@@ -9,7 +9,7 @@ import libcst as cst
 
 from laxify.transpiler.converters.base import OwnCodeConverter
 
-from laxify.transpiler.analysis.walk import SMALL_STATEMENTS, children, statement_children
+from laxify.transpiler.analysis.walk import SMALL_STATEMENTS, children, concrete_kinds, statement_children
 
 __all__ = [
     "LoopJumpConverter", "as_indented", "assign", "loop_test", "contains", "guard_block", "lazy_lambda", "not_flag", "rewrite_blocks",
@@ -19,8 +19,9 @@ __all__ = [
 
 def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
     """Whether ``node`` contains a node of ``kinds``, not looking into nested defs or ``stop``
-    (a nested ``def``, ``class`` or ``lambda`` contains nothing of the enclosing function's)."""
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+    (a nested ``def``, ``class`` or ``lambda`` contains nothing of the enclosing function's).
+    ``kinds`` and ``stop``: concrete node classes (compared by exact type)."""
+    if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
         return False
     # Statements are found among statements only (expressions, most of a tree, hold none).
     below = statement_children if all(k in SMALL_STATEMENTS for k in kinds) else children
@@ -28,14 +29,14 @@ def contains(node: cst.CSTNode, kinds: tuple, stop: tuple = ()) -> bool:
     stack = list(below(node))
     while stack:
         child = stack.pop()
-        if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(child) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if isinstance(child, kinds):
+        if type(child) in kinds:
             return True
-        if isinstance(child, stop):
+        if type(child) in stop:
             # A loop's `else:` runs after the loop: a `break` there belongs to the enclosing loop.
             orelse = getattr(child, "orelse", None)
-            if isinstance(child, LOOPS) and orelse is not None:
+            if type(child) in LOOPS and orelse is not None:
                 stack.extend(below(orelse))
             continue
         stack.extend(below(child))
@@ -83,17 +84,21 @@ Replace = Callable[[cst.BaseSmallStatement], list[cst.BaseStatement]]
 Rewrite = Callable[[cst.BaseCompoundStatement], cst.BaseCompoundStatement]
 
 
+_COMPOUND = concrete_kinds(cst.BaseCompoundStatement)
+
+
 def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrite, stop: tuple,
                 positions: dict | None = None) -> list:
     """Rewrite one statement list: each jump becomes ``replace(jump)``; after any statement
     that may jump, the rest of the list runs under ``if not flag``. ``rewrite`` handles a
-    compound statement that contains a jump (recursing into its blocks)."""
+    compound statement that contains a jump (recursing into its blocks). ``jump`` and
+    ``stop``: concrete node classes."""
     out: list = []
     for k, stmt in enumerate(stmts):
-        if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, jump) for s in stmt.body):
+        if type(stmt) is cst.SimpleStatementLine and any(type(s) in jump for s in stmt.body):
             before: list = []
             for small in stmt.body:
-                if isinstance(small, jump):
+                if type(small) in jump:
                     break
                 before.append(small)
             if before:
@@ -102,10 +107,10 @@ def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrit
                 if positions is not None and stmt in positions:
                     positions.setdefault(line, positions[stmt])
                 out.append(line)
-            first_jump = next(s for s in stmt.body if isinstance(s, jump))
+            first_jump = next(s for s in stmt.body if type(s) in jump)
             out.extend(replace(first_jump))
             return out  # the rest of the block is unreachable
-        if isinstance(stmt, cst.BaseCompoundStatement) and contains(stmt, jump, stop):
+        if type(stmt) in _COMPOUND and contains(stmt, jump, stop):
             new = rewrite(stmt)
             if positions is not None and stmt in positions:
                 positions.setdefault(new, positions[stmt])
@@ -124,7 +129,7 @@ def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrit
 
 def as_indented(suite: cst.BaseSuite) -> cst.IndentedBlock:
     """``while c: a; break`` → the same statements as an indented block (one line)."""
-    if isinstance(suite, cst.SimpleStatementSuite):
+    if type(suite) is cst.SimpleStatementSuite:
         return cst.IndentedBlock([cst.SimpleStatementLine(list(suite.body))])
     return suite
 
@@ -133,7 +138,7 @@ def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list],
                    positions: dict | None = None) -> cst.BaseCompoundStatement:
     """Apply ``fn`` to every statement list directly inside ``stmt`` (if/elif/else, with, try)."""
     def suite(s: cst.BaseSuite) -> cst.BaseSuite:
-        if isinstance(s, cst.SimpleStatementSuite):
+        if type(s) is cst.SimpleStatementSuite:
             lines = [cst.SimpleStatementLine([x]) for x in s.body]
             if positions is not None:
                 for line, x in zip(lines, s.body):
@@ -142,13 +147,13 @@ def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list],
             return cst.IndentedBlock(fn(lines))
         return s.with_changes(body=fn(list(s.body)))
 
-    if isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.If):
+    if type(stmt) is cst.If and type(stmt.orelse) is cst.If:
         return _rewrite_elif_chain(stmt, suite, positions)
     changes: dict = {"body": suite(stmt.body)}
     orelse = getattr(stmt, "orelse", None)
-    if isinstance(orelse, cst.Else):
+    if type(orelse) is cst.Else:
         changes["orelse"] = orelse.with_changes(body=suite(orelse.body))
-    if isinstance(stmt, cst.Try):
+    if type(stmt) is cst.Try:
         changes["handlers"] = [h.with_changes(body=suite(h.body)) for h in stmt.handlers]
         if stmt.finalbody is not None:
             changes["finalbody"] = stmt.finalbody.with_changes(body=suite(stmt.finalbody.body))
@@ -159,11 +164,11 @@ def _rewrite_elif_chain(stmt: cst.If, suite, positions: dict | None) -> cst.If:
     """``rewrite_blocks`` of an ``if``/``elif`` chain: the arms' blocks in order, then the chain
     rebuilt from its last arm up (a loop: a chain of 500 arms nests 500 deep)."""
     arms = [stmt]
-    while isinstance(arms[-1].orelse, cst.If):
+    while type(arms[-1].orelse) is cst.If:
         arms.append(arms[-1].orelse)
     bodies = [suite(arm.body) for arm in arms]
     final = arms[-1].orelse
-    rebuilt = final.with_changes(body=suite(final.body)) if isinstance(final, cst.Else) else final
+    rebuilt = final.with_changes(body=suite(final.body)) if type(final) is cst.Else else final
     for arm, body in zip(reversed(arms), reversed(bodies)):
         new = arm.with_changes(body=body, orelse=rebuilt)
         if positions is not None and arm in positions:

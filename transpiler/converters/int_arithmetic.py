@@ -21,7 +21,7 @@ import libcst as cst
 
 from laxify.ir.naming import is_runtime_name
 from laxify.transpiler.analysis.features import BUILTIN_CALL
-from laxify.transpiler.analysis.walk import children
+from laxify.transpiler.analysis.walk import below, children
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 
 __all__ = ["transform"]
@@ -35,6 +35,9 @@ _INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Power, cst.FloorDivid
 _SMALL = 2 ** 16  # runtime/int_overflow.py's SMALL_CONSTANT
 # Calls that give a Python int in eager code (runtime/builtin_rules.py marks their results).
 _INT_CALLS = frozenset({"int", "floor", "ceil"})
+
+
+_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def _own_nodes(node: cst.CSTNode):
@@ -105,12 +108,8 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set]:
     operations: list = []
     indices: set = set()  # loop indices (a range's, an enumerate's): bounded, never -2**31
     assigned: set[int] = set()  # values of assignments other than a counter's step
-    stack = list(children(fn.body))
-    while stack:
-        node = stack.pop()
+    for node in below(fn, fn.body, _SCOPES):
         kind = type(node)
-        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            continue
         if kind is cst.For and (index := _loop_index(node)) is not None:
             names.add(index)
             indices.add(index)
@@ -130,7 +129,6 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set]:
               or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED)
               or _negation(node) or _abs_call(node)):
             operations.append(node)
-        stack.extend(children(node))
     grown = True
     while grown:
         grown = False

@@ -19,7 +19,7 @@ import libcst as cst
 from laxify.transpiler.analysis.features import ITERABLE_CALL
 
 from laxify.transpiler.analysis.names import block_access
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
 
 __all__ = ["transform", "BUILTINS"]
 
@@ -71,4 +71,4 @@ TRIGGERS = (ITERABLE_CALL,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(IterablesTransformer(ctx, _local_names(node)))
+    return apply(node, IterablesTransformer(ctx, _local_names(node)))

@@ -11,9 +11,9 @@ from __future__ import annotations
 import libcst as cst
 
 from laxify.transpiler.analysis.features import APPEND_CALL
-from laxify.transpiler.analysis.walk import children
+from laxify.transpiler.analysis.walk import children, concrete_kinds
 
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply, transform_above
 from laxify.transpiler.converters.guards import runtime_call
 
 __all__ = ["grown_lists", "shared_names", "transform"]
@@ -21,11 +21,11 @@ __all__ = ["grown_lists", "shared_names", "transform"]
 
 def _append_call(small: cst.BaseSmallStatement) -> tuple[cst.Name, cst.BaseExpression] | None:
     """``(xs, v)`` for the statement ``xs.append(v)``, else None."""
-    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+    if type(small) is not cst.Expr or type(small.value) is not cst.Call:
         return None
     call = small.value
     func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)):
+    if not (type(func) is cst.Attribute and func.attr.value == "append" and type(func.value) is cst.Name):
         return None
     if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
         return None
@@ -82,7 +82,7 @@ def shared_names(fn: cst.FunctionDef) -> frozenset[str]:
     params = fn.params
     shared = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
+        if type(star) is cst.Param:
             shared.add(star.name.value)
     stack = list(children(fn.body))
     while stack:
@@ -132,7 +132,7 @@ def grown_lists(stmt: cst.CSTNode) -> list[str]:
     stack = list(children(stmt))
     while stack:
         node = stack.pop()
-        if isinstance(node, _SCOPES):
+        if type(node) in _SCOPES:
             continue
         if (type(node) is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
                 and node.func.attr.value in ("append", "extend", "insert") and node.func.value.value not in found):
@@ -144,6 +144,7 @@ def grown_lists(stmt: cst.CSTNode) -> list[str]:
 _LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index", "count", "reverse",
                            "sort", "copy", "clear"})
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_SUITES = concrete_kinds(cst.BaseSuite)
 
 
 def _list_names(fn: cst.FunctionDef, appended: set[str]) -> set[str]:
@@ -156,7 +157,7 @@ def _list_names(fn: cst.FunctionDef, appended: set[str]) -> set[str]:
     stack = list(children(fn.body))
     while stack:
         node = stack.pop()
-        if isinstance(node, _SCOPES):
+        if type(node) in _SCOPES:
             continue
         kind = type(node)
         if kind is cst.Assign:
@@ -226,7 +227,7 @@ def _list_uses(node: cst.CSTNode, names: set[str]) -> set[str]:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, _SCOPES) or isinstance(n, cst.BaseSuite):
+        if type(n) in _SCOPES or type(n) in _SUITES:
             continue
         kind = type(n)
         if kind is cst.BinaryOperation:
@@ -270,6 +271,25 @@ def _header_parts(stmt: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
+def _statement_uses(stmt: cst.CSTNode, names: set[str]) -> set[str]:
+    """The names of ``names`` that what ``stmt`` runs before its blocks uses as only a list can
+    be used."""
+    used: set[str] = set()
+    for part in _header_parts(stmt):
+        used |= _list_uses(part, names)
+    return used
+
+
+def _len_of_list(node: cst.CSTNode, names: set[str], ctx: Context) -> bool:
+    """Whether ``node`` is ``len(xs)`` of one of ``names``, ``len`` being the builtin."""
+    if type(node) is not cst.Call:
+        return False
+    func, args = node.func, node.args
+    return (type(func) is cst.Name and func.value == "len" and len(args) == 1 and args[0].keyword is None
+            and not args[0].star and type(args[0].value) is cst.Name and args[0].value.value in names
+            and "len" not in ctx.local_names and not ctx.global_value("len")[0])
+
+
 class ListUseTransformer(OwnCodeConverter):
     """Puts ``xs = _lx.as_list(xs)`` before each statement that uses a list as only a list can,
     and makes ``len(xs)`` ``_lx.list_len(xs)`` (the traced count of a list appended to in a
@@ -280,19 +300,14 @@ class ListUseTransformer(OwnCodeConverter):
         self.names = names
 
     def leave_Call(self, original_node, updated_node):
-        func, args = updated_node.func, updated_node.args
-        if (type(func) is cst.Name and func.value == "len" and len(args) == 1 and args[0].keyword is None
-                and not args[0].star and type(args[0].value) is cst.Name and args[0].value.value in self.names
-                and "len" not in self.ctx.local_names and not self.ctx.global_value("len")[0]):
+        if _len_of_list(updated_node, self.names, self.ctx):
             return updated_node.with_changes(func=runtime_call("list_len").func)
         return updated_node
 
     def leave_IndentedBlock(self, original_node, updated_node):
         body, changed = [], False
         for stmt in updated_node.body:
-            used = set()
-            for part in _header_parts(stmt):
-                used |= _list_uses(part, self.names)
+            used = _statement_uses(stmt, self.names)
             if used:
                 line = cst.SimpleStatementLine([
                     cst.Assign([cst.AssignTarget(cst.Name(name))], runtime_call("as_list", cst.Name(name)))
@@ -312,8 +327,11 @@ TRIGGERS = (APPEND_CALL,)
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     appends = ListAppendTransformer(ctx, shared_names(node))
-    node = node.visit(appends)
+    node = apply(node, appends)
     names = _list_names(node, appends.appended)
     if not names:
         return node
-    return node.visit(ListUseTransformer(ctx, names))
+    # Only the nodes above the blocks and calls it rewrites are entered (libcst rebuilds every
+    # node it enters).
+    return transform_above(node, ListUseTransformer(ctx, names), lambda n: _len_of_list(n, names, ctx) or (
+        type(n) is cst.IndentedBlock and any(_statement_uses(stmt, names) for stmt in n.body)))

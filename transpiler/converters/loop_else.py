@@ -7,7 +7,7 @@ import libcst as cst
 
 from laxify.transpiler.analysis.features import LOOP_ELSE
 
-from laxify.transpiler.converters.base import Context, Converter
+from laxify.transpiler.converters.base import Context, Converter, apply
 
 __all__ = ["transform"]
 
@@ -36,4 +36,4 @@ TRIGGERS = (LOOP_ELSE,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(LoopElseTransformer(ctx))
+    return apply(node, LoopElseTransformer(ctx))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
 from laxify.transpiler.converters.guards import assign, runtime_call
 
 __all__ = ["transform"]
@@ -39,4 +39,4 @@ TRIGGERS = (cst.With,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(LoopOptionsTransformer(ctx))
+    return apply(node, LoopOptionsTransformer(ctx))

@@ -27,7 +27,7 @@ import libcst as cst
 from laxify.transpiler.analysis.walk import walk
 
 from laxify.transpiler.analysis.names import expr_reads
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
 
 __all__ = ["transform"]
 
@@ -180,4 +180,4 @@ TRIGGERS = (cst.Match,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(MatchTransformer(ctx))
+    return apply(node, MatchTransformer(ctx))

@@ -12,7 +12,7 @@ import ast
 import libcst as cst
 
 from laxify.transpiler.analysis.features import PRINT_CALL
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 
 __all__ = ["formatting", "transform"]
 
@@ -143,10 +143,13 @@ def _formatting(node: cst.BaseExpression) -> cst.BaseExpression:
 formatting = _formatting
 
 
+def _print_call(node: cst.CSTNode) -> bool:
+    return type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "print"
+
+
 class PrintTransformer(OwnCodeConverter):
     def leave_Call(self, original_node, updated_node):
-        func = updated_node.func
-        if not (isinstance(func, cst.Name) and func.value == "print"):
+        if not _print_call(updated_node):
             return updated_node
         args = [a if a.keyword is not None or a.star else a.with_changes(value=_formatting(a.value))
                 for a in updated_node.args]
@@ -158,4 +161,5 @@ TRIGGERS = (PRINT_CALL,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(PrintTransformer(ctx))
+    # Only the nodes above the `print` calls are entered (libcst rebuilds every node it enters).
+    return transform_above(node, PrintTransformer(ctx), _print_call)

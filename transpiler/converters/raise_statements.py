@@ -24,8 +24,8 @@ import libcst as cst
 from laxify.ir.naming import is_runtime_name
 from laxify.ir.user_code import is_library_function
 
-from laxify.transpiler.analysis.walk import children, descendants, statement_children
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.analysis.walk import children, descendants, preorder, statement_children
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
 from laxify.transpiler.converters.guards import contains, lazy_lambda, runtime_call
 from laxify.transpiler.converters.print_calls import formatting
 from laxify.transpiler.converters.return_statements import _is_docstring, _nested_return
@@ -36,7 +36,7 @@ __all__ = ["transform"]
 def _deferred(exc: cst.BaseExpression) -> cst.BaseExpression:
     """``E(args)`` as ``_lx.exception_(E, args)`` (called with the values of the run that
     raises), its string-building arguments as ``format_`` calls; anything else as it is."""
-    if not isinstance(exc, cst.Call):
+    if type(exc) is not cst.Call:
         return exc
     args = [a if a.star else a.with_changes(value=formatting(a.value)) for a in exc.args]
     if args:
@@ -107,14 +107,14 @@ def _calls(node: cst.CSTNode):
     stack = [node]
     while stack:
         child = stack.pop()
-        if isinstance(child, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        if type(child) in (cst.Lambda, cst.FunctionDef, cst.ClassDef):
             continue
-        if isinstance(child, cst.Call):
+        if type(child) is cst.Call:
             yield child
             func = child.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _LAZY and isinstance(func.value, cst.Name) \
+            if type(func) is cst.Attribute and func.attr.value in _LAZY and type(func.value) is cst.Name \
                     and is_runtime_name(func.value.value):
-                stack.extend(arg.value.body for arg in child.args if isinstance(arg.value, cst.Lambda))
+                stack.extend(arg.value.body for arg in child.args if type(arg.value) is cst.Lambda)
         stack.extend(children(child))
 
 
@@ -128,15 +128,31 @@ class _Watch:
         self.lines: set[int] = set()
         self.checked: dict[str, bool] = {}
         self.local_raisers = False
+        nodes = preorder(top)[0]
+        self.raises = any(type(n) is cst.Raise for n in nodes)  # (nested code included)
+        # Whether some call may reach a function of the module or one defined inside: only
+        # then can a statement line call a function that may raise.
+        self.may_call = any(type(n) is cst.FunctionDef or (type(n) is cst.Call and self._function(n.func))
+                            for n in nodes[1:])
         body = list(top.body.body)
         # A `raise` as the last statement needs no flag: it raises whenever the function runs
         # that far, which `_lx.raise_` itself tells the caller (error_channel.PathRaised).
-        self.nested_raise = any(_has_raise(stmt) for stmt in body[:-1]) or bool(
-            body and isinstance(body[-1], cst.BaseCompoundStatement) and _has_raise(body[-1]))
+        self.nested_raise = self.raises and (any(_has_raise(stmt) for stmt in body[:-1]) or bool(
+            body and isinstance(body[-1], cst.BaseCompoundStatement) and _has_raise(body[-1])))
+
+    def _function(self, func: cst.BaseExpression) -> bool:
+        """Whether ``func`` names a Python function of the module (only such a call may be
+        watched: see ``_may_raise``)."""
+        if type(func) is not cst.Name:
+            return False
+        found, value = self.ctx.global_value(func.value)
+        return found and type(value) is types.FunctionType
 
     def scan(self) -> None:
         """Every statement of the function, through its statement fields only (expressions
         hold no statement lines); nested functions and classes are not entered."""
+        if not self.may_call:
+            return
         stack = [(child, 0) for child in statement_children(self.top)]
         while stack:
             node, loops = stack.pop()
@@ -155,7 +171,7 @@ class _Watch:
         # Only outside loops: a `return` flag in a loop body multiplies the tracing of nested
         # loops and branches (minutes for a validator called in two nested loops).
         for call in _calls(node):
-            if isinstance(call.func, cst.Name) and self._may_raise(call.func.value):
+            if type(call.func) is cst.Name and self._may_raise(call.func.value):
                 self.lines.add(id(node))
                 break
 
@@ -167,8 +183,8 @@ class _Watch:
 
 
 def _has_raise(stmt) -> bool:
-    if isinstance(stmt, cst.SimpleStatementLine):
-        return any(isinstance(s, cst.Raise) and s.exc is not None for s in stmt.body)
+    if type(stmt) is cst.SimpleStatementLine:
+        return any(type(s) is cst.Raise and s.exc is not None for s in stmt.body)
     return contains(stmt, (cst.Raise,))
 
 
@@ -185,7 +201,7 @@ class RaiseTransformer(OwnCodeConverter):
     def visit_Try(self, node) -> bool:
         if node.handlers:
             self.guarded.update(id(n) for n in descendants(node.body)
-                                if isinstance(n, (cst.SimpleStatementLine, cst.SimpleStatementSuite)))
+                                if type(n) in (cst.SimpleStatementLine, cst.SimpleStatementSuite))
         return True
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
@@ -201,8 +217,8 @@ class RaiseTransformer(OwnCodeConverter):
         before = cst.SimpleStatementLine([cst.Expr(
             runtime_call("expect_raise", cst.Name("True")) if in_try else runtime_call("expect_raise"))])
         after: list = []
-        last = new.body[-1] if isinstance(new, cst.SimpleStatementLine) else None
-        if isinstance(last, cst.Return) and last.value is not None:
+        last = new.body[-1] if type(new) is cst.SimpleStatementLine else None
+        if type(last) is cst.Return and last.value is not None:
             keep = self.ctx.fresh("value")
             new = new.with_changes(body=[*new.body[:-1], cst.Assign([cst.AssignTarget(cst.Name(keep))], last.value)])
             after = [cst.SimpleStatementLine([cst.Return(cst.Name(keep))])]
@@ -229,19 +245,19 @@ class RaiseTransformer(OwnCodeConverter):
             line = cst.SimpleStatementLine([small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
             if position is not None:
                 self.ctx.positions[line] = self.ctx.positions.get(small, position)
-            if any(isinstance(c.func, cst.Name) for c in _calls(line)):
+            if any(type(c.func) is cst.Name for c in _calls(line)):
                 body += self._bracket(line, line, id(original_node) in self.guarded)
             else:
                 body.append(line)
         return cst.IndentedBlock(body)
 
     def _statements(self, original_node, updated_node):
-        if not any(isinstance(s, cst.Raise) and s.exc is not None for s in updated_node.body):
+        if not any(type(s) is cst.Raise and s.exc is not None for s in updated_node.body):
             return updated_node
         position = self.ctx.positions.get(original_node)
         body: list = []
         for small in updated_node.body:
-            if not isinstance(small, cst.Raise) or small.exc is None:
+            if type(small) is not cst.Raise or small.exc is None:
                 body.append(small)  # a bare `raise` re-raises what an `except` caught
                 continue
             args = [lazy_lambda(_deferred(small.exc))]
@@ -277,11 +293,11 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     watch.scan()
     if watch.local_raisers:
         watch.scan()  # calls before the nested `def` they call are seen now
-    has_raise = contains(node.body, (cst.Raise,))
+    has_raise = watch.raises and contains(node.body, (cst.Raise,))
     if not has_raise and not watch.lines and not ctx.loop_raises:
         return node
     flag = bool(watch.lines) or watch.nested_raise or ctx.loop_raises
-    node = node.visit(RaiseTransformer(ctx, watch.lines, flag))
+    node = apply(node, RaiseTransformer(ctx, watch.lines, flag))
     if flag:
         ctx.raised_flag = True  # the return converter gives it to the caller at the end
         body = list(node.body.body)
@@ -296,14 +312,14 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         # No return flag (the calls in loops set only the raised flag): the function's one
         # `return`, at its end, gives the flag to the caller itself.
         last = body[-1] if body else None
-        small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) else None
-        if isinstance(small, cst.Return) and not _is_raised(small):
+        small = last.body[-1] if type(last) is cst.SimpleStatementLine else None
+        if type(small) is cst.Return and not _is_raised(small):
             value = runtime_call("leaving", cst.Name(FLAG), small.value or cst.Name("None"))
             new = last.with_changes(body=[*last.body[:-1], small.with_changes(value=value)])
             if last in ctx.positions:
                 ctx.positions[new] = ctx.positions[last]
             body[-1] = new
-        elif not isinstance(small, cst.Return):
+        elif type(small) is not cst.Return:
             end = cst.SimpleStatementLine([cst.Return(runtime_call("leaving", cst.Name(FLAG), cst.Name("None")))])
             position = ctx.positions.get(node)
             if position is not None:
@@ -314,7 +330,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         # No flag will carry the return value: a `raise` that ends the function returns None
         # itself (a recorded one that always fails: its value is never read).
         last = body[-1]
-        if isinstance(last, cst.SimpleStatementLine) and any(_is_raised(s) for s in last.body):
+        if type(last) is cst.SimpleStatementLine and any(_is_raised(s) for s in last.body):
             small = [s.with_changes(value=cst.Name("None")) if _is_raised(s) else s for s in last.body]
             new = last.with_changes(body=small)
             if last in ctx.positions:
@@ -326,5 +342,5 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
 def _is_raised(small) -> bool:
     """The ``return _lx.raised()`` this converter writes."""
     value = getattr(small, "value", None)
-    return (isinstance(small, cst.Return) and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+    return (type(small) is cst.Return and type(value) is cst.Call and type(value.func) is cst.Attribute
             and value.func.attr.value == "raised")

@@ -20,9 +20,11 @@ with ``_lx_raised = False`` and turns the other ``raise`` statements into its ``
 
 from __future__ import annotations
 
+import types
+
 import libcst as cst
 
-from laxify.transpiler.analysis.walk import children, statement_children
+from laxify.transpiler.analysis.walk import children, preorder, statement_children
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.converters.guards import contains, loop_test, runtime_call
 from laxify.transpiler.converters.guards import lazy_lambda
@@ -45,11 +47,11 @@ class _Rewriter:
         stack = list(statement_children(top))
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.FunctionDef):
+            if type(node) is cst.FunctionDef:
                 if contains(node.body, (cst.Raise,)):
                     self.checked[node.name.value] = True
                 continue
-            if not isinstance(node, cst.ClassDef):
+            if type(node) is not cst.ClassDef:
                 stack.extend(statement_children(node))
 
     def may_raise(self, name: str) -> bool:
@@ -58,6 +60,28 @@ class _Rewriter:
             self.checked[name] = found and _may_raise(value)
         return self.checked[name]
 
+    def may_find(self, top: cst.FunctionDef) -> bool:
+        """Whether ``top`` holds something ``block`` may rewrite (looked for in all its code,
+        loops or not): a ``raise``, or a call that ``watched`` may watch."""
+        for node in preorder(top)[0]:
+            kind = type(node)
+            if kind is cst.Raise:
+                return True
+            if kind is not cst.Call:
+                continue
+            func = node.func
+            if type(func) is cst.Name:
+                name = func.value
+                if name in self.parameters or name in self.checked:
+                    return True
+                found, value = self.ctx.global_value(name)
+                if found and type(value) is types.FunctionType:  # (see `_may_raise`)
+                    return True
+            elif (type(func) is cst.Attribute and type(func.value) is cst.Name
+                  and func.value.value in ("self", "cls") and func.value.value in self.parameters):
+                return True
+        return False
+
     def watched(self, line: cst.SimpleStatementLine) -> bool:
         """Whether the statement calls a function that may raise: a module or nested function
         whose source holds a ``raise``, or one laxify cannot see before the call (a function
@@ -65,10 +89,10 @@ class _Rewriter:
         nothing where the function cannot raise (the flag stays a Python ``False``)."""
         for call in _calls(line):
             func = call.func
-            if isinstance(func, cst.Name):
+            if type(func) is cst.Name:
                 if func.value in self.parameters or self.may_raise(func.value):
                     return True
-            elif (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            elif (type(func) is cst.Attribute and type(func.value) is cst.Name
                   and func.value.value in ("self", "cls") and func.value.value in self.parameters):
                 return True
         return False
@@ -77,7 +101,7 @@ class _Rewriter:
         pos = self.ctx.positions.get(old)
         if pos is not None:
             self.ctx.positions.setdefault(new, pos)
-            if isinstance(new, cst.SimpleStatementLine):
+            if type(new) is cst.SimpleStatementLine:
                 for small in new.body:
                     self.ctx.positions.setdefault(small, pos)
 
@@ -109,7 +133,7 @@ class _Rewriter:
             if any_found and not loops:
                 out.append(self.quieted(stmt))
                 continue
-            if isinstance(stmt, cst.SimpleStatementLine):
+            if type(stmt) is cst.SimpleStatementLine:
                 if loops and self.watched(stmt):
                     self.found = True
                     out.extend(self.bracket(stmt, in_try))
@@ -117,7 +141,7 @@ class _Rewriter:
                 else:
                     out.append(stmt)
                 continue
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            if type(stmt) in (cst.FunctionDef, cst.ClassDef):
                 out.append(stmt)
                 continue
             # A check and a flag, no `lax.cond`, where the test reads no name the loops around
@@ -135,7 +159,7 @@ class _Rewriter:
                 any_found = True
                 continue
             new, found = self.compound(stmt, loops, in_try)
-            if found and not loops and isinstance(stmt, (cst.For, cst.While)):
+            if found and not loops and type(stmt) in (cst.For, cst.While):
                 self.position(new, stmt)
                 new = self.quieted(new)
             out.append(new)
@@ -143,7 +167,7 @@ class _Rewriter:
         return out, any_found
 
     def suite(self, suite: cst.BaseSuite, loops: int, in_try: bool) -> tuple[cst.BaseSuite, bool]:
-        if isinstance(suite, cst.SimpleStatementSuite):
+        if type(suite) is cst.SimpleStatementSuite:
             if not loops:
                 return suite, False
             lines = []
@@ -167,7 +191,7 @@ class _Rewriter:
             found |= hit
             return new
 
-        if isinstance(stmt, (cst.For, cst.While)):
+        if type(stmt) in (cst.For, cst.While):
             self.assigned.append(self.assigned[-1] | _assigned(stmt))
             forever = _forever(stmt)
             self.forever += forever
@@ -178,22 +202,22 @@ class _Rewriter:
                 self.forever -= forever
             if stmt.orelse is not None:
                 changes["orelse"] = stmt.orelse.with_changes(body=sub(stmt.orelse.body))
-        elif isinstance(stmt, cst.If):
+        elif type(stmt) is cst.If:
             changes = {"body": sub(stmt.body)}
-            if isinstance(stmt.orelse, cst.If):
+            if type(stmt.orelse) is cst.If:
                 orelse, hit = self.compound(stmt.orelse, loops, in_try)
                 found |= hit
                 changes["orelse"] = orelse
             elif stmt.orelse is not None:
                 changes["orelse"] = stmt.orelse.with_changes(body=sub(stmt.orelse.body))
-        elif isinstance(stmt, cst.Try):
+        elif type(stmt) is cst.Try:
             changes = {"body": sub(stmt.body, guarded=in_try or bool(stmt.handlers)),
                        "handlers": [h.with_changes(body=sub(h.body)) for h in stmt.handlers]}
             if stmt.orelse is not None:
                 changes["orelse"] = stmt.orelse.with_changes(body=sub(stmt.orelse.body))
             if stmt.finalbody is not None:
                 changes["finalbody"] = stmt.finalbody.with_changes(body=sub(stmt.finalbody.body))
-        elif isinstance(stmt, cst.With):
+        elif type(stmt) is cst.With:
             changes = {"body": sub(stmt.body)}
         else:
             return stmt, False  # `match` is an `if` chain by now; a `try*` stays as written
@@ -219,7 +243,7 @@ class _Rewriter:
         check = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(FLAG))],
                                                     runtime_call("raise_where", *args))])
         body = stmt.body
-        line = body.body[0] if isinstance(body, cst.IndentedBlock) else raising
+        line = body.body[0] if type(body) is cst.IndentedBlock else raising
         self.position(check, line if line in self.ctx.positions else stmt)
         self.ctx.raises = True
         return [first, check]
@@ -229,7 +253,7 @@ class _Rewriter:
             runtime_call("expect_raise", cst.Name("True")) if in_try else runtime_call("expect_raise"))])
         after: list = []
         last = line.body[-1]
-        if isinstance(last, cst.Return) and last.value is not None:
+        if type(last) is cst.Return and last.value is not None:
             keep = self.ctx.fresh("value")
             new = line.with_changes(body=[*line.body[:-1], cst.Assign([cst.AssignTarget(cst.Name(keep))], last.value)])
             self.position(new, line)
@@ -249,9 +273,9 @@ def _names(node) -> frozenset:
     out, stack = set(), [node]
     while stack:
         child = stack.pop()
-        if isinstance(child, cst.Name):
+        if type(child) is cst.Name:
             out.add(child.value)
-        elif isinstance(child, cst.Attribute):
+        elif type(child) is cst.Attribute:
             stack.append(child.value)
         else:
             stack.extend(children(child))
@@ -267,11 +291,11 @@ def _assigned(loop) -> frozenset:
     while stack:
         node = stack.pop()
         targets = ()
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For)):
+        elif type(node) in (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For):
             targets = [node.target]
-        elif isinstance(node, cst.AsName):
+        elif type(node) is cst.AsName:
             targets = [node.name]
         for target in targets:
             out |= _names(target)
@@ -280,22 +304,22 @@ def _assigned(loop) -> frozenset:
 
 
 def _forever(loop) -> bool:
-    return isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True"
+    return type(loop) is cst.While and type(loop.test) is cst.Name and loop.test.value == "True"
 
 
 def _guard(stmt) -> cst.Raise | None:
     """The ``raise`` of ``if test: raise E(...)`` (no ``elif``/``else``, nothing else in it)."""
-    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+    if type(stmt) is not cst.If or stmt.orelse is not None:
         return None
     body = stmt.body
-    if isinstance(body, cst.IndentedBlock):
-        if len(body.body) != 1 or not isinstance(body.body[0], cst.SimpleStatementLine):
+    if type(body) is cst.IndentedBlock:
+        if len(body.body) != 1 or type(body.body[0]) is not cst.SimpleStatementLine:
             return None
         body = body.body[0]
     if len(body.body) != 1:
         return None
     small = body.body[0]
-    return small if isinstance(small, cst.Raise) and small.exc is not None else None
+    return small if type(small) is cst.Raise and small.exc is not None else None
 
 
 class _Quiet(cst.CSTTransformer):
@@ -321,7 +345,7 @@ class _Quiet(cst.CSTTransformer):
 
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
-        if not (isinstance(func, cst.Name) and func.value == "print"):
+        if not (type(func) is cst.Name and func.value == "print"):
             return updated_node
         args = list(updated_node.args)
         flag = cst.Arg(cst.Name(FLAG), keyword=cst.Name("unless_raised"),
@@ -337,6 +361,8 @@ TRIGGERS = (cst.For, cst.While)
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     rewriter = _Rewriter(ctx, node)
+    if not rewriter.may_find(node):
+        return node
     body, found = rewriter.block(list(node.body.body), 0, False)
     if not found:
         return node

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from laxify.transpiler.converters.base import Context, OwnCodeConverter
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
 from laxify.transpiler.converters.guards import LOOPS, as_indented, assign, contains
 
 __all__ = ["transform"]
@@ -98,4 +98,4 @@ TRIGGERS = (cst.NamedExpr,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    return node.visit(WalrusConditionTransformer(ctx))
+    return apply(node, WalrusConditionTransformer(ctx))
