@@ -6,7 +6,7 @@ traced `if` whose branch does a few operations, then the loop ("str, if").
 Per case, the median time of one call (result waited for) of
 - split: `to_static` as it runs now (each loop, and each traced `if`'s taken branch that does
   some operation, compiled as a program of its own; the rest eager);
-- eager: today's whole-function fallback before this change (the converted function run
+- eager: the whole-function fallback without splitting (the converted function run
   eagerly, op by op: every iteration of the loop is Python dispatching JAX ops);
 - compiled: `to_static` of the same function without the Python statement (one program);
 - stmt: the statement's own Python cost, alone, on concrete values;
@@ -288,7 +288,8 @@ def main(argv) -> None:
     for n, name, ts, te, tc, tst, fs, fc in rows:
         print(f"| {n:,} | {name} | {_ms(ts)} | {_ms(te)} | {_ms(tc)} | {_ms(tst)} | {ts / te:.4f} | "
               f"{ts / tc:.2f} | {ts / (tc + tst):.2f} | {_ms(fs)} | {_ms(fc)} |")
-    if hasattr(__import__("laxify.runtime.split").runtime.split, "run_branch"):  # (not before issue 25's ifs)
+    # A tree whose split run compiles no `if` branch has no run_branch: no second table there.
+    if hasattr(__import__("laxify.runtime.split").runtime.split, "run_branch"):
         branch_table()
 
 

@@ -1,4 +1,4 @@
-"""Whatever eager Python runs, to_static runs (issue 24): errors that stop the trace where eager
+"""Whatever eager Python runs, to_static runs: errors that stop the trace where eager
 Python runs on concrete values fall back with one FallbackWarning at the user's line and eager's
 value; where eager Python raises too, its own error (no warning); fallback="error" and
 jax.jit(laxify.convert(f)) give the located text."""

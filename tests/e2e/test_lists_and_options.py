@@ -371,7 +371,7 @@ def test_bounded_traced_range_list_is_pythons_list(n):
 
 
 # Reads of a bounded loop's list inside the function: `len(outs)` is the traced count (an int32
-# array), `outs[-1]`, `outs[k]` read the item Python reads (issue 24: they read the padding).
+# array), `outs[-1]`, `outs[k]` read the item Python reads, never the padding.
 def lists_bounded_range_len_and_last(x, n):
     outs = []
     with laxify.loop_options(max_iters=MAX_ITERS):

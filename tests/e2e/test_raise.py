@@ -614,9 +614,8 @@ def helper_returned_from_a_traced_loop(helper):
 @pytest.mark.parametrize("helper", [raises_in_its_scanned_loop, raises_in_its_static_range])
 @pytest.mark.parametrize("caller", [helper_in_a_traced_branch, helper_returned_from_a_traced_loop])
 def test_helper_whose_scanned_loop_always_raises_raises_in_a_traced_caller(helper, caller):
-    # The scan's first iteration raised while an abstract probe of its carries traced it: the
-    # check went into that probe and was lost, and the caller returned its other value (fuzz
-    # seed 2901).
+    # The scan's first iteration raises while an abstract probe of its carries traces it: the
+    # check must not stay in that thrown-away probe, or the caller would return its other value.
     check_like_python(caller(helper), (jnp.array([1.0, 2.0, 3.0]),), (jnp.array([200.0, 2.0, 3.0]),),
                       (jnp.array([200.0, 300.0, 3.0]),), prims=("cond",))
 
@@ -785,7 +784,7 @@ def try_around_a_helper_that_always_raises_in_a_branch(a, b):
 
 
 def test_a_call_that_raises_where_an_except_may_catch_it_runs_eagerly():
-    # The issue's validator in a `try`: never the handler's value for every input.
+    # A validator called in a `try`: never the handler's value for every input.
     for fn in (try_around_a_validator, try_around_a_helper_that_always_raises_in_a_branch):
         f = laxify.to_static(fn)
         for a, b in ((6.0, 3.0), (6.0, 0.0), (-1.0, 2.0)):
@@ -797,7 +796,7 @@ def test_a_call_that_raises_where_an_except_may_catch_it_runs_eagerly():
             jax.jit(laxify.convert(fn))(jnp.float32(6.0), jnp.float32(3.0))
 
 
-# -- a caller with a bracketed call, whose every path raises (found reducing fuzz seed 2309) ----
+# -- a caller with a bracketed call, whose every path raises ------------------------------------
 
 def non_negative(v):
     if v < 0.0:
@@ -970,8 +969,8 @@ def validates_in_a_python_loop_then_always_rejects(x, a):
 
 
 def test_a_raise_every_run_makes_after_a_check_in_a_loop_comes_second():
-    # Fuzz seed 2309's open class: the jit route raised the helper's exception, where Python
-    # raises the validator's (the helper's raise came while tracing, before any run).
+    # Python raises the validator's exception; the jit route must too, although the helper's
+    # raise is met while tracing, before any run.
     fn = validates_in_a_python_loop_then_always_rejects
     good, bad = jnp.array([1.0, 3.0]), jnp.array([1.0, -3.0])
     for route in _routes(fn).values():

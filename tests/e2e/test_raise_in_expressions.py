@@ -1,11 +1,11 @@
 """A call of a function that may raise inside a conditional expression, an `and`/`or` operand,
-or a one-line `if c: y = f(x)` (issue 23). Such a call was not followed: where the callee raised,
-the caller went on with values nothing should observe, so a `while` loop of the caller reading
-them could run forever (`y = helper(n) if x > 0 else ...; while y != 1: y = y - 2` never ended
-for n < 0), and its prints came out. Now the callee's flag leaves the `lax.cond` of the
-expression (or the one-line suite is bracketed as a block), and the caller stops there as
-Python's exception stops it. Oracle: the function run eagerly on the same arrays, on inputs that
-raise and that do not, through `to_static` and `laxify.checked(jax.jit(convert))`."""
+or a one-line `if c: y = f(x)`: where the callee raises, the caller stops there as Python's
+exception stops it. The callee's flag leaves the `lax.cond` of the expression (or the one-line
+suite is bracketed as a block), so the caller does not go on with values nothing should observe:
+a `while` loop reading them would run forever
+(`y = helper(n) if x > 0 else ...; while y != 1: y = y - 2` for n < 0), and its prints would
+come out. Oracle: the function run eagerly on the same arrays, on inputs that raise and that do
+not, through `to_static` and `laxify.checked(jax.jit(convert))`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Straight-line segments of a split function (issue 25; runtime/segments.py, docs/semantics.md
+"""Straight-line segments of a split function (runtime/segments.py, docs/semantics.md
 "Split fallback"): around the statement that must stay Python, the code before it and the code
 after it each run as one compiled program. Oracle: the function run as plain Python on the same
 arrays (values, strings, prints, global writes), on inputs that take every path; and the plan

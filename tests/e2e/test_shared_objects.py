@@ -1,10 +1,10 @@
 """Two names (or two places) that refer to one list or dict, across a traced construct
 (runtime/effects.py ``sharing``/``relink``, docs/semantics.md "Python objects"). A lax primitive
-flattens its values, so before this the names came out of a `cond`, a loop or a compiled segment
-of a split run as separate lists: a later change through one was not seen through the other, a
-silent difference from Python. Oracle: the function run eagerly on the same arrays, on inputs
-that take every path; ``to_static`` must agree (compiled, or falling back with its warning), and
-``jax.jit(convert)`` must agree or give a located error, never another value."""
+flattens its values, so the names would come out of a `cond`, a loop or a compiled segment of a
+split run as separate lists, and a later change through one would not be seen through the other;
+the sharing is restored after the construct. Oracle: the function run eagerly on the same
+arrays, on inputs that take every path; ``to_static`` must agree (compiled, or falling back with
+its warning), and ``jax.jit(convert)`` must agree or give a located error, never another value."""
 
 from __future__ import annotations
 
@@ -226,8 +226,8 @@ def validate_then_change_through_an_alias(x, a, k):
 
 @pytest.mark.parametrize("k", COUNTS)
 def test_a_change_through_an_alias_after_a_validator_converts(k):
-    # Fuzz seeds 3201 and 3301: this fell back needlessly (the list changed in place in the code
-    # after the call, a traced branch); now the branch carries the list and writes it back.
+    # The list changes in place in the code after the call (a traced branch): the branch carries
+    # the list and writes it back, with no fallback.
     _routes(validate_then_change_through_an_alias, (X, jnp.float32(1.0), k), converts=True)
     bad = (X, jnp.float32(-3.0), k)
     with pytest.raises(ValueError, match="bad -6.0"):
@@ -250,8 +250,8 @@ def alias_made_and_changed_after_a_guard(x, k):
 
 @pytest.mark.parametrize("k", COUNTS)
 def test_an_alias_made_in_a_branch_with_the_loop_that_changes_it_converts(k):
-    # `make fuzz` seed 2047517377: the loop carries both names, sharing the branch's copy; the
-    # alias note of the loop's change reached the branch, which reported it (a needless fallback).
+    # The loop carries both names, sharing the branch's copy; the alias note of the loop's change
+    # reaches the branch, which must not report it (that would be a needless fallback).
     _routes(alias_made_and_changed_after_a_guard, (X, k), converts=True)
     with pytest.raises(ValueError, match="too large"):
         laxify.to_static(alias_made_and_changed_after_a_guard)(X.at[1].set(200.0), k)
@@ -329,9 +329,9 @@ def dict_held_by_a_list_changed_in_a_branch(x, a):
 
 @pytest.mark.parametrize("k", COUNTS)
 def test_an_alias_bound_in_the_branch_with_the_change_converts(k):
-    # `make fuzz` seed 2047517377, shrunk: `al` is bound in the code after the guard (a traced
-    # branch), so it holds the branch's copy of `d` and sees the change; nothing outside does.
-    # The branch's check reported `d` as changed behind `al`'s back (a needless fallback).
+    # `al` is bound in the code after the guard (a traced branch), so it holds the branch's copy
+    # of `d` and sees the change; nothing outside does. The branch's check must not report `d`
+    # as changed behind `al`'s back (that would be a needless fallback).
     fn = alias_made_in_the_code_after_a_guard_changed_by_a_static_if
     even = jnp.array([1.0, 2.0, 3.0, 4.0])  # the static `if` changes `d`
     for x in (X, even):

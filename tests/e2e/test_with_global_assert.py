@@ -1,5 +1,5 @@
 """`with` blocks, `global`/`nonlocal` writes, `assert` on traced values, generator functions
-called from converted code, and loop carries that change shape (issue 7).
+called from converted code, and loop carries that change shape.
 
 Eager Python is the oracle: every function runs eagerly, through ``laxify.to_static`` and
 through ``jax.jit(laxify.convert(f))`` on inputs that take every path; the jaxpr proves what

@@ -1,4 +1,4 @@
-"""A ``to_static`` function's own list and dict arguments changed in place (issue 22): the
+"""A ``to_static`` function's own list and dict arguments changed in place: the
 caller's objects get the new contents after the compiled call, keeping their identity, as
 Python gives them; a function that changes none of its arguments returns its result as it is.
 
@@ -224,7 +224,7 @@ def test_inside_an_outer_jit_the_outer_functions_list_changes():
     assert (float(lo), float(hi)) == (1.0, 3.0)
 
 
-# -- Python ints beyond int32 given out by a traced construct (issue 22, item 11) --------
+# -- Python ints beyond int32 given out by a traced construct ----------------------------
 
 def _big_in_branch(x):
     y = 0
@@ -290,7 +290,7 @@ def test_x64_route_gives_exact_products_in_a_traced_range(tmp_path):
     assert out.stdout.split() == ["6227020800", "6227020800", "12586269025"], out.stderr
 
 
-# -- appends to a list that another name refers to (found by the hunt) -------------------
+# -- appends to a list that another name refers to --------------------------------------
 
 def _append_alias(x):
     a = [1.0]

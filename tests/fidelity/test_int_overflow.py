@@ -1,4 +1,4 @@
-"""Python ints that a traced loop holds as int32 arrays (issue 22, item 11): eager Python's ints
+"""Python ints that a traced loop holds as int32 arrays: eager Python's ints
 never overflow, the program's int32 would wrap. ``+``, ``-``, ``*`` and ``**`` of two such values
 in a traced loop's body are checked at run time: ``to_static`` gives eager's exact integer with a
 FallbackWarning at the user's line where the value passed int32, ``laxify.checked(jax.jit(
@@ -18,7 +18,7 @@ import pytest
 
 import laxify
 from fidelity_tools import line_of
-from test_integer_hunt import max_product_pair as largest_pair_product  # (the hunt's)
+from test_integer_functions import max_product_pair as largest_pair_product
 from laxify.runtime import trace
 
 
@@ -309,8 +309,8 @@ def test_a_to_static_function_called_from_another_is_checked():
 
 
 # -- prints: the compiled run's prints wait for its overflow code ---------------------------------
-# (found by the fuzzer's `overflow_print` programs: on an input that overflowed, the compiled run
-# printed and then the eager run printed again)
+# (on an input that overflows, the eager run replaces the compiled run, whose prints must then
+# not come out: each print happens once)
 
 def fact_printing(x, n):
     print("start", x[0])
@@ -350,8 +350,8 @@ def fact_printing_with_a_guard(x, n):
 
 @pytest.mark.parametrize("n", [3, 13])
 def test_prints_of_a_program_with_checks_and_an_overflow_happen_once(n, capsys):
-    # Fuzz seed 2901: the overflow went through the error channel with the program's other
-    # checks, and the prints of that compiled run were not held: printed twice.
+    # The overflow goes through the error channel with the program's other checks; the prints of
+    # that compiled run are held too, so that each prints once.
     x = jnp.arange(3.0)
     expected = fact_printing_with_a_guard(x, jnp.int32(n))
     eager_out = capsys.readouterr().out
@@ -367,7 +367,7 @@ def test_prints_of_a_program_with_checks_and_an_overflow_happen_once(n, capsys):
     assert capsys.readouterr().out == ""
 
 
-# -- after the loop, an enumerate index, a Python int result (the gaps the first round left) ----
+# -- after the loop, an enumerate index, a Python int result ------------------------------------
 
 def squared_after_the_loop(n):
     r = 1
@@ -414,7 +414,7 @@ def scaled_enumerate_index(a):
     (in_a_branch_after_the_loop, (jnp.float32(1.0), jnp.int32(5)), (jnp.float32(1.0), jnp.int32(15)),
      "r = r * r"),
     (scaled_enumerate_index, (jnp.zeros(5),), (jnp.zeros(30),), "s = s + i * 100_000_000"),
-    # fuzz seed 3002: the loop's result was not taken for a Python int after the loop
+    # a loop's result is a Python int after the loop, also where the body made it a strong int32
     (factorial_then_squared, (jnp.array([0, 2], jnp.int32),), (jnp.array([0, 3], jnp.int32),),
      "return max(big, r * r)"),
 ])
@@ -513,7 +513,7 @@ def from_int_of_an_int_array(n):
     (from_floor_and_max, jnp.float32(30.5), jnp.float32(60_000.5), "return m * m"),
     (from_int_of_an_int_array, jnp.int32(30), jnp.int32(60_000), "return k * k"),
     (product_of_two_ints, jnp.array([30.0, 40.0]), jnp.array([60_000.0, 50_000.0]), "return int(x[0]) * int(x[1])"),
-    # (the hunt of 2026-11-27: `int(..) * int(..)` was not taken for Python ints)
+    # `int(..) * int(..)` inside a loop of the function: both calls are Python ints
     (largest_pair_product, jnp.array([3.0, 5.0, 2.0]), jnp.array([60_000.0, 50_000.0, 2.0]),
      "p = int(xs[i]) * int(xs[j])"),
 ])

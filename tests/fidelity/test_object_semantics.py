@@ -1,4 +1,4 @@
-"""Python's object semantics under conversion (issue 22): identity, ``~``/``-`` on Python bools,
+"""Python's object semantics under conversion: identity, ``~``/``-`` on Python bools,
 effects on Python objects under traced control flow, list operators after an append loop,
 item-update dtypes, int overflow.
 
@@ -725,7 +725,7 @@ def test_a_carried_list_stays_the_same_object():
 
 
 # -- 3b. a method or `+=` changing a list another name holds, under a traced `if` ----------------
-# (found by the hunt's second batch: the branch worked on a copy, so `b` kept the old list)
+# (the branch works on a copy of the list; `b` must still see the change made through `a`)
 
 def append_through_an_alias(x):
     a = [0.0]

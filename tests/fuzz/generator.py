@@ -630,7 +630,7 @@ class Builder:
         return lines, sc, False
 
     def stmt_python(self, sc: Scope, ind: int):
-        """A statement that must stay Python (issue 25, split fallback): a string built from a
+        """A statement that must stay Python (the split fallback runs it): a string built from a
         traced value, or a list grown to a traced length; its length goes into an int name, so
         the result depends on it. ``to_static`` falls back (FallbackWarning) and splits around
         it; the oracle compares with eager Python."""
@@ -737,7 +737,7 @@ class Builder:
             lines = [f"{p}def {name}(v):", f"{p}    if v < {bound}:",
                      f"{p}        raise {kind}(f\"fuzz {tag}: {{v}}\")", f"{p}    return v + 0.5"]
             call = f"{name}({bounded(self.expr(FLOAT, sc), FLOAT_LIMIT - 1.0).src})"
-            # Where the call stands (issue 23): a statement, a side of a conditional expression, an
+            # Where the call stands: a statement, a side of a conditional expression, an
             # `and`/`or` operand, a one-line `if`; its caller must stop where it raised in each.
             where = self.int_in(0, 5)
             if where == 3:
@@ -856,7 +856,7 @@ def programs(draw, config: Config = Config()) -> Program:
     return Builder(draw, config).build(inputs)
 
 
-# -- Python's object semantics (issue 22) ------------------------------------------------
+# -- Python's object semantics ------------------------------------------------------------
 # Aliases of the list and dict (`b = lst`, updated through one name under a traced `if` or
 # loop, read through both), helpers changing a list argument in place under their own traced
 # `if`, effects inside conditional expressions and `and`/`or` operands (under conditions
@@ -1050,7 +1050,7 @@ def _noting_return(self: Builder, sc: Scope, ind: int):
 Builder.stmt_return = _noting_return
 
 
-# -- Builtins, math, strings, traced filters, growing lists, recursion (issue 24) --------------
+# -- Builtins, math, strings, traced filters, growing lists, recursion -------------------------
 # Builtins and `math` on traced values convert (max/min/abs/int/float/bool/any/all, sorted of
 # ints: floats fall back, docs/semantics.md "Builtins"; math.floor/ceil/fabs/isnan/isinf (math.trunc
 # of a JAX array raises in eager Python: not generated),
@@ -1205,7 +1205,7 @@ def _stmt_with_builtins(self: Builder, sc: Scope, ind: int):
 Builder.stmt = _stmt_with_builtins
 
 
-# -- Effects under traced conditions, and Python ints past int32 (issue 22) ---------------------
+# -- Effects under traced conditions, and Python ints past int32 --------------------------------
 # `traced_effect`: a list changed by an operand of a conditional expression or of `and`/`or` whose
 # condition is traced (`v = log.pop() if jnp.sum(x) > 0.5 else 0.0`, `ok = (x[0] > 1.0) and
 # log.append(v) is None`), in f's body, its branches and loop bodies (the list made there, or

@@ -238,7 +238,7 @@ def check_program(program: Program) -> FuzzFailure | None:
     checked = bool(program.features & {"raise", "int_overflow"})
     jitted = _lazy(lambda: laxify.checked(jax.jit(laxify.convert(fn))) if checked
                    else jax.jit(laxify.convert(fn)))
-    split = bool(program.features & FALLBACK_FEATURES)  # must fall back (python_stmt: issue 25)
+    split = bool(program.features & FALLBACK_FEATURES)  # holds a construct that must fall back
     for n, inputs in enumerate(program.inputs):
         args = arrays(inputs)
         expected = execute(fn, args, barrier=False)

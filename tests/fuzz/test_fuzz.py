@@ -90,7 +90,7 @@ def _run_eagerly(program: Program) -> None:
 
 def test_generator_makes_each_builtin_construct_and_can_leave_each_out():
     """Builtins, math, string building, traced filters, growing lists and traced-depth
-    recursion (issue 24) are each generated (and run eagerly); `avoid` leaves them all out."""
+    recursion are each generated (and run eagerly); `avoid` leaves them all out."""
     seen: set[str] = set()
 
     @seed(FIXED_SEED + 3)
@@ -142,7 +142,7 @@ def test_oracle_reports_a_wrong_converted_result():
 
 def test_generator_makes_traced_effects_and_int_overflows_and_can_leave_them_out():
     """Effects in conditional expressions and `and`/`or` operands under traced conditions, and
-    Python ints of traced loops that pass int32 on some inputs and not on others (issue 22) are
+    Python ints of traced loops that pass int32 on some inputs and not on others are
     generated (and run eagerly); `avoid` leaves them out."""
     seen: set[str] = set()
     inputs = {True: 0, False: 0}  # int_overflow programs' inputs that pass int32, that do not

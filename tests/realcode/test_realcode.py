@@ -20,7 +20,7 @@ SLICE = [c for k, c in enumerate(ALL) if not c.source.startswith("algorithms") o
          or "rotate_image" in c.source]
 
 # Silent differences known and not yet fixed (none: rotate_image's list argument, changed in
-# place, is written back to the caller's list since issue 22's write-back).
+# place, is written back to the caller's list by to_static's argument write-back).
 KNOWN_SILENT: set[str] = set()
 
 

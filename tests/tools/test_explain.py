@@ -18,7 +18,7 @@ def golden(text: str) -> str:
 
 
 def test_break_guard_folds_into_the_loop_row(static):
-    # The issue: the break guard showed as an `if` at line 19, where the user wrote a `for`.
+    # The break guard is not a row of its own (an `if` at line 19, where the user wrote a `for`).
     assert str(static("search").explain(F3)) == golden("""
         search:
           line 19   for  lax.scan  trip count is static: 10; break → flag, remaining iterations skipped

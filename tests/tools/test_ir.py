@@ -25,7 +25,7 @@ DEFINED = re.compile(r"(%[\w.]+)(:\s*[^,=)]+)?")
 
 
 def test_counter_carried_by_a_traced_while_is_typed(static):
-    # The issue: `k = 0` carried by a traced while printed as `%k.1` with no type.
+    # `k = 0` carried by a traced while is typed (not a bare `%k.1`).
     assert static("counter").ir(F3) == textwrap.dedent("""\
         func @counter(%x.0: float32[3]) {params_code = 'x'} {
           %k.0: static(0) = py() {code = 'k = 0', kind = 'stmt', static = 'always', value = 0} loc(11:4)

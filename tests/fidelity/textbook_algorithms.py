@@ -1,6 +1,6 @@
-"""Small functions in the style of textbook algorithms, written for issue 22's silent-difference
-hunt (sorting, searching, DP tables, number theory, greedy, counting, stacks and queues,
-matrices, in-place list algorithms), each with inputs that take every path.
+"""Small functions in the style of textbook algorithms (sorting, searching, DP tables, number
+theory, greedy, counting, stacks and queues, matrices, in-place list algorithms), each with
+inputs that take every path; test_textbook_functions.py runs them against eager Python.
 
 ``CASES`` is a list of ``(function, inputs, mutates)``: ``inputs`` a list of argument tuples
 (JAX arrays and scalars, Python lists and ints); ``mutates``: the function changes an array

@@ -1,7 +1,7 @@
-"""A second batch of the silent-difference hunt, written in another style than
-``hunt_functions.py``: numeric methods (Newton, bisection, Simpson, Horner, series), small
-classes and closures that keep state, keyword arguments, comprehensions, exceptions caught or
-raised, `None` sentinels, helpers that change their arguments. Same ``CASES`` format."""
+"""Small functions in another style than ``textbook_algorithms.py``: numeric methods (Newton,
+bisection, Simpson, Horner, series), small classes and closures that keep state, keyword
+arguments, comprehensions, exceptions caught or raised, `None` sentinels, helpers that change
+their arguments. Same ``CASES`` format."""
 from __future__ import annotations
 import math
 import jax.numpy as jnp

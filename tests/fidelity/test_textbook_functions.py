@@ -1,10 +1,10 @@
-"""Issue 22's silent-difference hunt: the textbook-style functions of ``hunt_functions.py``, each
-run eagerly (the oracle: NumPy copies where the function changes an array in place, fresh
-copies of list arguments) and through both routes, ``laxify.to_static(f)`` and
+"""No silent difference on small textbook-style functions (``textbook_algorithms.py`` and
+``numeric_and_stateful_functions.py``): each runs eagerly (the oracle: NumPy copies where the
+function changes an array in place, fresh copies of list arguments) and through both routes, ``laxify.to_static(f)`` and
 ``jax.jit(laxify.convert(f))``. Each route must agree with eager Python (the result, and for
 ``to_static`` the list/dict arguments as eager leaves them), or fall back with a
 ``FallbackWarning`` and agree, or raise a located ``laxify.ConversionError``: never give another
-value. ``python tests/fidelity/test_hunt.py`` prints the counts.
+value. ``python tests/fidelity/test_textbook_functions.py`` prints the counts.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import pytest
 import laxify
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hunt_functions import CASES as FIRST  # noqa: E402
-from hunt_functions2 import CASES as SECOND  # noqa: E402
+from numeric_and_stateful_functions import CASES as NUMERIC_AND_STATEFUL  # noqa: E402
+from textbook_algorithms import CASES as ALGORITHMS  # noqa: E402
 
-CASES = FIRST + SECOND
+CASES = ALGORITHMS + NUMERIC_AND_STATEFUL
 
 CLASSES = ("converted, agrees", "fell back, agrees", "located error", "error at the user's line",
            "unclear error", "WRONG")
@@ -90,7 +90,7 @@ def run_route(route: str, fn, args: tuple, mutates: bool) -> tuple[str, str]:
     eager_args = _copy(args, numpy=mutates)
     try:
         expected = fn(*eager_args)
-    except Exception as e:  # noqa: BLE001 - a hunt case must run eagerly
+    except Exception as e:  # noqa: BLE001 - every case must run eagerly
         raise AssertionError(f"eager run of {fn.__name__}{args!r} raised {e!r}") from e
     call_args = _copy(args, numpy=False)
     callee = laxify.to_static(fn) if route == "to_static" else jax.jit(laxify.convert(fn))
@@ -133,10 +133,10 @@ def run_case(fn, inputs, mutates: bool) -> dict[str, tuple[str, str]]:
 
 # Under `jax.jit(laxify.convert(f))`, value-dependent Python (a Python list indexed by a traced
 # value, the key of the C builtin `min`, a str chosen by a traced value) is the located error
-# of fallback="error" since the handler at each converted function's edge (it was JAX's raw
-# error in histogram_list, mode_small, counts_in_nested_list, min_index_key,
-# list_index_update, dict_of_lists, ternary_chain). Left: an update of a closure's array
-# (`nonlocal a; a[i] = v`): not rewritten (docs/semantics.md, Array updates), JAX's own
+# of fallback="error", raised by the handler at each converted function's edge (histogram_list,
+# mode_small, counts_in_nested_list, min_index_key, list_index_update, dict_of_lists,
+# ternary_chain). The one unclear error: an update of a closure's array (`nonlocal a;
+# a[i] = v`) is not rewritten (docs/semantics.md, Array updates), so JAX raises its own
 # TypeError "JAX arrays are immutable".
 KNOWN_UNCLEAR = {("rotate_by_reversal", "jit(convert)")}
 
@@ -151,8 +151,8 @@ def test_no_silent_difference(case):
             assert (fn.__name__, route) in KNOWN_UNCLEAR, f"{fn.__name__} through {route}: {detail}"
 
 
-def test_the_hunt_has_at_least_a_hundred_functions():
-    assert len({fn.__name__ for fn, _, _ in FIRST}) >= 100
+def test_the_algorithms_are_at_least_a_hundred_functions():
+    assert len({fn.__name__ for fn, _, _ in ALGORITHMS}) >= 100
     assert len({fn.__name__ for fn, _, _ in CASES}) == len(CASES)
 
 

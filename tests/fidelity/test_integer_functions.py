@@ -1,9 +1,9 @@
-"""A hunt of integer functions in the style of textbooks (issue 22, item 11), written for this
-hunt: combinatorics, number theory, fast powers, digit loops. Each runs eagerly (the oracle) and
-through ``to_static`` (eager's exact value, ints past int32 included, compiled or by its eager
-run) and ``laxify.checked(jax.jit(laxify.convert(f)))`` (eager's value, or a located
-``OverflowError`` where a Python int passes int32). On inputs that stay within int32 and that
-pass it. (Found: ``int(xs[i]) * int(xs[j])`` wrapped.)"""
+"""Integer functions in the style of textbooks (combinatorics, number theory, fast powers,
+digit loops) whose Python ints may pass int32. Each runs eagerly (the oracle) and through
+``to_static`` (eager's exact value, ints past int32 included, compiled or by its eager run) and
+``laxify.checked(jax.jit(laxify.convert(f)))`` (eager's value, or a located ``OverflowError``
+where a Python int passes int32), on inputs that stay within int32 and on inputs that pass it
+(``max_product_pair``'s ``int(xs[i]) * int(xs[j])`` among them)."""
 
 from __future__ import annotations
 

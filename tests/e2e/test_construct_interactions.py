@@ -1,5 +1,7 @@
-"""Bugs the differential fuzzer (tests/fuzz) found, each as its minimal program: eager Python,
-``to_static`` and ``jax.jit(convert)`` agree, and the traced constructs become lax primitives."""
+"""Small programs in which several constructs interact (loops and branches writing lists,
+closures over loop targets, flags left by compiled loops, validators called in loops): eager
+Python, ``to_static`` and ``jax.jit(convert)`` agree, and the traced constructs become lax
+primitives."""
 
 from __future__ import annotations
 
@@ -126,14 +128,14 @@ CASES = [
          prims={"scan", "cond"}),
     case(print_order_across_a_traced_branch, (X, jnp.float32(1.0)), (X, jnp.float32(-1.0)),
          prims={"cond"}),
-    # fuzz seed 2801: `return 0.0, x` became `leaving(flag, 0.0, x)` (TypeError on every input)
+    # `return s, x` without parentheses stays one tuple when the raised flag's wrapper takes it
     case(validator_in_a_loop_then_a_bare_tuple_return, (X, jnp.float32(1.0)), (X, jnp.float32(0.0)),
          prims={"scan", "cond"}),
 ]
 
 
 @pytest.mark.parametrize(CASE_FIELDS, CASES)
-def test_fuzz_found_bugs_stay_fixed(fn, inputs, prims, static_argnums):
+def test_interacting_constructs_agree_with_eager_python(fn, inputs, prims, static_argnums):
     check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
 
 
@@ -165,9 +167,9 @@ def closure_variable_read_in_a_branch_of_a_scanned_loop(x, n):
     (closure_variable_read_in_a_branch_of_a_scanned_loop, (X, jnp.int32(2))),
 ])
 def test_a_branch_reading_a_name_with_no_value_is_a_located_unbound_local_error(fn, args):
-    """Fuzz seed 4242: a traced branch (all branches are traced) read a name the function
-    assigns only later: `NameError: cannot access free variable` from generated code. Now the
-    name's stand-in says, at the user's line, that it has no value there."""
+    """A traced branch (all branches are traced) reads a name the function assigns only later:
+    the name's stand-in says, at the user's line, that it has no value there (not a
+    `NameError: cannot access free variable` from generated code)."""
     import laxify
 
     with pytest.raises(UnboundLocalError) as info:
@@ -196,9 +198,8 @@ def negated_flag_after_a_compiled_loop_in_a_split_run(a, k):
 
 @pytest.mark.parametrize("a, k", [(0.0, 0), (1.0, 0), (1.0, 2), (-1.0, 3)])
 def test_negated_flag_after_a_compiled_loop_in_a_split_run_is_pythons_int(a, k):
-    """CI fuzz slice (issue 24's generator block): `-done` on the bool array that a loop compiled
-    by the split fallback left in `done` raised JAX's `neg does not accept dtype bool`; Python
-    gives an int (`-True == -1`, `~True == -2`)."""
+    """`-done` on the bool array that a loop compiled by the split fallback left in `done` gives
+    Python's int (`-True == -1`, `~True == -2`), not JAX's `neg does not accept dtype bool`."""
     import warnings
 
     import laxify
@@ -229,9 +230,9 @@ def identity_of_a_flag_after_a_compiled_loop_in_a_split_run(y, k):
 
 @pytest.mark.parametrize("k", [0, 1, 2, 3])
 def test_identity_of_a_flag_after_a_compiled_loop_in_a_split_run_is_pythons(k):
-    """Fuzz seed 2332 (raises on): `done is not False` on the bool array that a loop compiled by
-    the split fallback left in `done` was always true (an array is not the False singleton):
-    2 where Python returns 1, a silent wrong value under the FallbackWarning."""
+    """`done is not False` on the bool array that a loop compiled by the split fallback left in
+    `done` is the Python bool's identity (an array is never the False singleton, which would give
+    2 where Python returns 1, a wrong value under the FallbackWarning)."""
     import warnings
 
     import laxify
@@ -256,7 +257,7 @@ def test_a_validator_in_a_loop_before_a_bare_tuple_return_raises_as_python():
 
 
 # -- a helper that raises on every input, called after a call that may raise ----------------------
-# (make fuzz N=500 SEED=2901: the check of the helper's scan went into a probe trace and was lost)
+# (the helper's scan is traced again in the program, so that its check is not lost with a probe)
 
 def raises_in_its_loop(q):
     for _ in q:
@@ -286,8 +287,8 @@ def test_a_helper_that_always_raises_after_a_validator_raises_as_python():
 
 
 # -- the lines of the statements after a call that may raise in a loop --------------------------
-# (make fuzz N=600 SEED=3005: the FallbackWarning of a statement there named the loop's line;
-# the loop's statements had lost their positions when the loop was rebuilt)
+# (the loop is rebuilt to stop on the raised flag; its statements keep their positions, so a
+# FallbackWarning names the statement's line, not the loop's)
 
 def validator_then_a_string_in_a_loop(x):
     c0 = 0
