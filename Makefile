@@ -6,7 +6,7 @@ VENV := $(if $(filter python3,$(PYTHON)),.venv,.venv-$(notdir $(PYTHON)))
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean fuzz realcode
+.PHONY: demo test test-fast lint bench clean fuzz realcode
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,16 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# The edit-test loop: the suite without the tests marked `slow` (fuzzing campaigns, real-code
+# corpora, notebooks, subprocesses, samples, deep nesting); `make test` runs everything.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider -m "not slow"
+
+# ruff's checks and formatting (configured in pyproject.toml); `.ci/run` runs it first.
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 # A long differential fuzzing campaign: `make fuzz N=10000 [SEED=1234]` (random seed when
 # SEED is not given; the seed and a summary of failures by class are printed).

@@ -8,7 +8,8 @@ from a fresh copy of its code object (``code.replace()``: same source, new ident
 per-code-object cache misses), imports and ``linecache`` warm, and laxify's memory of the
 texts it parsed and compiled before cleared (``transpiler.recent``): the text is new to it.
 The time per function is the median of a few repeats (process CPU time, so that other
-processes on a shared machine count less). Reported: median, p90 and max over the corpus, the number of functions under 50 lines
+processes on a shared machine count less). Reported: median, p90 and max over the corpus, the number of
+functions under 50 lines
 that take more than 5 ms, and a phase breakdown summed over the corpus (exclusive times: a
 phase that calls another does not count the other's time).
 

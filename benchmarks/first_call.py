@@ -187,7 +187,8 @@ def main() -> None:
     print(f"\nFirst call of a {N_STEPS}-step RNN (convert + trace + compile + run), medians of {rounds} rounds:\n")
     print("| first call | laxify | hand-written | ratio |")
     print("|---|---|---|---|")
-    for ours, theirs in (("to_static, no raise", "hand-written lax"), ("to_static, with raises", "hand-written checkify")):
+    pairs = (("to_static, no raise", "hand-written lax"), ("to_static, with raises", "hand-written checkify"))
+    for ours, theirs in pairs:
         a, b = medians[ours], medians[theirs]
         print(f"| {ours} vs {theirs} | {a * 1e3:.1f} ms | {b * 1e3:.1f} ms | {a / b:.2f}x |")
 

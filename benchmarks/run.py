@@ -256,7 +256,8 @@ def early_exit(quick: bool) -> tuple[str, dict]:
         _check_same(early(x, limit), scan(x, limit), "early exit vs scan")
         _check_same(early(x, limit), hand(x, limit), "early exit vs hand")
         t = interleaved({"scan": lambda: scan(x, limit), "early": lambda: early(x, limit),
-                         "hand": lambda: hand(x, limit)}, repeats=5 if quick else 30, number=per_call(lambda: scan(x, limit)))
+                         "hand": lambda: hand(x, limit)},
+                        repeats=5 if quick else 30, number=per_call(lambda: scan(x, limit)))
         data[label] = t
         rows.append([label, fmt(t["scan"]), fmt(t["early"]), fmt(t["hand"]), ratio(t["scan"], t["early"]),
                      ratio(t["early"], t["hand"])])

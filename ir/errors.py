@@ -66,8 +66,15 @@ class FallbackWarning(UserWarning):
     """A construct stays plain Python and the function runs eagerly; issued at the user's line."""
 
 
-def warn_at(message: str, category: type[Warning], filename: str, line: int,
-            module: str | None = None, registry: dict | None = None, module_globals: dict | None = None) -> None:
+def warn_at(
+    message: str,
+    category: type[Warning],
+    filename: str,
+    line: int,
+    module: str | None = None,
+    registry: dict | None = None,
+    module_globals: dict | None = None,
+) -> None:
     """``warnings.warn_explicit`` that works for every kind of code on every supported Python.
 
     ``module_globals`` lets the warning show a source line that only the module's loader can

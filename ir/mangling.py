@@ -36,5 +36,5 @@ def spellings(name: str, owner: str | None) -> tuple[str, ...]:
         return (name,)
     prefix = f"_{owner.lstrip('_')}__"
     if name.startswith(prefix) and not name.endswith("__") and len(name) > len(prefix):
-        return (name, "__" + name[len(prefix):])
+        return (name, "__" + name[len(prefix) :])
     return (name,)

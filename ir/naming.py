@@ -10,8 +10,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DEFAULT_PREFIX", "choose_prefix", "is_break_flag", "is_raise_flag", "is_return_flag", "is_runtime_name",
-           "is_return_value", "is_stop_flag"]
+__all__ = [
+    "DEFAULT_PREFIX",
+    "choose_prefix",
+    "is_break_flag",
+    "is_raise_flag",
+    "is_return_flag",
+    "is_runtime_name",
+    "is_return_value",
+    "is_stop_flag",
+]
 
 DEFAULT_PREFIX = "_lx"
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")

@@ -34,9 +34,7 @@ _OPEN, _CLOSE = "([{", ")]}"
 T = TypeVar("T")
 
 # Names a ``static(<type>)`` may print: the builtin types plus the ones without a builtin name.
-_PYTYPES: dict[str, type] = {
-    name: t for name, t in vars(builtins).items() if isinstance(t, type)
-} | {
+_PYTYPES: dict[str, type] = {name: t for name, t in vars(builtins).items() if isinstance(t, type)} | {
     "NoneType": pytypes.NoneType,
     "ellipsis": pytypes.EllipsisType,
     "NotImplementedType": pytypes.NotImplementedType,

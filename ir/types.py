@@ -229,8 +229,6 @@ def join(a: Type, b: Type, path: str = "") -> Type:
     if isinstance(a, PyTree) and isinstance(b, PyTree):
         if (a.kind, a.keys, len(a.children)) != (b.kind, b.keys, len(b.children)):
             raise TypeJoinError(a, b, path, "the pytree structures differ")
-        children = tuple(
-            join(x, y, f"{path}[{k!r}]") for k, x, y in zip(a.keys, a.children, b.children)
-        )
+        children = tuple(join(x, y, f"{path}[{k!r}]") for k, x, y in zip(a.keys, a.children, b.children))
         return PyTree(a.kind, a.keys, children)
     raise TypeJoinError(a, b, path, "a container and a leaf cannot be joined")

@@ -28,21 +28,69 @@ import sys
 import sysconfig
 import types
 
-__all__ = ["ARRAY_PACKAGES", "STDLIB_CONVERTED", "converts_calls_of", "convert_packages", "keep_packages",
-           "keeps_module", "names_a_traced_value", "raised_by_array_library", "is_library_file", "is_library_function", "is_library_module", "is_library_type", "LIBRARY_PACKAGES"]
+__all__ = [
+    "ARRAY_PACKAGES",
+    "STDLIB_CONVERTED",
+    "converts_calls_of",
+    "convert_packages",
+    "keep_packages",
+    "keeps_module",
+    "names_a_traced_value",
+    "raised_by_array_library",
+    "is_library_file",
+    "is_library_function",
+    "is_library_module",
+    "is_library_type",
+    "LIBRARY_PACKAGES",
+]
 
 # Packages that are library code wherever they are installed (an editable checkout included).
-LIBRARY_PACKAGES = frozenset({"jax", "jaxlib", "numpy", "scipy", "laxify", "libcst", "flax", "optax",
-                              "equinox", "chex", "ml_dtypes", "opt_einsum"})
+LIBRARY_PACKAGES = frozenset(
+    {
+        "jax",
+        "jaxlib",
+        "numpy",
+        "scipy",
+        "laxify",
+        "libcst",
+        "flax",
+        "optax",
+        "equinox",
+        "chex",
+        "ml_dtypes",
+        "opt_einsum",
+    }
+)
 
 # Libraries that handle tracers themselves (or tooling that never computes on arrays): a call of
 # one of their functions runs as written.
-ARRAY_PACKAGES = frozenset({
-    "jax", "jaxlib", "numpy", "scipy", "laxify", "libcst", "flax", "optax", "equinox", "chex", "ml_dtypes",
-    "opt_einsum", "haiku", "diffrax", "lineax", "optimistix", "jaxtyping", "orbax", "distrax", "numpyro",
-    "blackjax", "jraph", "tensorflow", "tensorflow_probability", "torch", "pandas", "typing_extensions",
-    "pytest", "_pytest", "pluggy", "hypothesis", "IPython", "ipykernel", "tqdm", "absl",
-})
+ARRAY_PACKAGES = LIBRARY_PACKAGES | frozenset(
+    {
+        "haiku",
+        "diffrax",
+        "lineax",
+        "optimistix",
+        "jaxtyping",
+        "orbax",
+        "distrax",
+        "numpyro",
+        "blackjax",
+        "jraph",
+        "tensorflow",
+        "tensorflow_probability",
+        "torch",
+        "pandas",
+        "typing_extensions",
+        "pytest",
+        "_pytest",
+        "pluggy",
+        "hypothesis",
+        "IPython",
+        "ipykernel",
+        "tqdm",
+        "absl",
+    }
+)
 
 # The standard library's pure-Python numeric modules, converted when converted code calls them.
 STDLIB_CONVERTED = frozenset({"colorsys", "statistics", "bisect", "heapq", "fractions"})
@@ -116,10 +164,14 @@ def keeps_module(module: types.ModuleType) -> bool:
     return not _decide(name, filename)
 
 
-_LIBRARY_ROOTS = tuple(sorted({
-    os.path.normcase(os.path.realpath(p)) + os.sep
-    for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-}))
+_LIBRARY_ROOTS = tuple(
+    sorted(
+        {
+            os.path.normcase(os.path.realpath(p)) + os.sep
+            for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+        }
+    )
+)
 
 
 def _library_package(module_name: str | None) -> bool:

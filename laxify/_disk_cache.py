@@ -71,8 +71,11 @@ def _laxify_fingerprint() -> str:
         import laxify
 
         digest = hashlib.sha256(getattr(laxify, "__version__", "?").encode())
-        roots = {Path(m.__file__).resolve().parent for m in list(sys.modules.values())
-                 if getattr(m, "__name__", "").startswith("laxify.") and getattr(m, "__file__", None)}
+        roots = {
+            Path(m.__file__).resolve().parent
+            for m in list(sys.modules.values())
+            if getattr(m, "__name__", "").startswith("laxify.") and getattr(m, "__file__", None)
+        }
         roots.add(Path(laxify.__file__).resolve().parent)
         for root in sorted(roots):
             for path in sorted(root.rglob("*.py")):
@@ -83,9 +86,22 @@ def _laxify_fingerprint() -> str:
 
 
 def _code_print(code: types.CodeType, out: list) -> None:
-    out.append((code.co_qualname, code.co_firstlineno, code.co_code, code.co_linetable, code.co_names,
-                code.co_varnames, code.co_freevars, code.co_cellvars, code.co_flags, code.co_argcount,
-                code.co_posonlyargcount, code.co_kwonlyargcount))
+    out.append(
+        (
+            code.co_qualname,
+            code.co_firstlineno,
+            code.co_code,
+            code.co_linetable,
+            code.co_names,
+            code.co_varnames,
+            code.co_freevars,
+            code.co_cellvars,
+            code.co_flags,
+            code.co_argcount,
+            code.co_posonlyargcount,
+            code.co_kwonlyargcount,
+        )
+    )
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             _code_print(const, out)
@@ -130,9 +146,16 @@ def key(fn, code: types.CodeType) -> str | None:
         printed: list = []
         _code_print(code, printed)
         digest = hashlib.sha256()
-        for part in (_FORMAT, _laxify_fingerprint(), sys.implementation.cache_tag,
-                     importlib.util.MAGIC_NUMBER.hex(), code.co_filename, "".join(lines), printed,
-                     _global_decisions(fn, code)):
+        for part in (
+            _FORMAT,
+            _laxify_fingerprint(),
+            sys.implementation.cache_tag,
+            importlib.util.MAGIC_NUMBER.hex(),
+            code.co_filename,
+            "".join(lines),
+            printed,
+            _global_decisions(fn, code),
+        ):
             digest.update(repr(part).encode("utf-8", "surrogatepass"))
             digest.update(b"\0")
         return digest.hexdigest()
@@ -159,10 +182,27 @@ def load(directory: Path, key: str, fn, code: types.CodeType, make):
         if not isinstance(compiled, types.CodeType):
             return None
         lowered = LoweredSource(
-            meta["name"], Emitter([Line(*line) for line in meta["lines"]]),
-            [Site(s[0], s[1], s[2], s[3], tuple(s[4]), tuple(s[5]), tuple(s[6]), bool(s[7]), s[8], bool(s[9]),
-                  tuple(s[10])) for s in meta["sites"]],
-            tuple(meta["cells"]), meta["prefix"])
+            meta["name"],
+            Emitter([Line(*line) for line in meta["lines"]]),
+            [
+                Site(
+                    s[0],
+                    s[1],
+                    s[2],
+                    s[3],
+                    tuple(s[4]),
+                    tuple(s[5]),
+                    tuple(s[6]),
+                    bool(s[7]),
+                    s[8],
+                    bool(s[9]),
+                    tuple(s[10]),
+                )
+                for s in meta["sites"]
+            ],
+            tuple(meta["cells"]),
+            meta["prefix"],
+        )
     except Exception:  # noqa: BLE001 - a damaged file: convert again (and overwrite it)
         return None
     register_converted(compiled)
@@ -178,9 +218,22 @@ def store(directory: Path, key: str, converted) -> None:
         "prefix": lowered.prefix,
         "cells": list(lowered.cells),
         "lines": [[ln.depth, ln.text, ln.user_line, ln.user_col, ln.raw] for ln in lowered.emitter.lines],
-        "sites": [[s.construct, s.filename, s.line, s.col, list(s.names), list(s.branches),
-                   list(s.branch_lines), s.int_checks, s.end_line, s.changes_in_place, list(s.private)]
-                  for s in lowered.sites],
+        "sites": [
+            [
+                s.construct,
+                s.filename,
+                s.line,
+                s.col,
+                list(s.names),
+                list(s.branches),
+                list(s.branch_lines),
+                s.int_checks,
+                s.end_line,
+                s.changes_in_place,
+                list(s.private),
+            ]
+            for s in lowered.sites
+        ],
         "filename": converted.filename,
         "fallbacks": bool(converted.has_fallbacks),
         "pushes_loop_options": bool(converted.pushes_loop_options),

@@ -29,6 +29,7 @@ from laxify.transpiler.source import python_only_error
 
 __all__ = ["to_static", "StaticFunction", "convert", "do_not_convert", "load"]
 
+
 def do_not_convert(fn: Callable) -> Callable:
     """Leave ``fn`` as Python: ``to_static`` only jits it, converted callers do not convert it."""
     fn.__laxify_do_not_convert__ = True
@@ -97,8 +98,7 @@ class StaticFunction(CallPath):
     def diff(self) -> Diff:
         """Original vs transformed: ``str()`` is a unified diff, ``_repr_html_`` side by side."""
         conv = self.conversion()
-        original = conv.source.module.code_for_node(conv.source.module.body[0]) \
-            if conv.source.module.body else ""
+        original = conv.source.module.code_for_node(conv.source.module.body[0]) if conv.source.module.body else ""
         text, decorators = _strip_decorators(original)
         return Diff(text, self.source, conv.source.filename, conv.source.first_line + decorators)
 
@@ -113,8 +113,7 @@ class StaticFunction(CallPath):
         (specialised to the arguments when they are given)."""
         if not args and not kwargs:
             return explain(self._converted.ir)
-        explanation = explain(self._specialised_ir(args, kwargs), specialised=True,
-                              unspecialised=self._converted.ir)
+        explanation = explain(self._specialised_ir(args, kwargs), specialised=True, unspecialised=self._converted.ir)
         runner = self._eager.get(self._signature(self._with_self(args), kwargs)[0])
         if isinstance(runner, SplitRunner):
             explanation.split = runner.plan.lines()
@@ -185,8 +184,7 @@ class StaticFunction(CallPath):
         or the user's line)."""
         return decide(error, self, outer=False, staged=True).error
 
-    def export(self, *args, path=None, platforms: Sequence[str] | None = None, vjp_order: int = 0,
-               **kwargs) -> bytes:
+    def export(self, *args, path=None, platforms: Sequence[str] | None = None, vjp_order: int = 0, **kwargs) -> bytes:
         """Serialized ``jax.export`` bytes for these arguments (written to ``path`` if given);
         ``laxify.load`` runs them without the source. Arguments as for :meth:`lower` (a
         symbolic shape exports a shape-polymorphic program). ``platforms``: lower for these
@@ -207,14 +205,19 @@ class StaticFunction(CallPath):
                 "cannot hold. Export a function of the parameters: flatten the model "
                 "(leaves, treedef = jax.tree_util.tree_flatten(model)), pass its array leaves as a list, "
                 "and put it back together inside the function (jax.tree_util.tree_unflatten, closing "
-                "over treedef and the other leaves)")
+                "over treedef and the other leaves)"
+            )
         error = python_call_error(self._target, call_args, kwargs)
         if error is not None:
             raise error
         # A program of its own, traced without run-time warnings (host callbacks, which a
         # serialized program cannot hold) and without its report.
-        program = Program(self._traceable(self.converted(), checks=False), exporting=True,
-                          donate_argnums=self._donate, **self._jit_options)
+        program = Program(
+            self._traceable(self.converted(), checks=False),
+            exporting=True,
+            donate_argnums=self._donate,
+            **self._jit_options,
+        )
         try:
             exported = jax.export.export(program.without_report(), platforms=platforms)(*args, **kwargs)
         except CONCRETE_ERRORS as e:
@@ -257,17 +260,31 @@ def _strip_decorators(code: str) -> tuple[str, int]:
 
 @overload
 def to_static(
-    fn: Callable[..., Any], /, *, static_argnums: int | Sequence[int] = (),
-    static_argnames: str | Iterable[str] = (), fallback: Literal["warn", "error", "silent"] = "warn",
-    strict: bool = False, donate_argnums: int | Sequence[int] = (), checks: bool = False, **jit_options: Any,
+    fn: Callable[..., Any],
+    /,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Iterable[str] = (),
+    fallback: Literal["warn", "error", "silent"] = "warn",
+    strict: bool = False,
+    donate_argnums: int | Sequence[int] = (),
+    checks: bool = False,
+    **jit_options: Any,
 ) -> StaticFunction: ...
 
 
 @overload
 def to_static(
-    fn: None = None, /, *, static_argnums: int | Sequence[int] = (),
-    static_argnames: str | Iterable[str] = (), fallback: Literal["warn", "error", "silent"] = "warn",
-    strict: bool = False, donate_argnums: int | Sequence[int] = (), checks: bool = False, **jit_options: Any,
+    fn: None = None,
+    /,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Iterable[str] = (),
+    fallback: Literal["warn", "error", "silent"] = "warn",
+    strict: bool = False,
+    donate_argnums: int | Sequence[int] = (),
+    checks: bool = False,
+    **jit_options: Any,
 ) -> Callable[[Callable[..., Any]], StaticFunction]: ...
 
 

@@ -78,7 +78,8 @@ def checked(fn: Callable[..., Any], *, vmap_in_axes: Any = _NO_VMAP, **jit_optio
                     kept.clear()
                     raise
                 raise AssertionError(  # the flag and the checks come from the same trace: never here
-                    "laxify: the program said a check failed, and its checkified program found none")
+                    "laxify: the program said a check failed, and its checkified program found none"
+                )
             release(kept)
             return out
         except Exception as e:  # the user's exception, at the user's line only
@@ -160,8 +161,11 @@ def _axes(in_axes: Any, args: tuple) -> tuple:
 
 def _mappable(in_axes: Any, args: tuple) -> bool:
     axes = _axes(in_axes, args)
-    return len(axes) == len(args) and all(a is None or isinstance(a, int) for a in axes) and any(
-        a is not None for a in axes)
+    return (
+        len(axes) == len(args)
+        and all(a is None or isinstance(a, int) for a in axes)
+        and any(a is not None for a in axes)
+    )
 
 
 def _checked_map(fn: Callable[..., Any], in_axes: Any, args: tuple):

@@ -43,28 +43,36 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     from laxify import __version__
 
-    parser = argparse.ArgumentParser(
-        prog="laxify", description="Inspect what laxify does to a function.")
+    parser = argparse.ArgumentParser(prog="laxify", description="Inspect what laxify does to a function.")
     parser.add_argument("--version", action="version", version=f"laxify {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     diff = commands.add_parser(
-        "diff", help="show the original source next to the converted source",
-        description="Show the original source of a function next to the source laxify runs.")
-    diff.add_argument("target", metavar="FILE.py::FUNCTION",
-                      help="a Python file and a function in it (Class.method for a method)")
+        "diff",
+        help="show the original source next to the converted source",
+        description="Show the original source of a function next to the source laxify runs.",
+    )
+    diff.add_argument(
+        "target", metavar="FILE.py::FUNCTION", help="a Python file and a function in it (Class.method for a method)"
+    )
     output = diff.add_mutually_exclusive_group()
-    output.add_argument("--html", metavar="FILE", type=Path,
-                        help="write a standalone side-by-side HTML page to FILE")
+    output.add_argument("--html", metavar="FILE", type=Path, help="write a standalone side-by-side HTML page to FILE")
     output.add_argument("--ir", action="store_true", help="print the typed SSA IR instead of the diff")
-    output.add_argument("--explain", action="store_true",
-                        help="print what laxify made of each construct, and why")
-    output.add_argument("--graph", metavar="FILE", nargs="?", const="-",
-                        help="the dataflow graph as Graphviz DOT on stdout, or written to FILE "
-                             "(.dot/.gv: DOT text; .svg: rendered, needs Graphviz's dot)")
-    diff.add_argument("--signature", metavar="SPEC",
-                      help='specialise --ir, --explain and --graph to these arguments: array '
-                           'types like "f32[3], i32[]" (dtype[dims]) or Python literals for '
-                           'static arguments ("f32[2,3], 10")')
+    output.add_argument("--explain", action="store_true", help="print what laxify made of each construct, and why")
+    output.add_argument(
+        "--graph",
+        metavar="FILE",
+        nargs="?",
+        const="-",
+        help="the dataflow graph as Graphviz DOT on stdout, or written to FILE "
+        "(.dot/.gv: DOT text; .svg: rendered, needs Graphviz's dot)",
+    )
+    diff.add_argument(
+        "--signature",
+        metavar="SPEC",
+        help="specialise --ir, --explain and --graph to these arguments: array "
+        'types like "f32[3], i32[]" (dtype[dims]) or Python literals for '
+        'static arguments ("f32[2,3], 10")',
+    )
     diff.set_defaults(run=_diff_command)
     return parser
 
@@ -109,9 +117,11 @@ def _bind_receiver(owner: tuple[type, str], specs: list, target: str) -> list:
     try:
         instance = cls()
     except Exception as e:
-        raise CliError(f"--signature on the method {target.rpartition('::')[2]} needs an instance, and "
-                       f"{cls.__name__}() failed ({type(e).__name__}: {e}); specialise a function "
-                       "that takes the object as an argument instead") from None
+        raise CliError(
+            f"--signature on the method {target.rpartition('::')[2]} needs an instance, and "
+            f"{cls.__name__}() failed ({type(e).__name__}: {e}); specialise a function "
+            "that takes the object as an argument instead"
+        ) from None
     return [instance, *specs]
 
 
@@ -142,8 +152,10 @@ def _write_graph(graph, target: str) -> None:
         try:
             text = graph.svg()
         except GraphvizMissing:
-            raise CliError("writing SVG needs Graphviz's `dot` program (install Graphviz), "
-                           f"or write DOT text: --graph {path.with_suffix('.dot')}") from None
+            raise CliError(
+                "writing SVG needs Graphviz's `dot` program (install Graphviz), "
+                f"or write DOT text: --graph {path.with_suffix('.dot')}"
+            ) from None
         except RuntimeError as e:
             raise CliError(str(e)) from e
     elif path.suffix.lower() in (".dot", ".gv"):
@@ -155,11 +167,23 @@ def _write_graph(graph, target: str) -> None:
 
 
 _DTYPES = {
-    "bool": "bool", "b1": "bool", "pred": "bool",
-    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-    "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
-    "c64": "complex64", "c128": "complex128",
+    "bool": "bool",
+    "b1": "bool",
+    "pred": "bool",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "f32": "float32",
+    "f64": "float64",
+    "c64": "complex64",
+    "c128": "complex128",
 }
 _ARRAY = re.compile(r"\s*([A-Za-z][A-Za-z0-9]*)\s*\[([^\]]*)\]\s*")
 
@@ -196,13 +220,14 @@ def parse_signature(text: str) -> list:
             try:
                 np_dtype = jax.numpy.dtype(dtype)
             except TypeError:
-                raise CliError(f"bad signature item {item!r}: unknown dtype {m.group(1)!r} "
-                               "(use f32, i32, bool, bf16, ... or a NumPy dtype name)") from None
+                raise CliError(
+                    f"bad signature item {item!r}: unknown dtype {m.group(1)!r} "
+                    "(use f32, i32, bool, bf16, ... or a NumPy dtype name)"
+                ) from None
             try:
                 shape = tuple(int(d) for d in dims.split(",")) if dims else ()
             except ValueError:
-                raise CliError(f"bad signature item {item!r}: dimensions must be integers, "
-                               "as in f32[2,3]") from None
+                raise CliError(f"bad signature item {item!r}: dimensions must be integers, as in f32[2,3]") from None
             if any(d < 0 for d in shape):
                 raise CliError(f"bad signature item {item!r}: dimensions must not be negative")
             specs.append(jax.ShapeDtypeStruct(shape, np.dtype(np_dtype)))
@@ -210,8 +235,10 @@ def parse_signature(text: str) -> list:
         try:
             specs.append(ast.literal_eval(item))
         except (ValueError, SyntaxError):
-            raise CliError(f"bad signature item {item!r}: expected an array type such as f32[3] or "
-                           "i32[], or a Python literal for a static argument") from None
+            raise CliError(
+                f"bad signature item {item!r}: expected an array type such as f32[3] or "
+                "i32[], or a Python literal for a static argument"
+            ) from None
     return specs
 
 

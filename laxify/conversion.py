@@ -80,8 +80,14 @@ class Converted:
         made = self._segmented.get(key) if self._segmented is not None else None
         if made is None:
             sites = list(self.lowered.sites)
-            code = compile_lowered(self.lowered, function_code(fn).co_freevars, self.conversion.source.filename,
-                                   function_code(fn).co_qualname, segments_at=key, sites=sites)
+            code = compile_lowered(
+                self.lowered,
+                function_code(fn).co_freevars,
+                self.conversion.source.filename,
+                function_code(fn).co_qualname,
+                segments_at=key,
+                sites=sites,
+            )
             made = (code, SiteTable(sites)) if len(sites) > len(self.lowered.sites) else (None, None)
             if self._segmented is None:
                 self._segmented = {}
@@ -155,8 +161,14 @@ def _boundary(converted: Converted, original):
     which locates them as ``to_static`` does (at the caller's line when the callee lives in
     another file); a function that holds constructs kept as Python or calls user code
     locates JAX's errors itself (``to_static`` then falls back at that line)."""
-    from laxify.fallback import (CONCRETE_ERRORS, KeptPythonError, fallback_at, located_concrete_error,
-                                 located_trace_error, jax_refused_a_traced_value)
+    from laxify.fallback import (
+        CONCRETE_ERRORS,
+        KeptPythonError,
+        fallback_at,
+        located_concrete_error,
+        located_trace_error,
+        jax_refused_a_traced_value,
+    )
     from laxify.fallback import _raised_by_laxify
     from laxify.runtime.error_channel import HandlerNeedsData, PathRaised, at_top, in_call
     from laxify.tracebacks import hide_own_frames
@@ -186,8 +198,13 @@ def _boundary(converted: Converted, original):
             if isinstance(error, ConversionError):
                 return error
             located = located_concrete_error(error, original)
-        elif (nested or isinstance(error, ConversionError) or type(error).__module__.startswith("laxify")
-              or _raised_by_laxify(error) or not jax_refused_a_traced_value(error)):
+        elif (
+            nested
+            or isinstance(error, ConversionError)
+            or type(error).__module__.startswith("laxify")
+            or _raised_by_laxify(error)
+            or not jax_refused_a_traced_value(error)
+        ):
             if not nested and not _raised_by_laxify(error):
                 # The user's own error (a `raise` the runtime raised for them, Python's own):
                 # shown with the user's frames, as to_static shows it.
@@ -240,8 +257,7 @@ class _FromDisk(Converted):
     stored; the parsed source, IR and fallbacks (for ``explain``, ``ir``, ``diff`` and the
     messages of constructs kept as Python) are made again the first time they are needed."""
 
-    def __init__(self, fn: types.FunctionType, code: types.CodeType, lowered: LoweredSource,
-                 meta: dict):
+    def __init__(self, fn: types.FunctionType, code: types.CodeType, lowered: LoweredSource, meta: dict):
         self.lowered = lowered
         self.code = code
         self._fn = weakref.ref(fn)
@@ -290,14 +306,20 @@ def _depth_limit(fn, code: types.CodeType):
     try:
         yield
     except RecursionError:
-        raise _too_deep(code, f"it holds an expression or block nested too deeply to convert "
-                              f"(more than about {depth.MAX_NESTING:,} levels; a chain such as "
-                              f"`a and b and ...` nests one level per operand)") from None
+        raise _too_deep(
+            code,
+            f"it holds an expression or block nested too deeply to convert "
+            f"(more than about {depth.MAX_NESTING:,} levels; a chain such as "
+            f"`a and b and ...` nests one level per operand)",
+        ) from None
     except SyntaxError as e:
         if not any(limit in str(e.msg) for limit in _NESTING_LIMITS):
             raise
-        raise _too_deep(code, f"its converted code nests more deeply than Python allows ({e.msg}); "
-                              f"each traced `if` or loop inside another nests a level or two") from None
+        raise _too_deep(
+            code,
+            f"its converted code nests more deeply than Python allows ({e.msg}); "
+            f"each traced `if` or loop inside another nests a level or two",
+        ) from None
 
 
 def _too_deep(code: types.CodeType, why: str) -> ConversionError:

@@ -41,8 +41,7 @@ def _token_class(tok: tokenize.TokenInfo, generated: str) -> str | None:
     return None
 
 
-_FSTRING_TYPES = {getattr(token, n) for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
-                  if hasattr(token, n)}
+_FSTRING_TYPES = {getattr(token, n) for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(token, n)}
 
 
 def highlight(source: str, generated: str = "_lx") -> list[str]:
@@ -104,8 +103,11 @@ class Diff:
 
     def unified(self, color: bool = False) -> str:
         lines = difflib.unified_diff(
-            self.original.splitlines(), self.transformed.splitlines(),
-            f"{self.filename} (original)", f"{self.filename} (laxify)", lineterm="",
+            self.original.splitlines(),
+            self.transformed.splitlines(),
+            f"{self.filename} (original)",
+            f"{self.filename} (laxify)",
+            lineterm="",
         )
         if self.first_line != 1:
             lines = (self._shifted(ln) if ln.startswith("@@") else ln for ln in lines)

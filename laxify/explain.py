@@ -20,6 +20,7 @@ from laxify.ir.types import Array, Static, is_static
 
 __all__ = ["Entry", "Explanation", "explain"]
 
+
 @dataclass(frozen=True)
 class Entry:
     """One row: the user's ``construct`` at ``line``, what laxify made of it and why."""
@@ -47,16 +48,21 @@ class Explanation:
     def _split_rows(self) -> list[str]:
         if not self.split:
             return []
-        return ["  split fallback (these arguments fell back; each loop, taken branch and segment of code runs "
-                "compiled where it can):",
-                *(f"    {line}" for line in self.split)]
+        return [
+            "  split fallback (these arguments fell back; each loop, taken branch and segment of code runs "
+            "compiled where it can):",
+            *(f"    {line}" for line in self.split),
+        ]
 
     def text(self, color: bool = False) -> str:
         """The rows as text; ``color`` adds ANSI colours to the decisions (for a terminal)."""
         if not self.entries:
             return "\n".join([f"{self.function}: no control flow", *self._split_rows()])
-        head = f"{self.function}:" if self.specialised else \
-            f"{self.function} (not specialised: pass arguments to decide traced vs static):"
+        head = (
+            f"{self.function}:"
+            if self.specialised
+            else f"{self.function} (not specialised: pass arguments to decide traced vs static):"
+        )
         cw = max(len(e.construct) for e in self.entries)
         dw = max(len(e.decision) for e in self.entries)
         rows = [head]
@@ -73,10 +79,13 @@ class Explanation:
         rows = "".join(
             f"<tr><td>{e.line}</td><td><code>{html.escape(e.construct)}</code></td>"
             f"<td><b>{html.escape(e.decision)}</b></td><td>{html.escape(e.reason)}</td></tr>"
-            for e in self.entries)
-        return ("<table class='lx-explain'><caption>" + html.escape(self.function) + "</caption>"
-                "<tr><th>line</th><th>construct</th><th>decision</th><th>why</th></tr>"
-                f"{rows}</table>")
+            for e in self.entries
+        )
+        return (
+            "<table class='lx-explain'><caption>" + html.escape(self.function) + "</caption>"
+            "<tr><th>line</th><th>construct</th><th>decision</th><th>why</th></tr>"
+            f"{rows}</table>"
+        )
 
     def _repr_pretty_(self, printer, cycle) -> None:
         printer.text(str(self))
@@ -100,7 +109,7 @@ class _Context:
         """``break``/``continue``/``return`` for laxify's flag names, else None."""
         if not self.generated(name):
             return None
-        stem = name[len(self.prefix) + 1:]
+        stem = name[len(self.prefix) + 1 :]
         for kind, word in (("break", "break"), ("continue", "continue"), ("do_return", "return")):
             if stem.startswith(kind):
                 return word
@@ -130,13 +139,14 @@ class _Context:
 
     def is_match(self, op: CondOp) -> bool:
         sel = self.defining.get(id(op.selector))
-        return isinstance(sel, PyOp) and any(
-            self.generated(v.hint) and "subject" in v.hint for v in sel.operands)
+        return isinstance(sel, PyOp) and any(self.generated(v.hint) and "subject" in v.hint for v in sel.operands)
 
 
-_NOTES = {"break": "break → flag, remaining iterations skipped",
-          "continue": "continue → flag, rest of the body skipped",
-          "return": "return → flag, the rest skipped once it has run"}
+_NOTES = {
+    "break": "break → flag, remaining iterations skipped",
+    "continue": "continue → flag, rest of the body skipped",
+    "return": "return → flag, the rest skipped once it has run",
+}
 
 
 def _names(names: list[str]) -> str:
@@ -170,8 +180,12 @@ def _while_entry(op: WhileOp, cx: _Context) -> Entry:
     names = cx.user_names([cond])
     depends = f"condition depends on {_names(names)}"
     if not names:
-        return Entry(line, "while", "lax.while_loop" if not op.attributes.get("static") else "static Python",
-                     "runs until a `break`")
+        return Entry(
+            line,
+            "while",
+            "lax.while_loop" if not op.attributes.get("static") else "static Python",
+            "runs until a `break`",
+        )
     if op.attributes.get("static"):
         return Entry(line, "while", "static Python", f"{depends}, known while tracing")
     if cx.specialised:
@@ -203,8 +217,12 @@ def _for_entry(op: ForRangeOp, cx: _Context) -> Entry:
         depends = f"trip count depends on {_names(names)}"
         if any(isinstance(v.type, Array) for v in bounds):
             return Entry(line, "for", "fori_loop", f"{depends} (traced)")
-        return Entry(line, "for", "fori_loop",
-                     f"{depends}; lax.scan if {'it is a Python int' if len(names) == 1 else 'they are Python ints'}")
+        return Entry(
+            line,
+            "for",
+            "fori_loop",
+            f"{depends}; lax.scan if {'it is a Python int' if len(names) == 1 else 'they are Python ints'}",
+        )
     index = op.regions[0].args[0] if op.regions[0].args else None
     if cx.specialised and index is not None and isinstance(index.type, Static):
         return Entry(line, "for", "unrolled", "every value it carries is a Python value: the loop runs as Python")
@@ -222,8 +240,9 @@ def _scan_entry(op: ScanOp, cx: _Context) -> Entry:
         return Entry(line, "for", "unrolled", f"iterates over {what}, a Python sequence: the loop runs as Python")
     if isinstance(xs.type, Array) and xs.type.shape:
         return Entry(line, "for", "lax.scan", f"iterates over the leading axis of {what}: {xs.type.shape[0]} steps")
-    return Entry(line, "for", "lax.scan",
-                 f"iterates over the leading axis of {what}; unrolled if it is a Python sequence")
+    return Entry(
+        line, "for", "lax.scan", f"iterates over the leading axis of {what}; unrolled if it is a Python sequence"
+    )
 
 
 _CALL = re.compile(r"\.call\(\s*([^,()]+)")
@@ -232,9 +251,15 @@ _CALL = re.compile(r"\.call\(\s*([^,()]+)")
 def _py_entries(op: PyOp, cx: _Context) -> list[Entry]:
     line = op.span.line if op.span else 0
     if op.attributes.get("updates"):
-        return [Entry(line, "update", "converted",
-                      f"`{user}` → `{functional}` on a JAX array; in place on a list, dict or NumPy array")
-                for user, functional in op.attributes["updates"]]
+        return [
+            Entry(
+                line,
+                "update",
+                "converted",
+                f"`{user}` → `{functional}` on a JAX array; in place on a list, dict or NumPy array",
+            )
+            for user, functional in op.attributes["updates"]
+        ]
     reason = op.attributes.get("fallback")
     if reason is not None:
         first = op.code.lstrip().split(None, 1)[0] if op.code.strip() else "statement"
@@ -242,8 +267,14 @@ def _py_entries(op: PyOp, cx: _Context) -> list[Entry]:
         if cx.specialised and traced != "nothing":
             cost = f"it reads {traced}, traced here: the function runs as plain Python, eagerly"
         elif cx.specialised and all(is_static(v.type) for v in op.operands):
-            return [Entry(line, first.rstrip(":"), "static Python",
-                          f"kept as plain Python ({reason}); it meets only Python values here")]
+            return [
+                Entry(
+                    line,
+                    first.rstrip(":"),
+                    "static Python",
+                    f"kept as plain Python ({reason}); it meets only Python values here",
+                )
+            ]
         else:
             cost = "fine on static values, an eager fallback on traced ones"
         return [Entry(line, first.rstrip(":"), "fell back", f"kept as plain Python: {reason}; {cost}")]
@@ -259,9 +290,15 @@ def _py_entries(op: PyOp, cx: _Context) -> list[Entry]:
     if match:
         callee = match.group(1).strip()
         if not cx.generated(callee.split(".")[0]):
-            return [Entry(line, "call", "converted",
-                          f"`{callee}` is converted too when it is your Python code; "
-                          "library functions are called as they are")]
+            return [
+                Entry(
+                    line,
+                    "call",
+                    "converted",
+                    f"`{callee}` is converted too when it is your Python code; "
+                    "library functions are called as they are",
+                )
+            ]
     return []
 
 
@@ -287,8 +324,12 @@ def explain(fn: Function, specialised: bool = False, unspecialised: Function | N
                 entries[k] = Entry(e.line, e.construct, entries[k].decision, entries[k].reason)
                 continue
             if e.construct in conds:
-                e = Entry(e.line, e.construct, "static Python",
-                          f"{e.reason.split(';')[0]}: known for these arguments, only the branch taken is traced")
+                e = Entry(
+                    e.line,
+                    e.construct,
+                    "static Python",
+                    f"{e.reason.split(';')[0]}: known for these arguments, only the branch taken is traced",
+                )
             else:
                 e = Entry(e.line, e.construct, "static Python", "in a branch not taken for these arguments")
             entries.append(e)
@@ -316,12 +357,20 @@ def _explain_entries(fn: Function, specialised: bool) -> list[Entry]:
         elif isinstance(op, ScanOp):
             entry = _scan_entry(op, cx)
         elif isinstance(op, WithOp):
-            entry = Entry(op.span.line if op.span else 0, "with", "static Python",
-                          "a Python `with`, entered and left while tracing; its body is converted")
+            entry = Entry(
+                op.span.line if op.span else 0,
+                "with",
+                "static Python",
+                "a Python `with`, entered and left while tracing; its body is converted",
+            )
         elif isinstance(op, TryOp):
-            entry = Entry(op.span.line if op.span else 0, "try", "static Python",
-                          "a Python `try`, run while tracing (its handlers see errors raised while "
-                          "tracing); its blocks are converted")
+            entry = Entry(
+                op.span.line if op.span else 0,
+                "try",
+                "static Python",
+                "a Python `try`, run while tracing (its handlers see errors raised while "
+                "tracing); its blocks are converted",
+            )
         elif isinstance(op, PyOp):
             rows.extend((op, e) for e in _py_entries(op, cx))
         if entry is not None:

@@ -21,9 +21,23 @@ from laxify.runtime import effects
 from laxify.runtime.error_channel import ABOUT_TRACED, HandlerNeedsData
 from laxify.transpiler.to_ir import Fallback
 
-__all__ = ["CONCRETE_ERRORS", "about_a_traced_value", "jax_refused_a_traced_value", "KeptPythonError", "fallback_at", "fallback_error", "located_concrete_error",
-           "located_trace_error", "names_a_traced_value", "raised_while_tracing", "restoring_shared_names", "warn_at_user_code", "warn_fallback", "warn_unconverted_eager",
-           "warn_value_fallback"]
+__all__ = [
+    "CONCRETE_ERRORS",
+    "about_a_traced_value",
+    "jax_refused_a_traced_value",
+    "KeptPythonError",
+    "fallback_at",
+    "fallback_error",
+    "located_concrete_error",
+    "located_trace_error",
+    "names_a_traced_value",
+    "raised_while_tracing",
+    "restoring_shared_names",
+    "warn_at_user_code",
+    "warn_fallback",
+    "warn_unconverted_eager",
+    "warn_value_fallback",
+]
 
 
 class KeptPythonError(ConversionError):
@@ -53,8 +67,10 @@ CONCRETE_ERRORS = (
 # awaitable, never arrays.
 _PYTHON_ONLY = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
-_FIX = ("Rewrite the construct without that feature, or mark the argument it depends on "
-        "static (static_argnums/static_argnames).")
+_FIX = (
+    "Rewrite the construct without that feature, or mark the argument it depends on "
+    "static (static_argnums/static_argnames)."
+)
 
 
 def _line_location(filename: str, line: int) -> Location:
@@ -81,8 +97,14 @@ def fallback_at(conversion: Conversion, error: BaseException) -> Fallback | None
         return _needs_python(error)
     if isinstance(error, HandlerNeedsData):
         text = linecache.getline(error.filename, error.line)
-        return Fallback(Span(error.line, len(text) - len(text.lstrip())), error.CONSTRUCT, error.REASON, error.line,
-                        error.filename, error.FIX)
+        return Fallback(
+            Span(error.line, len(text) - len(text.lstrip())),
+            error.CONSTRUCT,
+            error.REASON,
+            error.line,
+            error.filename,
+            error.FIX,
+        )
     lines = _user_lines(error, conversion.source.filename)
     for fb in conversion.fallbacks:
         if any(fb.span.line <= ln <= fb.end_line for ln in lines):
@@ -108,23 +130,35 @@ def python_only_line(error: BaseException) -> Fallback | None:
     if found is None:
         return None
     code, line = found.tb_frame.f_code, found.tb_lineno
-    what, returns = (("a generator function", "a generator") if code.co_flags & inspect.CO_GENERATOR
-                     else ("a coroutine function", "an awaitable"))
+    what, returns = (
+        ("a generator function", "a generator")
+        if code.co_flags & inspect.CO_GENERATOR
+        else ("a coroutine function", "an awaitable")
+    )
     return Fallback(
-        Span(line, 0), "", f"it is in `{code.co_qualname}`, {what} (a call returns {returns}, not "
-        f"arrays, so laxify does not convert it)", line, code.co_filename,
+        Span(line, 0),
+        "",
+        f"it is in `{code.co_qualname}`, {what} (a call returns {returns}, not arrays, so laxify does not convert it)",
+        line,
+        code.co_filename,
         f"Make `{code.co_qualname}` return its values instead (collect them in a list and return "
         f"it): laxify converts such a function. Or mark the argument the line depends on static "
-        f"(static_argnums/static_argnames).")
+        f"(static_argnums/static_argnames).",
+    )
 
 
 def _message(fb: Fallback, fn) -> str:
-    kept = (f"laxify kept this `{fb.construct}` as plain Python" if fb.construct
-            else "laxify runs this line as plain Python")
+    kept = (
+        f"laxify kept this `{fb.construct}` as plain Python"
+        if fb.construct
+        else "laxify runs this line as plain Python"
+    )
     # A reason with a table (both sides of a mismatch) ends the sentence with it.
     reason, _, table = fb.reason.partition("\n")
-    return (f"{kept} because {reason.rstrip(':')}, and it depends on a traced value, so {fn.__qualname__} "
-            f"cannot be one XLA program" + (f":\n{table}" if table else "."))
+    return (
+        f"{kept} because {reason.rstrip(':')}, and it depends on a traced value, so {fn.__qualname__} "
+        f"cannot be one XLA program" + (f":\n{table}" if table else ".")
+    )
 
 
 def _filename(fb: Fallback, fn) -> str:
@@ -133,15 +167,16 @@ def _filename(fb: Fallback, fn) -> str:
 
 def fallback_error(fb: Fallback, fn, outer: bool) -> ConversionError:
     where = " Inside an outer jax transformation it cannot run eagerly either." if outer else ""
-    return ConversionError(_message(fb, fn) + where,
-                           _line_location(_filename(fb, fn), fb.span.line), fb.fix or _FIX)
+    return ConversionError(_message(fb, fn) + where, _line_location(_filename(fb, fn), fb.span.line), fb.fix or _FIX)
 
 
 def warn_fallback(fb: Fallback, fn) -> None:
     """The one-time FallbackWarning, issued at the user's line of the construct."""
     warnings.warn_explicit(
         f"{_message(fb, fn)} It runs eagerly, op by op, which is much slower. {fb.fix or _FIX}",
-        FallbackWarning, _filename(fb, fn), fb.span.line,
+        FallbackWarning,
+        _filename(fb, fn),
+        fb.span.line,
     )
 
 
@@ -160,13 +195,18 @@ def _first_line(error: BaseException) -> str:
 def located_concrete_error(error: BaseException, fn, unconverted: ConversionError | None = None) -> ConversionError:
     """DESIGN §6: a traced value used where Python needs a concrete one, at the user's line.
     ``unconverted``: why ``fn`` was not converted at all (then it ran as written)."""
-    message = (f"A traced value is used where Python needs a concrete one "
-               f"({type(error).__name__}: {_first_line(error)}).")
+    message = (
+        f"A traced value is used where Python needs a concrete one ({type(error).__name__}: {_first_line(error)})."
+    )
     if unconverted is not None:
-        message += (f" {unconverted.message} So it runs as written, and inside an outer jax "
-                    f"transformation it cannot run eagerly either.")
-    fix = ("Keep that value static (pass it as a Python value or list it in static_argnums), or use "
-           "a jax.numpy / jax.lax operation that accepts traced values (jnp.where, lax.dynamic_slice, ...).")
+        message += (
+            f" {unconverted.message} So it runs as written, and inside an outer jax "
+            f"transformation it cannot run eagerly either."
+        )
+    fix = (
+        "Keep that value static (pass it as a Python value or list it in static_argnums), or use "
+        "a jax.numpy / jax.lax operation that accepts traced values (jnp.where, lax.dynamic_slice, ...)."
+    )
     return ConversionError(message, _concrete_location(error, fn), fix)
 
 
@@ -175,8 +215,13 @@ def warn_value_fallback(located: ConversionError, fn) -> None:
     concrete value (the text of ``located``, at its line): it runs eagerly from then on."""
     where = located.location
     filename, line = (where.filename, where.line) if where else (fn.__code__.co_filename, fn.__code__.co_firstlineno)
-    warn_at(f"{located.message} So {fn.__qualname__} cannot be one XLA program: it runs eagerly, op "
-            f"by op, which is much slower. {located.fix}", FallbackWarning, filename, line)
+    warn_at(
+        f"{located.message} So {fn.__qualname__} cannot be one XLA program: it runs eagerly, op "
+        f"by op, which is much slower. {located.fix}",
+        FallbackWarning,
+        filename,
+        line,
+    )
 
 
 def _is_library_frame(frame: types.FrameType) -> bool:
@@ -194,8 +239,15 @@ def warn_at_user_code(message: str) -> None:
     while frame.f_back is not None and _is_library_frame(frame):
         frame = frame.f_back
     globals_ = frame.f_globals
-    warn_at(message, FallbackWarning, frame.f_code.co_filename, frame.f_lineno,
-            globals_.get("__name__") or "<string>", globals_.setdefault("__warningregistry__", {}), globals_)
+    warn_at(
+        message,
+        FallbackWarning,
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        globals_.get("__name__") or "<string>",
+        globals_.setdefault("__warningregistry__", {}),
+        globals_,
+    )
 
 
 def warn_unconverted_eager(error: BaseException, fn, unconverted: ConversionError) -> None:
@@ -203,19 +255,25 @@ def warn_unconverted_eager(error: BaseException, fn, unconverted: ConversionErro
     concrete value: it runs eagerly from now on (at the user's line when there is one)."""
     where = _concrete_location(error, fn)
     code = getattr(fn, "__code__", None)
-    filename, line = (where.filename, where.line) if where else (
-        (code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0))
+    filename, line = (
+        (where.filename, where.line)
+        if where
+        else ((code.co_filename, code.co_firstlineno) if code else ("<unknown>", 0))
+    )
     warnings.warn_explicit(
         f"{unconverted.message} Its Python code needs a concrete value here "
         f"({type(error).__name__}: {_first_line(error)}), so it runs eagerly, op by op, which is "
-        f"much slower. {unconverted.fix}", FallbackWarning, filename, line)
+        f"much slower. {unconverted.fix}",
+        FallbackWarning,
+        filename,
+        line,
+    )
 
 
 _MISSING = object()
 
 
 _TRACE_ERROR = "__laxify_raised_while_tracing__"
-
 
 
 def marking_trace_errors(traced):
@@ -244,8 +302,12 @@ def raised_while_tracing(error: BaseException) -> bool:
     """Whether ``error`` stopped the trace of a ``to_static`` function at the user's code (or in
     JAX, called from it) and is none of the errors laxify says itself (a located
     ``ConversionError``; the concrete-value errors, handled as ``CONCRETE_ERRORS``)."""
-    return (getattr(error, _TRACE_ERROR, False) and not isinstance(error, ConversionError)
-            and not isinstance(error, CONCRETE_ERRORS) and not _raised_by_laxify(error))
+    return (
+        getattr(error, _TRACE_ERROR, False)
+        and not isinstance(error, ConversionError)
+        and not isinstance(error, CONCRETE_ERRORS)
+        and not _raised_by_laxify(error)
+    )
 
 
 def _raised_by_laxify(error: BaseException) -> bool:
@@ -311,7 +373,8 @@ def located_trace_error(error: BaseException, fn) -> ConversionError:
         f"{_first_line(error)}; eager Python decides this line with concrete values.",
         _concrete_location(error, fn),
         "Keep the values this line depends on static (Python values, static_argnums), or use a "
-        "jax.numpy / jax.lax operation that accepts traced values (jnp.where, lax.dynamic_slice, ...).")
+        "jax.numpy / jax.lax operation that accepts traced values (jnp.where, lax.dynamic_slice, ...).",
+    )
 
 
 def restoring_shared_names(traced, original):

@@ -48,9 +48,9 @@ class Graph:
             raise GraphvizMissing(
                 "rendering the graph needs Graphviz's `dot` program, which is not on PATH: install "
                 "Graphviz (apt install graphviz, brew install graphviz, conda install graphviz), "
-                "or use str(graph) for the DOT text")
-        done = subprocess.run([exe, "-Tsvg"], input=self.dot, capture_output=True, text=True,
-                              timeout=60, check=False)
+                "or use str(graph) for the DOT text"
+            )
+        done = subprocess.run([exe, "-Tsvg"], input=self.dot, capture_output=True, text=True, timeout=60, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"dot failed: {done.stderr.strip()}")
         return done.stdout
@@ -108,16 +108,16 @@ def _region_names(op: Op) -> list[str]:
     if isinstance(op, CondOp):
         m = op.num_tests
         if m:
-            return ([f"elif test {k + 1}" for k in range(m)] + ["if"] +
-                    [f"elif {k + 1}" for k in range(m)] + ["else"])
+            return [f"elif test {k + 1}" for k in range(m)] + ["if"] + [f"elif {k + 1}" for k in range(m)] + ["else"]
         if len(op.regions) == 2:
             return ["true", "false"]
         return [f"case {k}" for k in range(len(op.regions))]
     if isinstance(op, WhileOp):
         return ["condition", "body"]
     if isinstance(op, TryOp):
-        return ["try", "handlers", "else", "finally"][: len(op.regions)] + \
-            [f"region {k}" for k in range(4, len(op.regions))]
+        return ["try", "handlers", "else", "finally"][: len(op.regions)] + [
+            f"region {k}" for k in range(4, len(op.regions))
+        ]
     return ["body"] + [f"region {k}" for k in range(1, len(op.regions))]
 
 
@@ -165,8 +165,9 @@ class _Dot:
             nid = self.node_id()
             args.append(nid)
             self.source[id(arg)] = nid
-            self.lines.append(f"{pad}  {nid} [label={_quote(self.value_label(arg))}, shape=ellipse, "
-                              "style=filled, fillcolor=gray95];")
+            self.lines.append(
+                f"{pad}  {nid} [label={_quote(self.value_label(arg))}, shape=ellipse, style=filled, fillcolor=gray95];"
+            )
         yields = []
         for op in region.ops:
             nid = self.op(op, depth + 1)
@@ -190,10 +191,8 @@ class _Dot:
         line = f" (line {op.span.line})" if op.span else ""
         construct = self.construct(op)
         self.lines.append(f"{pad}subgraph cluster_{self.node_id()} {{")
-        self.lines.append(f"{pad}  label={_quote(f'{construct}{line}')}; style=rounded; "
-                          "color=steelblue;")
-        self.lines.append(f"{pad}  {nid} [label={_quote(self.op_label(op))}, shape=doubleoctagon, "
-                          "color=steelblue];")
+        self.lines.append(f"{pad}  label={_quote(f'{construct}{line}')}; style=rounded; color=steelblue;")
+        self.lines.append(f"{pad}  {nid} [label={_quote(self.op_label(op))}, shape=doubleoctagon, color=steelblue];")
         for v in op.operands:
             self.edge(v, nid, pad + "  ")
         for region, label in zip(op.regions, _region_names(op)):
@@ -214,21 +213,25 @@ class _Dot:
             return _CONSTRUCT.get(type(op), op.name)
         sel = self.defining.get(id(op.selector))
         if op.attributes.get("return_guard") or (
-                isinstance(sel, PyOp) and sel.code.startswith(f"{self.prefix}.not_(") and not op.num_tests):
+            isinstance(sel, PyOp) and sel.code.startswith(f"{self.prefix}.not_(") and not op.num_tests
+        ):
             return f"guard: {self.name(sel.code)}" if isinstance(sel, PyOp) else "guard"
         return "if/elif" if op.num_tests else "if"
 
     def build(self) -> str:
         fn = self.fn
         title = f"{fn.name}, line {fn.span.line}" if fn.span else fn.name
-        self.lines = [f"digraph {_quote(fn.name)} {{",
-                      f"  label={_quote(title)}; labelloc=t; fontname=Helvetica;",
-                      "  node [fontname=Helvetica, fontsize=10]; edge [fontname=Helvetica, fontsize=9];"]
+        self.lines = [
+            f"digraph {_quote(fn.name)} {{",
+            f"  label={_quote(title)}; labelloc=t; fontname=Helvetica;",
+            "  node [fontname=Helvetica, fontsize=10]; edge [fontname=Helvetica, fontsize=9];",
+        ]
         for p in fn.params:
             nid = self.node_id()
             self.source[id(p)] = nid
-            self.lines.append(f"  {nid} [label={_quote(self.value_label(p))}, shape=invhouse, "
-                              "style=filled, fillcolor=lightyellow];")
+            self.lines.append(
+                f"  {nid} [label={_quote(self.value_label(p))}, shape=invhouse, style=filled, fillcolor=lightyellow];"
+            )
         for op in fn.body.ops:
             self.op(op, 1)
         self.lines.extend(self.edges)

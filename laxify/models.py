@@ -42,8 +42,9 @@ def holds_nnx(value: Any) -> bool:
     nodes = _nnx_node_types(nnx)
     if isinstance(value, nodes):
         return True
-    return any(isinstance(leaf, nodes)
-               for leaf in jax.tree_util.tree_leaves(value, is_leaf=lambda v: isinstance(v, nodes)))
+    return any(
+        isinstance(leaf, nodes) for leaf in jax.tree_util.tree_leaves(value, is_leaf=lambda v: isinstance(v, nodes))
+    )
 
 
 def _is_equinox_module(value: Any) -> bool:
@@ -80,8 +81,9 @@ class _Static:
     def __eq__(self, other) -> bool:
         if not isinstance(other, _Static) or self._hash != other._hash or self.treedef != other.treedef:
             return False
-        return all(a is b or (_hashable(a) and type(a) is type(b) and a == b)
-                   for a, b in zip(self.leaves, other.leaves))
+        return all(
+            a is b or (_hashable(a) and type(a) is type(b) and a == b) for a, b in zip(self.leaves, other.leaves)
+        )
 
 
 def _hashable(value: Any) -> bool:

@@ -82,8 +82,7 @@ class SplitRunner:
         located, fn = self.located, self.inner
         if self.kept:
             return f"{located.message} {self.plan.summary()} {located.fix}"
-        return (f"{located.message} So {fn.__qualname__} cannot be one XLA program. {self.plan.summary()} "
-                f"{located.fix}")
+        return f"{located.message} So {fn.__qualname__} cannot be one XLA program. {self.plan.summary()} {located.fix}"
 
     def warn(self) -> None:
         where = self.located.location
@@ -99,4 +98,6 @@ class SplitRunner:
             f"{located.message} So {self.inner.__qualname__} runs split into compiled parts joined by "
             f"Python values there, and an outer jax transformation (jax.grad, jax.jit, jax.vmap) "
             f"cannot go through Python values: it is not possible through the Python segments.",
-            located.location, located.fix)
+            located.location,
+            located.fix,
+        )

@@ -23,8 +23,10 @@ __all__ = ["hide_own_frames"]
 
 # laxify's layers, and JAX (frames of an error that laxify raised again after JAX's own
 # filtering, such as an error in a loop body shown once, still hold JAX's frames).
-_ROOTS = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep
-               for module in (laxify, laxify.ir, laxify.runtime, laxify.transpiler, jax))
+_ROOTS = tuple(
+    os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+    for module in (laxify, laxify.ir, laxify.runtime, laxify.transpiler, jax)
+)
 
 
 def hide_own_frames(error: BaseException, jax_too: bool = True) -> None:

@@ -100,15 +100,23 @@ def _max_min(name: str, strict: Callable):
                 raise _NotCovered  # Python's TypeError
             return _fold_best(list(args), key, strict)
         iterable = args[0]
-        if hasattr(iterable, "shape") and is_traced(iterable) and len(iterable.shape) == 1 \
-                and iterable.shape[0] > 0 and key is None:
+        if (
+            hasattr(iterable, "shape")
+            and is_traced(iterable)
+            and len(iterable.shape) == 1
+            and iterable.shape[0] > 0
+            and key is None
+        ):
             return _best_of_array(iterable, strict)
         items = _elements(iterable)
         if not items:  # Python's own error (its text differs between versions), or the default
             return getattr(builtins, name)([], **({} if default is _NO_DEFAULT else {"default": default}))
         return _fold_best(items, key, strict)
-    rule.__doc__ = (f"``{name}(a, b, ...)`` and ``{name}(iterable)``: ``best = first; for v in rest: "
-                    f"if v {'>' if name == 'max' else '<'} best: best = v`` (``key=``, ``default=``).")
+
+    rule.__doc__ = (
+        f"``{name}(a, b, ...)`` and ``{name}(iterable)``: ``best = first; for v in rest: "
+        f"if v {'>' if name == 'max' else '<'} best: best = v`` (``key=``, ``default=``)."
+    )
     return rule
 
 
@@ -160,9 +168,13 @@ def _to_int(x, rounded):
     _raise_where(jnp.isinf(x), lambda: OverflowError("cannot convert float infinity to integer"))
     value = rounded(x)
     limit = float(jnp.iinfo(target).max) + 1.0
-    _raise_where(jnp.logical_and(jnp.isfinite(x), jnp.logical_or(value >= limit, value < -limit)),
-                 lambda: OverflowError(f"the integer is too large for {jnp.dtype(target).name}, laxify's "
-                                       f"Python int on traced values (jax_enable_x64 gives int64)"))
+    _raise_where(
+        jnp.logical_and(jnp.isfinite(x), jnp.logical_or(value >= limit, value < -limit)),
+        lambda: OverflowError(
+            f"the integer is too large for {jnp.dtype(target).name}, laxify's "
+            f"Python int on traced values (jax_enable_x64 gives int64)"
+        ),
+    )
     return jnp.where(jnp.isfinite(value), value, 0).astype(target)
 
 
@@ -232,6 +244,7 @@ def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool
         if jnp.issubdtype(x.dtype, jnp.complexfloating):
             raise _NotCovered
         return fn(x.astype(jnp.result_type(float)) if not floats_only else x)
+
     return rule
 
 
@@ -241,6 +254,7 @@ def _math_domain(fn: Callable, outside: Callable):
     math domain error`` (``outside(x)``: a negative number's square root, the logarithm of
     zero or of a negative number, the sine of an infinity), a run-time check raises it at the
     call's line. NaN gives NaN, as in Python."""
+
     def rule(*args):
         if len(args) != 1 or not _scalar(args[0]):
             raise _NotCovered  # math.log(x, base), or an array: Python's own error
@@ -251,6 +265,7 @@ def _math_domain(fn: Callable, outside: Callable):
         if outside is not None:
             _raise_where(outside(x), lambda: ValueError("math domain error"))
         return fn(x)
+
     return rule
 
 
@@ -260,6 +275,7 @@ def _math_binary(fn: Callable):
             raise _NotCovered
         a, b = (jnp.reshape(jnp.asarray(v), ()).astype(jnp.result_type(float)) for v in args)
         return fn(a, b)
+
     return rule
 
 
@@ -276,11 +292,12 @@ def _text_of(name: str):
         only when the program runs, and while tracing Python would write the tracer's name
         into the string. Eager Python runs it (``NeedsPython``: ``to_static`` falls back)."""
         raise _needs_python(
-            f"`{name}()` of a traced value makes a Python string of its digits, which exist only "
-            f"when the program runs",
+            f"`{name}()` of a traced value makes a Python string of its digits, which exist only when the program runs",
             f"Keep the value as an array and make the string where the function is called "
             f"(`{name}(f(x))`), or print it with `print`/`jax.debug.print`, which laxify formats "
-            f"at run time.")
+            f"at run time.",
+        )
+
     return rule
 
 
@@ -295,7 +312,8 @@ def _pow(*args, **kwargs):
         "`pow(a, b, m)` of traced integers computes with Python's unbounded ints, where the "
         "products of a modular power overflow JAX's int32",
         "Write the modular power as a loop over the bits of the exponent with `% m` after each "
-        "product (exact while m*m fits in the dtype), or keep the arguments static (Python ints).")
+        "product (exact while m*m fits in the dtype), or keep the arguments static (Python ints).",
+    )
 
 
 # One table: the builtin or ``math`` function → its rule. Only functions that Python never
@@ -397,8 +415,9 @@ def builtin(fn, *args, **kwargs):
         state.where = before
     if result is _NotCovered:
         return fn(*args, **kwargs)  # outside the handler: its error is not chained to _NotCovered
-    if fn in _PYTHON_INT_RESULTS or (fn in _PYTHON_INT_KEPT and args and all(
-            int_overflow.is_python_int(a) for a in args)):
+    if fn in _PYTHON_INT_RESULTS or (
+        fn in _PYTHON_INT_KEPT and args and all(int_overflow.is_python_int(a) for a in args)
+    ):
         # A Python int in eager code: its `+ - * **` with other Python ints are checked for
         # int32 overflow (runtime/int_overflow.py).
         int_overflow.mark_python_int(result)

@@ -76,8 +76,13 @@ def register_converted(code: types.CodeType) -> None:
 
 def _converted_function(fn: types.FunctionType) -> Callable | None:
     code = fn.__code__
-    if (_converter is None or code in _COMPILED or code in _UNCONVERTIBLE
-            or getattr(fn, "__laxify_do_not_convert__", False) or not converts_calls_of(fn)):
+    if (
+        _converter is None
+        or code in _COMPILED
+        or code in _UNCONVERTIBLE
+        or getattr(fn, "__laxify_do_not_convert__", False)
+        or not converts_calls_of(fn)
+    ):
         return None
     try:
         return _converter(fn)
@@ -130,6 +135,7 @@ def _attribute(obj, name: str):
 
 
 # -- recursion ------------------------------------------------------------------------------
+
 
 def call(fn, *args, **kwargs):
     """``fn(*args, **kwargs)``, with ``fn`` converted first when it is user code."""

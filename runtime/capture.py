@@ -107,7 +107,11 @@ def promoted(carries, outputs):
     for k, (value, out) in enumerate(zip(leaves, outs)):
         if not isinstance(out, jax.ShapeDtypeStruct):
             continue
-        weak = isinstance(value, (int, float, complex)) and not isinstance(value, bool) or getattr(value, "weak_type", False)
+        weak = (
+            isinstance(value, (int, float, complex))
+            and not isinstance(value, bool)
+            or getattr(value, "weak_type", False)
+        )
         if weak and (np.shape(value) != out.shape or jnp.result_type(value) != out.dtype):
             leaves[k] = jax.lax.convert_element_type(value, jnp.result_type(value, out))
             changed = True

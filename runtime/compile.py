@@ -24,8 +24,24 @@ FACTORY = "_lx_factory"
 # an operator are position-free singletons; names and constants are not nodes), and whether
 # its own nodes have positions.
 _AST_SHAPES: dict[type, tuple[tuple[str, ...], bool]] = {}
-_NO_POSITIONS = frozenset({"ctx", "op", "ops", "id", "arg", "attr", "name", "module", "level", "kind",
-                           "type_comment", "is_async", "conversion", "asname"})
+_NO_POSITIONS = frozenset(
+    {
+        "ctx",
+        "op",
+        "ops",
+        "id",
+        "arg",
+        "attr",
+        "name",
+        "module",
+        "level",
+        "kind",
+        "type_comment",
+        "is_async",
+        "conversion",
+        "asname",
+    }
+)
 
 
 def _ast_shape(kind: type) -> tuple[tuple[str, ...], bool]:
@@ -85,8 +101,14 @@ def _has_private_names(text: str) -> bool:
     return any(not token.endswith("__") for token in _PRIVATE.findall(text))
 
 
-def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename: str,
-                    qualname: str = "", segments_at=None, sites: list | None = None) -> types.CodeType:
+def compile_lowered(
+    lowered: LoweredSource,
+    freevars: tuple[str, ...],
+    filename: str,
+    qualname: str = "",
+    segments_at=None,
+    sites: list | None = None,
+) -> types.CodeType:
     """The code object of the converted function (shared by every closure of one ``def``).
 
     ``qualname``, the original function's (``code.co_qualname``), names the code objects and
@@ -127,14 +149,23 @@ def compile_lowered(lowered: LoweredSource, freevars: tuple[str, ...], filename:
     code = compile(tree, filename, "exec", dont_inherit=True)
     factory = _nested(code, FACTORY)
     inner = _nested(factory, generated)
-    compiled = _without_factory(inner, f"{factory.co_qualname}.<locals>.{generated}", qualname,
-                                lowered.prefix + "_")
+    compiled = _without_factory(inner, f"{factory.co_qualname}.<locals>.{generated}", qualname, lowered.prefix + "_")
     register_converted(compiled)
     return compiled
 
 
-_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass, ast.Delete, ast.Global,
-           ast.Nonlocal, ast.Import, ast.ImportFrom)
+_SIMPLE = (
+    ast.Assign,
+    ast.AnnAssign,
+    ast.AugAssign,
+    ast.Expr,
+    ast.Pass,
+    ast.Delete,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Import,
+    ast.ImportFrom,
+)
 
 
 def _arm_entries(tree: ast.Module, runtime: str) -> dict[str, int]:
@@ -143,9 +174,15 @@ def _arm_entries(tree: ast.Module, runtime: str) -> dict[str, int]:
     ``(condition, branch)`` pair per arm, each written at its arm's line."""
     entries: dict[str, int] = {}
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "elif_chain" and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == runtime and node.args and isinstance(node.args[0], ast.Tuple)):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "elif_chain"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == runtime
+            and node.args
+            and isinstance(node.args[0], ast.Tuple)
+        ):
             continue
         previous = None
         for arm in node.args[0].elts:
@@ -156,8 +193,9 @@ def _arm_entries(tree: ast.Module, runtime: str) -> dict[str, int]:
     return entries
 
 
-def _enter_at_construct(body: list[ast.stmt], made: str, function: str, before: int | None,
-                        entries: dict[str, int]) -> None:
+def _enter_at_construct(
+    body: list[ast.stmt], made: str, function: str, before: int | None, entries: dict[str, int]
+) -> None:
     """Let line tracers see each branch and loop body laxify made enter from its construct.
 
     coverage.py's branch measurement (like a debugger) follows line events frame by frame.
@@ -175,8 +213,15 @@ def _enter_at_construct(body: list[ast.stmt], made: str, function: str, before: 
         if isinstance(stmt, ast.FunctionDef) and stmt.name.startswith(made) and stmt.name != function:
             construct = entries.get(stmt.name, stmt.lineno)
             if before is not None and before < construct and stmt.body:
-                stmt.body.insert(0, ast.Pass(lineno=construct, col_offset=stmt.col_offset,
-                                             end_lineno=construct, end_col_offset=stmt.col_offset + 4))
+                stmt.body.insert(
+                    0,
+                    ast.Pass(
+                        lineno=construct,
+                        col_offset=stmt.col_offset,
+                        end_lineno=construct,
+                        end_col_offset=stmt.col_offset + 4,
+                    ),
+                )
                 stmt.lineno = before
                 _enter_at_construct(stmt.body, made, function, construct, entries)
             else:  # the `def` runs at its own line, where the function starts too
@@ -199,8 +244,7 @@ def _enter_at_construct(body: list[ast.stmt], made: str, function: str, before: 
         before = stmt.lineno if isinstance(stmt, (*_SIMPLE, ast.Return)) else None
 
 
-def _edge_handler(body: list[ast.stmt], error: str, result: str, boundary: str, line: int,
-                  col: int) -> ast.Try:
+def _edge_handler(body: list[ast.stmt], error: str, result: str, boundary: str, line: int, col: int) -> ast.Try:
     """``body`` in the handler at the function's edge (see :func:`_at_edge`), built as nodes
     (parsing a template costs more than the compile of a small function)::
 
@@ -218,9 +262,11 @@ def _edge_handler(body: list[ast.stmt], error: str, result: str, boundary: str, 
 
     Every node has no position (line -1) but the last ``raise``, at ``line`` and ``col``."""
     here = {"lineno": line, "col_offset": col, "end_lineno": line, "end_col_offset": col + 3}
-    located = ast.Raise(exc=ast.Name(id=result, ctx=_LOAD, **here),
-                        cause=ast.Attribute(value=ast.Name(id=result, ctx=_LOAD, **here), attr="__cause__",
-                                            ctx=_LOAD, **here), **here)
+    located = ast.Raise(
+        exc=ast.Name(id=result, ctx=_LOAD, **here),
+        cause=ast.Attribute(value=ast.Name(id=result, ctx=_LOAD, **here), attr="__cause__", ctx=_LOAD, **here),
+        **here,
+    )
     kind, checks = _edge_checks(error, result, boundary)
     handler = ast.ExceptHandler(type=kind, name=error, body=[*checks, located], **_NOWHERE)
     return ast.Try(body=body, handlers=[handler], orelse=[], finalbody=[], **_NOWHERE)
@@ -235,6 +281,7 @@ def _edge_checks(error: str, result: str, boundary: str) -> tuple[ast.Name, tupl
     """The exception type and the statements of the edge handler before its last ``raise``,
     without positions: the same for every function of one prefix (``compile`` only reads the
     nodes it is given, so functions share them)."""
+
     def name(identifier: str, ctx: ast.expr_context = _LOAD) -> ast.Name:
         return ast.Name(id=identifier, ctx=ctx, **_NOWHERE)
 
@@ -247,9 +294,12 @@ def _edge_checks(error: str, result: str, boundary: str) -> tuple[ast.Name, tupl
 
     return name("Exception"), (
         when(boundary, none(), ast.Raise(exc=None, cause=None, **_NOWHERE)),
-        ast.Assign(targets=[name(result, ast.Store())],
-                   value=ast.Call(func=name(boundary), args=[name(error)], keywords=[], **_NOWHERE),
-                   type_comment=None, **_NOWHERE),
+        ast.Assign(
+            targets=[name(result, ast.Store())],
+            value=ast.Call(func=name(boundary), args=[name(error)], keywords=[], **_NOWHERE),
+            type_comment=None,
+            **_NOWHERE,
+        ),
         when(result, name(error), ast.Raise(exc=None, cause=None, **_NOWHERE)),
         when(result, none(), ast.Return(value=none(), **_NOWHERE)),
     )
@@ -300,12 +350,15 @@ def _without_factory(code: types.CodeType, generated: str, qualname: str, made: 
     """``code`` and the code nested in it named as in the user's source: the factory (and
     the class around it) and the generated name are laxify's, so
     ``_lx_factory.<locals>._lx_function.<locals>.g`` becomes ``f.<locals>.g``."""
+
     def rename(text: str) -> str:
-        return qualname + text[len(generated):] if text.startswith(generated) else text
+        return qualname + text[len(generated) :] if text.startswith(generated) else text
 
     consts = tuple(
-        _without_factory(c, generated, qualname, made) if isinstance(c, types.CodeType)
-        else rename(c) if isinstance(c, str) and c.startswith(generated)  # a class's __qualname__
+        _without_factory(c, generated, qualname, made)
+        if isinstance(c, types.CodeType)
+        else rename(c)
+        if isinstance(c, str) and c.startswith(generated)  # a class's __qualname__
         else c
         for c in code.co_consts
     )
@@ -314,13 +367,19 @@ def _without_factory(code: types.CodeType, generated: str, qualname: str, made: 
     # A branch or loop body laxify made runs lines of the function it came from: tracebacks
     # (and JAX's messages) name that function, never the generated name.
     user_qualname = ".<locals>.".join(
-        part for part in rename(code.co_qualname).split(".<locals>.") if not part.startswith(made))
+        part for part in rename(code.co_qualname).split(".<locals>.") if not part.startswith(made)
+    )
     name = user_qualname.rpartition(".")[2] if code.co_name.startswith(made) else code.co_name
     return code.replace(co_consts=consts, co_qualname=user_qualname, co_name=name)
 
 
-def make_function(code: types.CodeType, lowered: LoweredSource, original: types.FunctionType,
-                  boundary=None, sites: SiteTable | None = None) -> types.FunctionType:
+def make_function(
+    code: types.CodeType,
+    lowered: LoweredSource,
+    original: types.FunctionType,
+    boundary=None,
+    sites: SiteTable | None = None,
+) -> types.FunctionType:
     """Bind ``code`` to ``original``'s globals, closure cells, defaults and metadata;
     ``boundary``: what the handler at the function's edge calls (see :func:`_at_edge`);
     ``sites``: the site table, where it is not ``lowered``'s (a split run's variant)."""

@@ -116,8 +116,10 @@ def _user_class(kind: type) -> bool:
     known = _USER_CLASSES.get(kind)
     if known is None:
         known = _USER_CLASSES[kind] = (
-            bool(getattr(kind, "__dictoffset__", 0)) and not issubclass(kind, BaseException)
-            and not any(is_library_type(cls) for cls in kind.__mro__[:-1]))
+            bool(getattr(kind, "__dictoffset__", 0))
+            and not issubclass(kind, BaseException)
+            and not any(is_library_type(cls) for cls in kind.__mro__[:-1])
+        )
     return known
 
 
@@ -126,8 +128,8 @@ class _Watch:
 
     def __init__(self, construct: str, where: Callable[[], Location | None]):
         self.construct, self.where = construct, where
-        self.saved: dict[int, tuple] = {}   # id -> (object, its state, the user's word for it)
-        self.own: set[int] = set()          # fresh containers the construct passed in
+        self.saved: dict[int, tuple] = {}  # id -> (object, its state, the user's word for it)
+        self.own: set[int] = set()  # fresh containers the construct passed in
         # Own ones changed that other names refer to: id -> (the name changed, the others).
         self.aliased: dict[int, tuple[str, tuple[str, ...]]] = {}
         self.started: frozenset | None = None  # ids watched when the function started (see made_here)
@@ -224,8 +226,7 @@ def _function_roots(fn: types.FunctionType, stack: list, level: int) -> None:
             value = cell.cell_contents
         except ValueError:
             continue
-        stack.append((value, f"`{name}`" if not name.startswith(DEFAULT_PREFIX) else "a value it reads",
-                      False, level))
+        stack.append((value, f"`{name}`" if not name.startswith(DEFAULT_PREFIX) else "a value it reads", False, level))
     for value in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()):
         stack.append((value, f"a default argument of `{fn.__name__}`", False, level))
     for name in _global_containers(fn):
@@ -269,6 +270,7 @@ def _reachable(tree) -> set[int]:
 def _fresh(args: tuple) -> tuple:
     """``args`` with their pytree containers rebuilt, as JAX gives them to a traced function."""
     from laxify.runtime.dispatch.values import fresh
+
     return fresh(args)
 
 
@@ -313,7 +315,7 @@ def _put(tree, path: tuple, value):
     key = path[0]
     new = value if len(path) == 1 else _put(tree[key], path[1:], value)
     if type(tree) is tuple:
-        return (*tree[:key], new, *tree[key + 1:])
+        return (*tree[:key], new, *tree[key + 1 :])
     if tree[key] is not new:
         tree[key] = new
     return tree
@@ -348,8 +350,7 @@ class Identity:
     back its carries shared as it received them: else whether two names share an object
     depends on how many times it ran."""
 
-    def __init__(self, operands: tuple = (), site=None, offset: int = 0, loop: bool = False,
-                 may_skip: bool = False):
+    def __init__(self, operands: tuple = (), site=None, offset: int = 0, loop: bool = False, may_skip: bool = False):
         self.loop, self.may_skip = loop, may_skip  # may_skip: a loop that may run zero times
         # The names the construct assigns (its outputs'), in the user's frame; whether the
         # function changes objects in place (else which names share one object is never seen,
@@ -443,7 +444,6 @@ class Identity:
             return relink(tuple(outs), shared, prefer=inputs)
         return tuple(outs)
 
-
     def _carries(self, obj, name: str) -> bool:
         """Whether the construct carried ``obj`` under ``name`` too (its operands align with its
         names): then it gave back ``name`` changed as well, and no other name misses it."""
@@ -470,8 +470,9 @@ def _write_into(original, new) -> None:
             original[key] = value
 
 
-def guarded(fn: Callable, construct: str, where: Callable[[], Location | None],
-            identity: Identity | None = None) -> Callable:
+def guarded(
+    fn: Callable, construct: str, where: Callable[[], Location | None], identity: Identity | None = None
+) -> Callable:
     """``fn`` (a branch, a loop body or condition, a lazy operand) run with its effects on
     Python objects watched: see the module's docstring. ``construct`` says what traces it
     ("this `if` on a traced value"); ``where()`` is the user's line to report; ``identity``
@@ -578,7 +579,7 @@ def _user_functions(fn) -> list:
         except ValueError:
             continue
     for value in values:
-        for item in (value if type(value) in (tuple, list) else (value,)):
+        for item in value if type(value) in (tuple, list) else (value,):
             found += _user_functions(item)
     return found
 
@@ -742,12 +743,19 @@ def alias_error(name: str, other: str) -> NeedsPython:
 
 def _path_sharing_error(where, loop: bool = False) -> NeedsPython:
     construct, location = where
-    how = ("its body gives back two names sharing one list or dict where they did not share it "
-           "before the loop (or the reverse), so whether they share it after the loop depends on "
-           "how many times it ran") if loop else (
-           "two names (or two places) refer to one list or dict on one of its paths and to separate "
-           "ones on another, so whether a change through one is seen through the other depends on "
-           "the path")
+    how = (
+        (
+            "its body gives back two names sharing one list or dict where they did not share it "
+            "before the loop (or the reverse), so whether they share it after the loop depends on "
+            "how many times it ran"
+        )
+        if loop
+        else (
+            "two names (or two places) refer to one list or dict on one of its paths and to separate "
+            "ones on another, so whether a change through one is seen through the other depends on "
+            "the path"
+        )
+    )
     return NeedsPython(
         f"while {construct} is traced, {how}",
         location(),
@@ -771,8 +779,11 @@ def _held_elsewhere(obj, names: tuple) -> bool:
                 if name in own:
                     continue
                 kind = type(value)
-                if value is obj or (kind in (list, tuple) and any(v is obj for v in value)) or (
-                        kind is dict and any(v is obj for v in value.values())):
+                if (
+                    value is obj
+                    or (kind in (list, tuple) and any(v is obj for v in value))
+                    or (kind is dict and any(v is obj for v in value.values()))
+                ):
                     return True
         frame = frame.f_back
     return False
@@ -786,8 +797,7 @@ def _path_identity_error(where, replaced: bool = False) -> NeedsPython:
             f"path of {construct} and kept on another, so whether a later change through one name "
             f"is seen through the other depends on the path",
             location(),
-            "Replace it on every path (`xs = list(xs)` on the other path too), or change it in place "
-            "on every path.",
+            "Replace it on every path (`xs = list(xs)` on the other path too), or change it in place on every path.",
         )
     return NeedsPython(
         f"a list or dict is changed in place on one path of {construct} and replaced by another "

@@ -31,9 +31,27 @@ from laxify.runtime.dispatch.printing import Formatted
 from laxify.runtime.dispatch.values import UndefinedReturn
 
 __all__ = [
-    "ABOUT_TRACED", "Deferred", "HandlerNeedsData", "PYTHON_ERRORS", "PathRaised", "call_raised", "calling",
-    "check_at", "exception_", "expect_raise", "in_traced_region", "is_users_error", "leaving", "on_path", "raise_",
-    "raise_where", "raised", "raised_or", "record_exception", "region_depth", "traced_region",
+    "ABOUT_TRACED",
+    "Deferred",
+    "HandlerNeedsData",
+    "PYTHON_ERRORS",
+    "PathRaised",
+    "call_raised",
+    "calling",
+    "check_at",
+    "exception_",
+    "expect_raise",
+    "in_traced_region",
+    "is_users_error",
+    "leaving",
+    "on_path",
+    "raise_",
+    "raise_where",
+    "raised",
+    "raised_or",
+    "record_exception",
+    "region_depth",
+    "traced_region",
 ]
 
 # Set on an error that refuses a traced value without saying so in its text (see
@@ -41,11 +59,14 @@ __all__ = [
 ABOUT_TRACED = "__laxify_about_a_traced_value__"
 
 # Files whose frames are not the user's (laxify's runtime and IR, JAX).
-_OWN_ROOTS = tuple(os.path.dirname(os.path.abspath(path)) + os.sep for path in (
-    __file__, sys.modules["laxify.ir"].__file__, jax.__file__))
+_OWN_ROOTS = tuple(
+    os.path.dirname(os.path.abspath(path)) + os.sep
+    for path in (__file__, sys.modules["laxify.ir"].__file__, jax.__file__)
+)
 
 
 # -- where tracing stands ------------------------------------------------------------------
+
 
 def region_depth() -> int:
     """How many traced regions (branches, loop bodies) hold the code being traced."""
@@ -233,7 +254,8 @@ def lazy_cond(pred, branches, slot, cast_all: bool = False):
     first = known[0]
     for other in known[1:]:
         if jax.tree_util.tree_structure(other) != jax.tree_util.tree_structure(first) or any(
-                a.shape != b.shape for a, b in zip(jax.tree_util.tree_leaves(first), jax.tree_util.tree_leaves(other))):
+            a.shape != b.shape for a, b in zip(jax.tree_util.tree_leaves(first), jax.tree_util.tree_leaves(other))
+        ):
             raise TypeError("the sides of a traced conditional give values of different structures or shapes")
     dtypes = [jnp.result_type(*leaves) for leaves in zip(*(jax.tree_util.tree_leaves(a) for a in known))]
     cast = cast_all or any(a.dtype != d for k in known for a, d in zip(jax.tree_util.tree_leaves(k), dtypes))
@@ -244,11 +266,13 @@ def lazy_cond(pred, branches, slot, cast_all: bool = False):
         def run():
             (out, raised), found = runs[k].replay()
             if out is None:
-                out = jax.tree_util.tree_unflatten(treedef, [
-                    jnp.zeros(a.shape, d) for a, d in zip(jax.tree_util.tree_leaves(first), dtypes)])
+                out = jax.tree_util.tree_unflatten(
+                    treedef, [jnp.zeros(a.shape, d) for a, d in zip(jax.tree_util.tree_leaves(first), dtypes)]
+                )
             elif cast:
-                out = jax.tree_util.tree_unflatten(treedef, [
-                    jnp.asarray(v, d) for v, d in zip(jax.tree_util.tree_leaves(out), dtypes)])
+                out = jax.tree_util.tree_unflatten(
+                    treedef, [jnp.asarray(v, d) for v, d in zip(jax.tree_util.tree_leaves(out), dtypes)]
+                )
             return (out, raised), union.of(k, found)
 
         return run
@@ -313,8 +337,8 @@ def at_top(error: PathRaised):
         "this `raise`, in a function called on a path the data may not take, could not be "
         "recorded for run time by the construct around the call (an `and`/`or` operand)",
         Location(error.filename, error.line, len(text) - len(text.lstrip()), text.rstrip("\n")),
-        "Call the function in a plain `if` on the traced value (not in an `and`/`or` operand), or "
-        "call it unconverted.")
+        "Call the function in a plain `if` on the traced value (not in an `and`/`or` operand), or call it unconverted.",
+    )
 
 
 class HandlerNeedsData(ConversionError):
@@ -324,19 +348,26 @@ class HandlerNeedsData(ConversionError):
     the ``raise``); elsewhere it is this located error."""
 
     CONSTRUCT = "raise"
-    REASON = ("it raises under a condition on a traced value inside a `try` whose `except` clauses "
-              "may catch the exception: which handler runs would depend on the data")
-    FIX = ("Compute the handler's value with the condition instead of raising (for example "
-           "`r = jnp.where(b == 0, 0.0, a / b)`), or move the `raise` out of the `try`.")
+    REASON = (
+        "it raises under a condition on a traced value inside a `try` whose `except` clauses "
+        "may catch the exception: which handler runs would depend on the data"
+    )
+    FIX = (
+        "Compute the handler's value with the condition instead of raising (for example "
+        "`r = jnp.where(b == 0, 0.0, a / b)`), or move the `raise` out of the `try`."
+    )
 
-    MESSAGE = ("This `raise` stands under a condition on a traced value inside a `try` whose `except` "
-               "clauses may catch it: which of them runs would depend on the data, and one XLA "
-               "program cannot choose a handler at run time.")
+    MESSAGE = (
+        "This `raise` stands under a condition on a traced value inside a `try` whose `except` "
+        "clauses may catch it: which of them runs would depend on the data, and one XLA "
+        "program cannot choose a handler at run time."
+    )
 
     def __init__(self, filename: str, line: int):
         text = linecache.getline(filename, line)
         super().__init__(
-            self.MESSAGE, Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), self.FIX)
+            self.MESSAGE, Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), self.FIX
+        )
         self.filename, self.line = filename, line
 
 
@@ -345,17 +376,24 @@ class CallHandlerNeedsData(HandlerNeedsData):
     whose ``except`` may catch it (see :class:`HandlerNeedsData`)."""
 
     CONSTRUCT = "call"
-    REASON = ("the function it calls raises on a path the data may not take, inside a `try` whose "
-              "`except` clauses may catch the exception: which handler runs would depend on the data")
-    FIX = ("Compute the handler's value with the condition instead of raising (for example "
-           "`r = jnp.where(b == 0, 0.0, a / b)`), or move the call out of the `try`.")
+    REASON = (
+        "the function it calls raises on a path the data may not take, inside a `try` whose "
+        "`except` clauses may catch the exception: which handler runs would depend on the data"
+    )
+    FIX = (
+        "Compute the handler's value with the condition instead of raising (for example "
+        "`r = jnp.where(b == 0, 0.0, a / b)`), or move the call out of the `try`."
+    )
 
-    MESSAGE = ("This call stands inside a `try` whose `except` clauses may catch what the function "
-               "it calls raises on a path the data may not take: which of them runs would depend on the "
-               "data, and one XLA program cannot choose a handler at run time.")
+    MESSAGE = (
+        "This call stands inside a `try` whose `except` clauses may catch what the function "
+        "it calls raises on a path the data may not take: which of them runs would depend on the "
+        "data, and one XLA program cannot choose a handler at run time."
+    )
 
 
 # -- raise -----------------------------------------------------------------------------------
+
 
 class Deferred:
     """``Cls(*args, **kwargs)`` not called yet: an exception made from the values of the run
@@ -488,8 +526,8 @@ class _Open:
 
 
 jax.tree_util.register_pytree_node(
-    _Open, lambda o: ((o.args, o.kwargs), (o.kind, o.head)),
-    lambda aux, children: _Open(aux[0], aux[1], *children))
+    _Open, lambda o: ((o.args, o.kwargs), (o.kind, o.head)), lambda aux, children: _Open(aux[0], aux[1], *children)
+)
 
 
 def _opened(v):
@@ -517,7 +555,9 @@ def check_at(ok, exception: Callable[[], BaseException], filename: str, line: in
             break
         frame = frame.f_back
     text = f"{type(exception()).__qualname__}: {exception()}"
-    rule = report.Rule(lambda values: exception(), filename, line, name, f"{_escape(text)} (raise at {filename}:{line})")
+    rule = report.Rule(
+        lambda values: exception(), filename, line, name, f"{_escape(text)} (raise at {filename}:{line})"
+    )
     failed = jnp.logical_not(ok) if isinstance(ok, jax.core.Tracer) else not ok
     report.record(failed, rule)
 
@@ -541,8 +581,7 @@ def is_users_error(error: BaseException) -> bool:
         return False
     if isinstance(error, PYTHON_ERRORS):
         return True
-    return isinstance(error, Exception) and module not in ("builtins",) and not module.startswith(
-        ("numpy", "libcst"))
+    return isinstance(error, Exception) and module not in ("builtins",) and not module.startswith(("numpy", "libcst"))
 
 
 def record_exception(error: BaseException) -> None:
@@ -565,7 +604,9 @@ def record_exception(error: BaseException) -> None:
             return error.with_traceback(None)
 
     text = _escape(f"{type(error).__qualname__}: {error}")
-    report.record(True, report.Rule(lambda values: again(), filename, line, name, f"{text} (raise at {filename}:{line})"))
+    report.record(
+        True, report.Rule(lambda values: again(), filename, line, name, f"{text} (raise at {filename}:{line})")
+    )
 
 
 def _split(tree):

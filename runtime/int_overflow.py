@@ -34,15 +34,23 @@ from laxify.runtime import report, trace
 __all__ = ["Int32OverflowError", "int_op", "is_python_int", "mark_python_int", "mark_results", "marking"]
 
 # Sums and differences with a Python int below this magnitude are not checked.
-SMALL_CONSTANT = 2 ** 16
+SMALL_CONSTANT = 2**16
 
 _OPS = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "**": operator.pow, "//": operator.floordiv,
-    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "//=": operator.ifloordiv,
-    "neg": lambda a, _: -a, "abs": lambda a, _: abs(a),
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "**": operator.pow,
+    "//": operator.floordiv,
+    "+=": operator.iadd,
+    "-=": operator.isub,
+    "*=": operator.imul,
+    "//=": operator.ifloordiv,
+    "neg": lambda a, _: -a,
+    "abs": lambda a, _: abs(a),
 }
 
-_INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
 class Int32OverflowError(OverflowError):
@@ -53,8 +61,9 @@ class Int32OverflowError(OverflowError):
         super().__init__(
             f"{what} is a Python int in eager code but an int32 array in the compiled loop, and its "
             f"value passed int32's range (-2**31 to 2**31 - 1) here, which Python's unbounded int never "
-            f"does. Enable 64-bit integers before any JAX call (jax.config.update(\"jax_enable_x64\", "
-            f"True); pass int64 bounds), or compute it as a float.")
+            f'does. Enable 64-bit integers before any JAX call (jax.config.update("jax_enable_x64", '
+            f"True); pass int64 bounds), or compute it as a float."
+        )
         self.name, self.filename, self.line = name, filename, line
 
     def __reduce__(self):
@@ -71,8 +80,11 @@ class Int32OverflowError(OverflowError):
 def mark_python_int(value):
     """``value``, noted as a Python int in eager code: its ``+``, ``-``, ``*``, ``**`` with other
     such values are checked (see :func:`int_op`)."""
-    if isinstance(value, jax.core.Tracer) and getattr(value, "shape", None) == () and \
-            jnp.issubdtype(value.dtype, jnp.integer):
+    if (
+        isinstance(value, jax.core.Tracer)
+        and getattr(value, "shape", None) == ()
+        and jnp.issubdtype(value.dtype, jnp.integer)
+    ):
         trace.current().python_ints[id(value)] = value
     return value
 
@@ -101,8 +113,12 @@ def is_python_int(value) -> bool:
         return True
     # A loop's carry that started as a Python int is weakly typed (and stays so through `i + 1`,
     # which the converter leaves as it is); arrays the user made are not (`jnp.int32(0)`).
-    return (isinstance(value, jax.core.Tracer) and getattr(value, "weak_type", False)
-            and value.shape == () and value.dtype == jnp.int32)
+    return (
+        isinstance(value, jax.core.Tracer)
+        and getattr(value, "weak_type", False)
+        and value.shape == ()
+        and value.dtype == jnp.int32
+    )
 
 
 def marking(fn, init, lead: int = 0, index=False):
@@ -151,8 +167,13 @@ def int_op(op: str, a, b, name: str | None = None):
 
 def _rule(name: str | None, filename: str, line: int, function: str) -> report.Rule:
     what = f"`{name}`" if name else "an integer"
-    return report.Rule(lambda values: Int32OverflowError(name, filename, line), filename, line, function,
-                       f"OverflowError: {what} passed int32's range (at {filename}:{line})")
+    return report.Rule(
+        lambda values: Int32OverflowError(name, filename, line),
+        filename,
+        line,
+        function,
+        f"OverflowError: {what} passed int32's range (at {filename}:{line})",
+    )
 
 
 def _fits(kind: str, a, b, r):
@@ -183,7 +204,7 @@ def _root(e: int) -> int:
     if e <= 1:
         return _INT32_MAX
     x = int(round(_INT32_MAX ** (1.0 / e)))
-    while x ** e > _INT32_MAX:
+    while x**e > _INT32_MAX:
         x -= 1
     while (x + 1) ** e <= _INT32_MAX:
         x += 1

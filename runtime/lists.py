@@ -25,9 +25,25 @@ from laxify.runtime import options, report
 from laxify.runtime.messages import location, site_error, users_line
 
 __all__ = [
-    "Accumulator", "BoundedList", "ListIndexError", "UnknownLength", "NeedsPythonLoop", "NeedsRows", "Rows", "StackedList",
-    "append", "appended_carries", "appended_once", "bounded_result", "branch_of", "buffer_result",
-    "list_carries", "list_len", "materialized", "probe_appends", "stacked_result",
+    "Accumulator",
+    "BoundedList",
+    "ListIndexError",
+    "UnknownLength",
+    "NeedsPythonLoop",
+    "NeedsRows",
+    "Rows",
+    "StackedList",
+    "append",
+    "appended_carries",
+    "appended_once",
+    "bounded_result",
+    "branch_of",
+    "buffer_result",
+    "list_carries",
+    "list_len",
+    "materialized",
+    "probe_appends",
+    "stacked_result",
 ]
 
 
@@ -81,10 +97,10 @@ class Rows:
 
     def written(self, value):
         """The buffer with ``value`` as row ``length``."""
+
         def write(b, v):
             row = lax.expand_dims(lax.convert_element_type(v, b.dtype), (0,))
-            return lax.dynamic_update_slice(b, row, (self.length,) + (0,) * (b.ndim - 1),
-                                            allow_negative_indices=False)
+            return lax.dynamic_update_slice(b, row, (self.length,) + (0,) * (b.ndim - 1), allow_negative_indices=False)
 
         return jax.tree_util.tree_map(write, self.buf, value)
 
@@ -108,21 +124,27 @@ class Rows:
             pos = jnp.where(index < 0, index + total, index)
         # A position outside [0, n) is clamped by XLA and masked below.
         value = jax.tree_util.tree_map(
-            lambda b: lax.squeeze(lax.dynamic_slice(b, (pos,) + (0,) * (b.ndim - 1), (1, *b.shape[1:]),
-                                                    allow_negative_indices=False), (0,)),
-            self.buf)
+            lambda b: lax.squeeze(
+                lax.dynamic_slice(b, (pos,) + (0,) * (b.ndim - 1), (1, *b.shape[1:]), allow_negative_indices=False),
+                (0,),
+            ),
+            self.buf,
+        )
         if m and not (static is not None and static < 0):  # `pos` may be one of this iteration's items
             which = jnp.clip(pos - self.length + 1, 0, m)
             value = jax.tree_util.tree_map(
-                lambda r, *ts: lax.select_n(which, r, *[jnp.broadcast_to(lax.convert_element_type(t, r.dtype), r.shape) for t in ts]),
-                value, *tail)
+                lambda r, *ts: lax.select_n(
+                    which, r, *[jnp.broadcast_to(lax.convert_element_type(t, r.dtype), r.shape) for t in ts]
+                ),
+                value,
+                *tail,
+            )
         valid = jnp.logical_and(pos >= 0, pos < total)
         # Python raises IndexError where the list has no such item yet; one XLA program cannot
         # raise, so the read gives zeros and says so at run time, on the iterations it happens.
         shown = f"{acc.name}[{static}]" if static is not None else f"{acc.name}[...]"
         if options.run_time_warnings():
-            jax.debug.callback(functools.partial(_warn_missing_item, acc.site, shown, acc.name),
-                               jnp.logical_not(valid))
+            jax.debug.callback(functools.partial(_warn_missing_item, acc.site, shown, acc.name), jnp.logical_not(valid))
         return jax.tree_util.tree_map(lambda a: lax.select_n(valid, jnp.zeros_like(a), a), value)
 
 
@@ -130,17 +152,18 @@ def _warn_missing_item(site: Site | None, shown: str, name: str, missing) -> Non
     """Run time: a read of a stacked list inside its loop found no item there."""
     if not np.any(np.asarray(missing)):
         return
-    message = (f"laxify: `{shown}` is read inside this loop at an iteration where `{name}` does "
-               f"not have that item yet; Python raises IndexError there, the converted loop read "
-               f"zeros. Read an index the list already has at that point.")
+    message = (
+        f"laxify: `{shown}` is read inside this loop at an iteration where `{name}` does "
+        f"not have that item yet; Python raises IndexError there, the converted loop read "
+        f"zeros. Read an index the list already has at that point."
+    )
     if site is None:
         warnings.warn(message, RuntimeWarning)
     else:
         warnings.warn_explicit(message, RuntimeWarning, site.filename, site.line)
 
 
-_LIST_METHODS = frozenset({"extend", "insert", "pop", "remove", "index", "count", "reverse", "sort", "copy",
-                           "clear"})
+_LIST_METHODS = frozenset({"extend", "insert", "pop", "remove", "index", "count", "reverse", "sort", "copy", "clear"})
 
 
 class Accumulator:
@@ -158,8 +181,18 @@ class Accumulator:
 
     __slots__ = ("name", "site", "values", "parent", "prefix", "rows", "element", "key", "probe", "wants_rows")
 
-    def __init__(self, name: str, site: Site | None = None, *, prefix=(), rows: Rows | None = None,
-                 element=None, key=None, probe: "AppendProbe | None" = None, parent: "Accumulator | None" = None):
+    def __init__(
+        self,
+        name: str,
+        site: Site | None = None,
+        *,
+        prefix=(),
+        rows: Rows | None = None,
+        element=None,
+        key=None,
+        probe: "AppendProbe | None" = None,
+        parent: "Accumulator | None" = None,
+    ):
         self.name, self.site = name, site
         self.values: list = []
         self.parent = parent
@@ -333,8 +366,9 @@ def probe_appends(init, names, step, site: Site | None = None) -> dict:
                 f"Give `{name}` an item before the loop, or read it after `{name}.append(...)`.",
                 NeedsPythonLoop,
             ) from e
-        again = {k: probes[k].seen for k in lists
-                 if probes[k].guessed and probes[k].seen is not None and k not in known}
+        again = {
+            k: probes[k].seen for k in lists if probes[k].guessed and probes[k].seen is not None and k not in known
+        }
         if not again:
             return {k: probes[k].seen for k in lists if probes[k].appended}
         known.update(again)
@@ -484,8 +518,7 @@ def stacked_result(prefix: list, stacked):
     """The list after the loop: its earlier items followed by the stacked per-iteration values
     (an array when one array was appended per iteration, else a :class:`StackedList`)."""
     if prefix:
-        stacked = jax.tree_util.tree_map(
-            lambda s, *items: jnp.concatenate([jnp.stack(items), s]), stacked, *prefix)
+        stacked = jax.tree_util.tree_map(lambda s, *items: jnp.concatenate([jnp.stack(items), s]), stacked, *prefix)
     return buffer_result(stacked)
 
 
@@ -500,8 +533,9 @@ def buffer_result(stacked):
 def _library_frame(frame) -> bool:
     """A frame that is never the user's line that used a list (the converted code runs with the
     user's module globals; laxify's runtime, JAX and NumPy call into the list)."""
-    return ((frame.f_globals.get("__name__") or "").partition(".")[0] in LIBRARY_PACKAGES
-            or frame.f_code.co_filename.startswith("<frozen"))
+    return (frame.f_globals.get("__name__") or "").partition(".")[
+        0
+    ] in LIBRARY_PACKAGES or frame.f_code.co_filename.startswith("<frozen")
 
 
 def _user_location(site: Site | None) -> Location | None:
@@ -583,12 +617,14 @@ class BoundedList:
             f"Read `len({name})` (a traced int32 array) and items `{name}[i]` (a static or traced "
             f"index, negative too), or write the rows into an array made before the loop "
             f"(`buf = jnp.zeros((N, ...))` before it, `buf = buf.at[k].set(v)` in it) and use "
-            f"it with the count.")
+            f"it with the count.",
+        )
 
     def __len__(self) -> int:
         if self.traced:
-            raise self._unknown_length(f"this use of `{self.info.name}` (stacked, converted to an array, "
-                                       f"iterated or measured)")
+            raise self._unknown_length(
+                f"this use of `{self.info.name}` (stacked, converted to an array, iterated or measured)"
+            )
         return int(self.count)
 
     def __bool__(self) -> bool:
@@ -639,8 +675,12 @@ class BoundedList:
 
             # Python raises IndexError past the list's end: after the call, from the program's
             # check (the read itself gives a clamped row, never returned then).
-            error_channel.check_at(jnp.logical_and(pos >= 0, pos < count),
-                                   lambda: IndexError("list index out of range"), where.filename, where.line)
+            error_channel.check_at(
+                jnp.logical_and(pos >= 0, pos < count),
+                lambda: IndexError("list index out of range"),
+                where.filename,
+                where.line,
+            )
         size = self._size()
         if size == 0:
             return jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape[1:], a.dtype), self.rows)
@@ -674,8 +714,8 @@ def _info_of(data: bytes) -> _ListInfo:
 # A function that returns such a list exports (`f.export(...)`, `laxify.load`): its output
 # tree names the list's type, which jax.export serializes only when registered.
 _jax_export.register_pytree_node_serialization(
-    BoundedList, serialized_name="laxify.BoundedList", serialize_auxdata=_info_bytes,
-    deserialize_auxdata=_info_of)
+    BoundedList, serialized_name="laxify.BoundedList", serialize_auxdata=_info_bytes, deserialize_auxdata=_info_of
+)
 
 
 class _Made:
@@ -691,7 +731,7 @@ def bounded_result(stacked, count, name: str, site: Site | None, max_iters: int 
     (the loop ran eagerly) gives its first ``count`` rows, as a static trip count would."""
     rows = stacked.stacked if isinstance(stacked, StackedList) else stacked
     if not isinstance(count, jax.core.Tracer):
-        return buffer_result(jax.tree_util.tree_map(lambda a: a[:int(count)], rows))
+        return buffer_result(jax.tree_util.tree_map(lambda a: a[: int(count)], rows))
     _Made.made = True
     return BoundedList(rows, count, _ListInfo(name, site, max_iters, least))
 

@@ -9,8 +9,17 @@ from dataclasses import dataclass
 
 from laxify.runtime import trace
 
-__all__ = ["LoopOptions", "loop_options", "current", "push", "pop", "push_options", "restoring_options", "with_options",
-           "run_time_warnings"]
+__all__ = [
+    "LoopOptions",
+    "loop_options",
+    "current",
+    "push",
+    "pop",
+    "push_options",
+    "restoring_options",
+    "with_options",
+    "run_time_warnings",
+]
 
 
 @dataclass(frozen=True)
@@ -69,10 +78,14 @@ class loop_options:
     reverse-mode differentiable without ``max_iters``, and it cannot stack appended lists.
     """
 
-    def __init__(self, max_iters: int | None = None, unroll: int | bool | None = None,
-                 checkpoint: bool = False, early_exit: bool = False):
-        if max_iters is not None and (isinstance(max_iters, bool) or not isinstance(max_iters, int)
-                                      or max_iters < 0):
+    def __init__(
+        self,
+        max_iters: int | None = None,
+        unroll: int | bool | None = None,
+        checkpoint: bool = False,
+        early_exit: bool = False,
+    ):
+        if max_iters is not None and (isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 0):
             raise ValueError(f"loop_options(max_iters=...) takes a non-negative int, got {max_iters!r}")
         if unroll is not None and not isinstance(unroll, (bool, int)):
             raise ValueError(f"loop_options(unroll=...) takes an int or a bool, got {unroll!r}")

@@ -39,8 +39,25 @@ from jax.extend.core import get_opaque_trace_state
 
 from laxify.runtime import trace
 
-__all__ = ["Frame", "Report", "Rule", "Union", "EMPTY", "absorb", "collected", "discarded", "emit_checkify", "frame", "initial", "merged",
-           "on_path", "raise_at", "record", "throw", "throw_checkify"]
+__all__ = [
+    "Frame",
+    "Report",
+    "Rule",
+    "Union",
+    "EMPTY",
+    "absorb",
+    "collected",
+    "discarded",
+    "emit_checkify",
+    "frame",
+    "initial",
+    "merged",
+    "on_path",
+    "raise_at",
+    "record",
+    "throw",
+    "throw_checkify",
+]
 
 
 class Rule:
@@ -51,8 +68,7 @@ class Rule:
 
     __slots__ = ("make", "filename", "line", "function", "text", "__weakref__")
 
-    def __init__(self, make: Callable[[list], BaseException], filename: str, line: int, function: str,
-                 text: str):
+    def __init__(self, make: Callable[[list], BaseException], filename: str, line: int, function: str, text: str):
         self.make, self.filename, self.line, self.function, self.text = make, filename, line, function, text
 
     def exception(self, values: list) -> BaseException:
@@ -97,7 +113,7 @@ class Union:
             return _EMPTY
         payloads = [jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), avals) for avals in self.avals]
         offset = self.offsets[k]
-        payloads[offset:offset + len(found.rules)] = found.payloads
+        payloads[offset : offset + len(found.rules)] = found.payloads
         if not found.rules:
             code = jnp.int32(0)
         else:
@@ -110,8 +126,10 @@ _EMPTY = EMPTY = Report((), 0, ())
 # The rules are the report's structure; a report with none has no leaves (a program without
 # checks returns nothing more than its outputs).
 jax.tree_util.register_pytree_node(
-    Report, lambda r: ((r.code, r.payloads) if r.rules else (), r.rules),
-    lambda rules, children: Report(rules, *children) if rules else _EMPTY)
+    Report,
+    lambda r: ((r.code, r.payloads) if r.rules else (), r.rules),
+    lambda rules, children: Report(rules, *children) if rules else _EMPTY,
+)
 
 
 def _traced_code(code):
@@ -169,8 +187,9 @@ class Frame:
             return
         if self.sink:
             taken = self.taken()
-            emit_checkify(report if taken is True else Report(report.rules, jnp.where(taken, report.code, 0),
-                                                              report.payloads))
+            emit_checkify(
+                report if taken is True else Report(report.rules, jnp.where(taken, report.code, 0), report.payloads)
+            )
             return
         trace.current().recorded += 1
         offset = len(self.rules)
@@ -199,8 +218,11 @@ def initial(found: Report) -> Report:
     rules (its payloads' types): nothing failed yet."""
     if not found.rules:
         return _EMPTY
-    return Report(found.rules, jnp.int32(0),
-                  tuple(jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), p) for p in found.payloads))
+    return Report(
+        found.rules,
+        jnp.int32(0),
+        tuple(jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), p) for p in found.payloads),
+    )
 
 
 def merged(carried: Report, found: Report) -> Report:
@@ -330,7 +352,11 @@ def _unchecked(rule: Rule) -> None:
     warnings.warn_explicit(
         "This exception, raised under a traced condition, is not checked by the exported program (a "
         "serialized program cannot hold laxify's run-time checks): on an input that raises here, the "
-        "loaded function returns a value.", FallbackWarning, rule.filename, rule.line)
+        "loaded function returns a value.",
+        FallbackWarning,
+        rule.filename,
+        rule.line,
+    )
 
 
 def emit_checkify(report: Report) -> None:

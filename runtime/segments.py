@@ -35,8 +35,16 @@ from laxify.runtime.lowering import Site
 __all__ = ["segment_function"]
 
 _GROUPABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 _FORBIDDEN_NAMES = frozenset({"super", "locals", "vars", "exec", "eval", "__class__"})
 _MIN_STATEMENTS = 2  # a group of one statement (besides definitions) gains nothing
 # The functions laxify makes for a loop's condition and body: not grouped inside. A loop that
@@ -142,6 +150,7 @@ def _tests_identity(fn, runtime: str) -> bool:
     """Whether ``fn`` tests the identity of values other than ``None``/``True``/``False``
     (``y is x``, ``id(y)``): a segment's program gives new arrays where Python may keep the
     very object on some path (``y = x`` in a branch), so its statements are not grouped."""
+
     def literal(node) -> bool:
         return isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, bool))
 
@@ -153,15 +162,19 @@ def _tests_identity(fn, runtime: str) -> bool:
             f = node.func
             if isinstance(f, ast.Name) and f.id == "id":
                 return True
-            if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == runtime
-                    and f.attr in ("is_", "is_not") and not any(literal(a) for a in node.args[:2])):
+            if (
+                isinstance(f, ast.Attribute)
+                and isinstance(f.value, ast.Name)
+                and f.value.id == runtime
+                and f.attr in ("is_", "is_not")
+                and not any(literal(a) for a in node.args[:2])
+            ):
                 return True
     return False
 
 
 class _Segmenter:
-    def __init__(self, lines: frozenset[int], prefix: str, runtime: str, sites_name: str, sites: list,
-                 filename: str):
+    def __init__(self, lines: frozenset[int], prefix: str, runtime: str, sites_name: str, sites: list, filename: str):
         self.lines, self.prefix, self.runtime, self.sites_name = lines, prefix, runtime, sites_name
         self.sites, self.filename = sites, filename
         self.locals: set[str] = set()
@@ -181,8 +194,11 @@ class _Segmenter:
         if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in fn.body) or _tests_identity(fn, self.runtime):
             return
         for stmt in fn.body:
-            if isinstance(stmt, ast.FunctionDef) and stmt.name.startswith(self.prefix + "_") and not any(
-                    stmt.name.startswith(f"{self.prefix}_{stem}") for stem in _LOOP_PARTS):
+            if (
+                isinstance(stmt, ast.FunctionDef)
+                and stmt.name.startswith(self.prefix + "_")
+                and not any(stmt.name.startswith(f"{self.prefix}_{stem}") for stem in _LOOP_PARTS)
+            ):
                 self.function(stmt)
         if not any(self._spans(s) for s in fn.body):
             return  # no statement here needs Python: the whole function is a construct's body
@@ -212,8 +228,9 @@ class _Segmenter:
 
     @staticmethod
     def _definite(stmt) -> set[str]:
-        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef,
-                             ast.Import, ast.ImportFrom)):
+        if isinstance(
+            stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+        ):
             return _stores([stmt])
         return set()
 
@@ -236,8 +253,14 @@ class _Segmenter:
         self.count += 1
         name = f"{self.prefix}_seg_{self.count}"
         first = group[0]
-        site = Site("segment", self.filename, first.lineno, first.col_offset, tuple(outputs),
-                    end_line=max(getattr(s, "end_lineno", None) or s.lineno for s in group))
+        site = Site(
+            "segment",
+            self.filename,
+            first.lineno,
+            first.col_offset,
+            tuple(outputs),
+            end_line=max(getattr(s, "end_lineno", None) or s.lineno for s in group),
+        )
         self.sites.append(site)
         index = len(self.sites) - 1
 
@@ -248,15 +271,25 @@ class _Segmenter:
         ast.copy_location(returned, group[-1])
         definition = ast.FunctionDef(
             name=name,
-            args=ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in inputs], kwonlyargs=[],
-                               kw_defaults=[], defaults=[]),
-            body=[*group, returned], decorator_list=[], returns=None, type_comment=None)
+            args=ast.arguments(
+                posonlyargs=[], args=[ast.arg(n) for n in inputs], kwonlyargs=[], kw_defaults=[], defaults=[]
+            ),
+            body=[*group, returned],
+            decorator_list=[],
+            returns=None,
+            type_comment=None,
+        )
         if "type_params" in ast.FunctionDef._fields:  # (Python 3.12+)
             definition.type_params = []
         call = ast.Call(
             ast.Attribute(ast.Name(self.runtime, ast.Load()), "segment", ast.Load()),
-            [ast.Name(name, ast.Load()), tup(inputs, ast.Load),
-             ast.Subscript(ast.Name(self.sites_name, ast.Load()), ast.Constant(index), ast.Load())], [])
+            [
+                ast.Name(name, ast.Load()),
+                tup(inputs, ast.Load),
+                ast.Subscript(ast.Name(self.sites_name, ast.Load()), ast.Constant(index), ast.Load()),
+            ],
+            [],
+        )
         statement = ast.Assign([tup(outputs, ast.Store)], call) if outputs else ast.Expr(call)
         for node in (definition, statement):
             ast.copy_location(node, first)
@@ -266,8 +299,9 @@ class _Segmenter:
         return [definition, statement]
 
 
-def segment_function(fn: ast.FunctionDef, lines, prefix: str, runtime: str, sites_name: str, sites: list,
-                     filename: str) -> int:
+def segment_function(
+    fn: ast.FunctionDef, lines, prefix: str, runtime: str, sites_name: str, sites: list, filename: str
+) -> int:
     """Group the statements of the converted function ``fn`` (its AST, changed in place) around
     the statements that span ``lines`` into segments (see the module's docstring); their sites
     are appended to ``sites``. Returns how many segments were made."""

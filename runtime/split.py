@@ -44,8 +44,18 @@ from laxify.runtime import checks, effects, report, trace
 from laxify.runtime.dispatch.values import ATOMS, ById, Undefined, any_traced
 from laxify.runtime.lowering import Site, SiteTable
 
-__all__ = ["Plan", "SiteRecord", "branch", "joined_python_floats", "run_branch", "run_segment", "runs_as_python", "segment", "splittable",
-           "splitting"]
+__all__ = [
+    "Plan",
+    "SiteRecord",
+    "branch",
+    "joined_python_floats",
+    "run_branch",
+    "run_segment",
+    "runs_as_python",
+    "segment",
+    "splittable",
+    "splitting",
+]
 
 # Distinct signatures one loop is compiled for before it stays Python (a loop inside a Python
 # loop that reads the outer loop's Python index would otherwise compile once per index).
@@ -53,8 +63,6 @@ MAX_SIGNATURES = 8
 
 _ATOM_TYPES = frozenset(ATOMS)
 _ARRAY = type(jnp.zeros(()))  # the class of a concrete JAX array (the common leaf)
-
-
 
 
 class _Refuse(Exception):
@@ -128,8 +136,7 @@ class SiteRecord:
         elif self.is_loop:
             where, one = f"the `{self.site.construct}` loop at line {self.site.line}", "one program"
         elif self.is_guard:
-            where, one = (f"the code after the `{self.site.construct}` at line {self.site.line}",
-                          "one program")
+            where, one = (f"the code after the `{self.site.construct}` at line {self.site.line}", "one program")
         else:
             where, one = f"the `if` at line {self.site.line}", "its taken branch as one program"
         if self.python_runs and not self.compiled_runs:
@@ -138,8 +145,7 @@ class SiteRecord:
                 return f"{where[:-1]}: {self.why})" if self.why else where
             return f"{where} runs as Python ({self.why})" if self.why else f"{where} runs as Python"
         if self.python_runs:
-            return (f"{where} ran compiled {self.compiled_runs} and as Python {self.python_runs} "
-                    f"time(s) ({self.why})")
+            return f"{where} ran compiled {self.compiled_runs} and as Python {self.python_runs} time(s) ({self.why})"
         if self.eager_runs and not self.compiled_runs:
             return f"{where} runs eagerly ({little})"
         return f"{where} runs compiled ({one})"
@@ -228,8 +234,10 @@ class Plan:
             parts.append(f"the code after the statement(s) at line(s) {lines} runs as a compiled program")
         parts.extend(r.describe() for r in python)
         programs = len(compiled)
-        return (f"It is split around the Python it needs ({programs} compiled program(s); the rest runs "
-                f"eagerly, op by op): " + "; ".join(parts) + ".")
+        return (
+            f"It is split around the Python it needs ({programs} compiled program(s); the rest runs "
+            f"eagerly, op by op): " + "; ".join(parts) + "."
+        )
 
     def lines(self) -> list[str]:
         """The segments, one line each (for ``explain()``)."""
@@ -248,8 +256,11 @@ class Plan:
     def construct(self, dispatcher, args: tuple, kwargs: dict):
         # (Runs at every call of every construct of a split run: its common case, a site last
         # among the arguments, seen before, is taken first.)
-        site = args[-1] if args and type(args[-1]) is Site else (
-            next((a for a in args if isinstance(a, Site)), None) or kwargs.get("site"))
+        site = (
+            args[-1]
+            if args and type(args[-1]) is Site
+            else (next((a for a in args if isinstance(a, Site)), None) or kwargs.get("site"))
+        )
         if site is None:
             return dispatcher(*args, **kwargs)
         known = self._sites.get(id(site))  # (holds the site: its id is not reused meanwhile)
@@ -262,8 +273,11 @@ class Plan:
             return self._python(record, None, dispatcher, args, kwargs)
         try:
             flat = _Flat(self.library, site, known[2])
-            spec = (flat.spec(args), tuple(kwargs), tuple(flat.spec(v) for v in kwargs.values())) if kwargs \
+            spec = (
+                (flat.spec(args), tuple(kwargs), tuple(flat.spec(v) for v in kwargs.values()))
+                if kwargs
                 else (flat.spec(args), (), ())
+            )
         except _Refuse as e:
             return self._python(record, e.why, dispatcher, args, kwargs)
         if flat.traced:  # under an outer transformation: nothing here runs compiled on its own
@@ -283,7 +297,8 @@ class Plan:
                         entry = self.entries[key] = _PYTHON
                         record.why = record.why or (
                             f"it was compiled for {MAX_SIGNATURES} different static values, which change "
-                            f"from run to run")
+                            f"from run to run"
+                        )
                     else:
                         entry = self.entries[key] = _compile(dispatcher, spec, flat)
         if entry is _PYTHON:
@@ -330,7 +345,7 @@ class Plan:
                 record.python_iterations += 1
                 return body(*values)
 
-            args = (*args[:k], counted, *args[k + 1:])
+            args = (*args[:k], counted, *args[k + 1 :])
         return dispatcher(*args, **kwargs)
 
 
@@ -349,10 +364,6 @@ def _outputs(entry: _Entry, arrays, objects, inputs):
     if entry.shared:  # one list the trace gave at two places (`al = lst`) is one object again
         out = effects.relink((out,), entry.shared)[0]
     return out
-
-
-def _is_leaf(v) -> bool:
-    return not isinstance(v, (tuple, list, dict)) or type(v) not in (tuple, list, dict)
 
 
 def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
@@ -411,8 +422,9 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
         return outs
 
     entry.jitted = jax.jit(traced)
-    entry.arguments = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=bool(getattr(a, "weak_type", False)))
-                       for a in flat.arrays]
+    entry.arguments = [
+        jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=bool(getattr(a, "weak_type", False))) for a in flat.arrays
+    ]
     return entry
 
 
@@ -431,8 +443,9 @@ def _check_python_floats(dispatcher, args, out) -> None:
     for j, (before, after) in enumerate(zip(args[k], out)):
         if type(before) is float and type(after) is not float:
             name = site.names[j] if site is not None and j < len(site.names) else "a value"
-            raise _TraceFailed(f"it changes the Python float `{name}`, which a compiled loop would make "
-                               f"a float32 array")
+            raise _TraceFailed(
+                f"it changes the Python float `{name}`, which a compiled loop would make a float32 array"
+            )
 
 
 def joined_python_floats(before, after) -> None:
@@ -444,8 +457,9 @@ def joined_python_floats(before, after) -> None:
         return
     for b, a in zip(before, after):
         if type(b) is float and type(a) is not float:
-            raise _TraceFailed("a traced `if` there joins Python floats, which a compiled program "
-                               "would make float32 arrays")
+            raise _TraceFailed(
+                "a traced `if` there joins Python floats, which a compiled program would make float32 arrays"
+            )
 
 
 def _why(e: BaseException) -> str:
@@ -564,8 +578,12 @@ class _Flat:
         if isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType)):
             return ("L", ById(v))
         if kind is functools.partial:
-            return ("P", self.spec(v.func, depth + 1, closed), self.spec(v.args, depth + 1, closed),
-                    self.spec(v.keywords, depth + 1, True))
+            return (
+                "P",
+                self.spec(v.func, depth + 1, closed),
+                self.spec(v.args, depth + 1, closed),
+                self.spec(v.keywords, depth + 1, True),
+            )
         raise _Refuse(f"it reads a {kind.__name__}, which a compiled loop cannot take as a value")
 
     def _object(self, v) -> int:
@@ -580,11 +598,15 @@ class _Flat:
             # A tracer-aware library's function (jax, numpy, ...) is static; converted code
             # (generated names) and any other function, also from an installed package or the
             # standard library that laxify converted, is rebuilt around its closure's values.
-            library = (not code.co_name.startswith(DEFAULT_PREFIX)
-                       and _library_package(getattr(fn, "__module__", None)))
+            library = not code.co_name.startswith(DEFAULT_PREFIX) and _library_package(getattr(fn, "__module__", None))
             # The globals its code reads (kept per code object, as the namespace's key).
-            known = self._library[id(code)] = (library, _global_names(code, namespace), _Token(namespace), code,
-                                               _Token(code))
+            known = self._library[id(code)] = (
+                library,
+                _global_names(code, namespace),
+                _Token(namespace),
+                code,
+                _Token(code),
+            )
         if known[0]:
             return ("L", ById(fn))
         if depth > 20:
@@ -671,17 +693,24 @@ def _rebuild(spec, arrays, objects, rebuilt: dict, made: list | None = None):
         return {k: _rebuild(s, arrays, objects, rebuilt, made) for k, s in zip(spec[1], spec[2])}
     if tag == "P":
         fn = _rebuild(spec[1], arrays, objects, rebuilt, made)
-        return functools.partial(fn, *_rebuild(spec[2], arrays, objects, rebuilt, made),
-                                 **_rebuild(spec[3], arrays, objects, rebuilt, made))
+        return functools.partial(
+            fn, *_rebuild(spec[2], arrays, objects, rebuilt, made), **_rebuild(spec[3], arrays, objects, rebuilt, made)
+        )
     if tag == "F":
         _, code, globals_, name, defaults, kwdefaults, cells, _, index = spec
         code = code.obj
-        closure = tuple(types.CellType() if c[0] == "empty" else types.CellType(_rebuild(c, arrays, objects, rebuilt, made))
-                        for c in cells)
+        closure = tuple(
+            types.CellType() if c[0] == "empty" else types.CellType(_rebuild(c, arrays, objects, rebuilt, made))
+            for c in cells
+        )
         original = objects[index]
-        fn = types.FunctionType(code, globals_.obj, name,
-                                _rebuild(defaults, arrays, objects, rebuilt, made) if defaults else None,
-                                closure or None)
+        fn = types.FunctionType(
+            code,
+            globals_.obj,
+            name,
+            _rebuild(defaults, arrays, objects, rebuilt, made) if defaults else None,
+            closure or None,
+        )
         if kwdefaults:
             fn.__kwdefaults__ = _rebuild(kwdefaults, arrays, objects, rebuilt, made)
         fn.__qualname__ = original.__qualname__

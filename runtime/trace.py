@@ -38,9 +38,27 @@ class TraceState:
     - ``plan``, ``split_tracing``: the split plan of an eager run (``runtime/split.py``).
     """
 
-    __slots__ = ("frames", "depth", "slots", "calls", "python_ints", "watches", "marked", "options",
-                 "exporting", "asserts", "where", "recursion", "deepest", "plan", "split_tracing",
-                 "checkify", "reporting", "recorded", "__weakref__")
+    __slots__ = (
+        "frames",
+        "depth",
+        "slots",
+        "calls",
+        "python_ints",
+        "watches",
+        "marked",
+        "options",
+        "exporting",
+        "asserts",
+        "where",
+        "recursion",
+        "deepest",
+        "plan",
+        "split_tracing",
+        "checkify",
+        "reporting",
+        "recorded",
+        "__weakref__",
+    )
 
     def __init__(self):
         self.frames: list = []

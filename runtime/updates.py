@@ -68,15 +68,33 @@ at = Path()
 # The augmented operators JAX's ``.at[]`` has a method for; the others use ``.set(x[i] op v)``.
 _AT_METHODS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "**": "power"}
 _INPLACE = {
-    "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
-    "//": operator.ifloordiv, "%": operator.imod, "**": operator.ipow, "@": operator.imatmul,
-    "&": operator.iand, "|": operator.ior, "^": operator.ixor, "<<": operator.ilshift,
+    "+": operator.iadd,
+    "-": operator.isub,
+    "*": operator.imul,
+    "/": operator.itruediv,
+    "//": operator.ifloordiv,
+    "%": operator.imod,
+    "**": operator.ipow,
+    "@": operator.imatmul,
+    "&": operator.iand,
+    "|": operator.ior,
+    "^": operator.ixor,
+    "<<": operator.ilshift,
     ">>": operator.irshift,
 }
 _BINARY = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
-    "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "**": operator.pow,
+    "@": operator.matmul,
+    "&": operator.and_,
+    "|": operator.or_,
+    "^": operator.xor,
+    "<<": operator.lshift,
     ">>": operator.rshift,
 }
 
@@ -120,8 +138,12 @@ def _update(obj, index, op, value, alias, also=()):
     new = _store(chain[-1], steps[-1], op, value)
     if alias is not None and new is not chain[-1] and alias[2:] in _SHARING:
         raise _alias_error(*alias)  # a JAX array another name holds (or views) became a new one
-    if (alias is not None and new is chain[-1] and effects.watching()
-            and not (alias[2:] == ("holds",) and len(steps) < 2)):
+    if (
+        alias is not None
+        and new is chain[-1]
+        and effects.watching()
+        and not (alias[2:] == ("holds",) and len(steps) < 2)
+    ):
         # A Python object changed in place inside a traced branch or loop body works on a copy:
         # unless the construct carries it out (and writes it back), another name (or the
         # caller, for a parameter) would not see the change. (`lst[0] = v` where
@@ -246,7 +268,7 @@ def _masked(x, mask, op, value):
     """``x[mask] (op)= value`` with a traced mask: ``jnp.where``, where the value is the same for
     every selected element (a scalar, or a row for a mask of the leading axes)."""
     value_ndim = np.ndim(value)
-    if mask.shape != x.shape[:mask.ndim] or value_ndim > x.ndim - mask.ndim:
+    if mask.shape != x.shape[: mask.ndim] or value_ndim > x.ndim - mask.ndim:
         raise _error(
             f"This assignment selects elements of an array `{_describe_shape(x)}` with a traced "
             f"boolean mask `{_describe_shape(mask)}` and gives them a value "
@@ -254,7 +276,8 @@ def _masked(x, mask, op, value):
             f"the program runs, so the value cannot be matched to them.",
             "Assign one value to every selected element (a scalar, or one row for a mask of the "
             "leading axes), or write `x = jnp.where(mask, new_values, x)` with `new_values` of "
-            "the shape of `x`.")
+            "the shape of `x`.",
+        )
     cond = mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim))
     new = value if op is None else _BINARY[op](x, value)
     return jnp.where(cond, new, x).astype(x.dtype)
@@ -291,7 +314,8 @@ def _alias_error(name: str, alias: str, kind: str | None = None) -> ConversionEr
             f"array, but a JAX array cannot change in place, so laxify's functional update of "
             f"`{name}` would be lost.",
             f"Return the new `{name}` (`return {name}`, or with the other results) and use the "
-            f"returned value where the function is called.")
+            f"returned value where the function is called.",
+        )
     if kind in ("holds", "held"):
         return _error(
             f"This assignment updates a JAX array that both `{name}` and `{alias}` refer to (one "
@@ -300,18 +324,23 @@ def _alias_error(name: str, alias: str, kind: str | None = None) -> ConversionEr
             f"would keep the old values where NumPy would show the new ones.",
             "Update the array through one name and build the other after the update (for example "
             "make the dict or list after changing the array), or read the new value through the "
-            "name that was updated.")
+            "name that was updated.",
+        )
     if kind in ("view", "viewed"):
         view, base = (name, alias) if kind == "view" else (alias, name)
-        what = (f"`{view}`, which was taken from the JAX array `{base}` by indexing" if kind == "view"
-                else f"the JAX array `{base}`, and `{view}` was taken from it by indexing")
+        what = (
+            f"`{view}`, which was taken from the JAX array `{base}` by indexing"
+            if kind == "view"
+            else f"the JAX array `{base}`, and `{view}` was taken from it by indexing"
+        )
         return _error(
             f"This assignment updates {what} (in NumPy a view, which shares the items), and "
             f"`{alias}` is used after this line. A JAX array cannot change in place: laxify's "
             f"update makes a new array, so `{alias}` would keep the old values where NumPy would "
             f"show the new ones.",
             f"Update `{base}` itself (`{base}[i, j] = v`) and index it again after the update, or "
-            f"write `{view} = {base}[...].copy()` if `{view}` should be a copy.")
+            f"write `{view} = {base}[...].copy()` if `{view}` should be a copy.",
+        )
     if kind == "for":
         return _error(
             f"This assignment updates `{name}`, the target of a `for` loop over the JAX array "
@@ -320,7 +349,8 @@ def _alias_error(name: str, alias: str, kind: str | None = None) -> ConversionEr
             f"NumPy would show the new ones.",
             f"Index `{alias}` itself instead (`for i in range(len({alias})):` with "
             f"`{alias}[i][...] = ...`), or collect the new rows in a list and stack them "
-            f"(`jnp.stack(rows)`).")
+            f"(`jnp.stack(rows)`).",
+        )
     return _error(
         f"This assignment updates the JAX array `{name}`, and `{alias}` refers to the same "
         f"array (one was assigned from the other with `=` before) and is used after this line. "
@@ -328,4 +358,5 @@ def _alias_error(name: str, alias: str, kind: str | None = None) -> ConversionEr
         f"`{alias}` would keep the old values where NumPy would show the new ones.",
         f"Write `{alias} = {name}.copy()` if `{alias}` should keep the old values; if it should "
         f"see the new ones, assign `{alias} = {name}` again after the update (or use `{name}`, "
-        f"or return the new `{name}`).")
+        f"or return the new `{name}`).",
+    )

@@ -46,7 +46,8 @@ class Changes:
 
 
 jax.tree_util.register_pytree_node(
-    Changes, lambda c: ((c.out, c.leaves), c.plan), lambda plan, children: Changes(*children, plan))
+    Changes, lambda c: ((c.out, c.leaves), c.plan), lambda plan, children: Changes(*children, plan)
+)
 
 
 def _shape(value) -> tuple:
@@ -84,8 +85,7 @@ def _plan(value, places: dict, leaves: list, name: str):
     if kind is list:
         return ("list", place and place[0], tuple(_plan(v, places, leaves, name) for v in value))
     if kind is dict:
-        return ("dict", place and place[0], tuple(value),
-                tuple(_plan(v, places, leaves, name) for v in value.values()))
+        return ("dict", place and place[0], tuple(value), tuple(_plan(v, places, leaves, name) for v in value.values()))
     if kind is tuple:
         return ("tuple", tuple(_plan(v, places, leaves, name) for v in value))
     if place is not None and not isinstance(value, _SCALARS):
@@ -101,9 +101,11 @@ def _plan(value, places: dict, leaves: list, name: str):
         return ("new", len(leaves) - 1)
     raise NeedsPython(
         f"the function puts a Python {type(value).__name__} into its argument `{name}` in place, "
-        f"and one XLA program returns only arrays and numbers", None,
+        f"and one XLA program returns only arrays and numbers",
+        None,
         f"Return the changed `{name}` (or the {type(value).__name__}) instead of changing the argument, "
-        f"or call the function unconverted.")
+        f"or call the function unconverted.",
+    )
 
 
 def _holds_original(value, places: dict) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +55,25 @@ def pytest_sessionfinish(session, exitstatus):
     if _SEEN:
         print(f"\n{len(_SEEN)} user-facing messages name a variable laxify made up; the first:\n{_SEEN[0]}")
         session.exitstatus = 1
+
+
+# Tests that take seconds each, or start processes: `make test-fast` leaves them out (`-m "not
+# slow"`). By folder or file, so that a new test there is slow without saying so, and the tests
+# elsewhere that measured a second or more (tests/slow_tests.txt).
+_SLOW_PARTS = frozenset({"fuzz", "realcode", "notebook", "hostile", "models"})
+_SLOW_FILES = frozenset({
+    "test_samples.py", "test_docs.py", "test_packaging.py", "test_cli.py", "test_disk_cache.py", "test_coverage.py",
+    "test_export.py", "test_many_devices.py", "test_gradients.py", "test_seen_text.py", "test_textbook_functions.py",
+    "test_integer_functions.py",
+})
+_SLOW_TESTS = frozenset(
+    line.strip() for line in (Path(__file__).parent / "slow_tests.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = item.path
+        if path.name in _SLOW_FILES or _SLOW_PARTS.intersection(path.parts[-3:-1]) or item.nodeid in _SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)

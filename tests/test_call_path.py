@@ -6,7 +6,6 @@ back eagerly, methods keep their object."""
 
 from __future__ import annotations
 
-import warnings
 
 import jax.numpy as jnp
 import numpy as np

@@ -55,7 +55,7 @@ _NO_BACKEND = ("Could not find a version that satisfies the requirement", "No ma
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> "zipfile.ZipFile":
+def wheel(tmp_path_factory) -> "zipfile.ZipFile":  # noqa: F821 (imported inside)
     """The wheel built from a copy of the repository's package folders (a copy, so that the
     build leaves nothing in the working tree)."""
     import shutil

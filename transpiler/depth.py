@@ -19,9 +19,9 @@ from laxify.transpiler.source import get_source
 
 __all__ = ["MAX_NESTING", "allowing_depth"]
 
-MAX_NESTING = 20_000     # tree levels a conversion may meet (a 20,000-operand `and` chain)
-FRAMES_PER_LEVEL = 4     # Python frames per tree level in libcst's visitors, with a margin
-MARGIN = 2_000           # frames for everything else that runs meanwhile
+MAX_NESTING = 20_000  # tree levels a conversion may meet (a 20,000-operand `and` chain)
+FRAMES_PER_LEVEL = 4  # Python frames per tree level in libcst's visitors, with a margin
+MARGIN = 2_000  # frames for everything else that runs meanwhile
 
 T = TypeVar("T")
 

@@ -41,12 +41,12 @@ def hide_user_names(node: cst.FunctionDef, ctx: Context) -> tuple[cst.FunctionDe
     return node, {v: k for k, v in hidden.items()}
 
 
-def rename_generated(node: cst.FunctionDef, hidden: dict[str, str], prefix: str,
-                     ctx: Context) -> cst.FunctionDef:
+def rename_generated(node: cst.FunctionDef, hidden: dict[str, str], prefix: str, ctx: Context) -> cst.FunctionDef:
     """``node`` with every generated name moved to ``prefix`` and the user's names back."""
+
     def rename(value: str) -> str | None:
         if value.startswith(DEFAULT_PREFIX):
-            return prefix + value[len(DEFAULT_PREFIX):]
+            return prefix + value[len(DEFAULT_PREFIX) :]
         return hidden.get(value)
 
     return node.visit(_Renamer(ctx, rename))

@@ -178,8 +178,11 @@ def _positions(src: FunctionSource, code):
     key = (src.text, src.first_line, src.indent)
     found = _POSITIONS.get(key, code)
     if found is None or found[0] is not src.node:
-        found = (src.node, statement_positions(src.text, src.node, src.first_line, src.indent, src.verbatim),
-                 dict(src.verbatim))
+        found = (
+            src.node,
+            statement_positions(src.text, src.node, src.first_line, src.indent, src.verbatim),
+            dict(src.verbatim),
+        )
         _POSITIONS.put(key, found, code)
     else:
         src.verbatim.update(found[2])
@@ -202,6 +205,15 @@ def _convert_source(fn) -> Conversion:
     # Names the function's own closures capture: generated branch and loop functions share
     # these variables with them (see the lowering of regions).
     cells = source_names(fn.__code__.co_cellvars, fn.__code__)
-    ir_fn, fallbacks = build_ir(src, ctx.positions, freevars, cells, prefix, ctx.updates, ctx.plain,
-                                ctx.aliased_updates or ctx.changes_objects, ctx.private)
+    ir_fn, fallbacks = build_ir(
+        src,
+        ctx.positions,
+        freevars,
+        cells,
+        prefix,
+        ctx.updates,
+        ctx.plain,
+        ctx.aliased_updates or ctx.changes_objects,
+        ctx.private,
+    )
     return Conversion(src, src.node, ir_fn, fallbacks, ctx.pushes_loop_options)

@@ -26,7 +26,7 @@ class Recent:
     def __init__(self, size: int):
         self.size = size
         self.items: dict = {}
-        self.owners: dict = {}     # key → {id: weak reference} of the live code objects that use the entry
+        self.owners: dict = {}  # key → {id: weak reference} of the live code objects that use the entry
         self.released: list = []  # (key, id) of owners freed since, applied under the lock
         self.lock = threading.Lock()
         _ALL.append(self)

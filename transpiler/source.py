@@ -37,12 +37,12 @@ class FunctionSource:
     """The parsed source of one function and the mapping back to the user's file."""
 
     filename: str
-    module: cst.Module          # the dedented source text, parsed
+    module: cst.Module  # the dedented source text, parsed
     node: cst.FunctionDef | cst.Lambda
-    first_line: int             # file line of the module's first line
-    indent: int                 # columns removed by dedenting
-    lines: list[str]            # the file's lines (for error messages)
-    text: str = ""              # the (dedented) text ``module`` was parsed from
+    first_line: int  # file line of the module's first line
+    indent: int  # columns removed by dedenting
+    lines: list[str]  # the file's lines (for error messages)
+    text: str = ""  # the (dedented) text ``module`` was parsed from
     # The text of the original statement lines that are one physical line (see
     # ``analysis.positions.statement_positions``), by node.
     verbatim: dict = field(default_factory=dict)
@@ -53,12 +53,17 @@ class FunctionSource:
         return Location(self.filename, file_line, col, text.rstrip("\n"))
 
 
-_NO_SOURCE_FIX = ("Define the function in a file, a notebook cell, or register exec'd source in "
-                  "linecache; or call it unconverted with laxify.do_not_convert.")
-_NOT_A_FUNCTION_FIX = ("Call it unconverted (built-in and library functions need no conversion, as "
-                       "laxify.do_not_convert functions), or convert a Python function that calls it.")
-_STALE_FIX = ("Re-import the module (importlib.reload) or re-run the cell, so that the function "
-              "and its source file agree again.")
+_NO_SOURCE_FIX = (
+    "Define the function in a file, a notebook cell, or register exec'd source in "
+    "linecache; or call it unconverted with laxify.do_not_convert."
+)
+_NOT_A_FUNCTION_FIX = (
+    "Call it unconverted (built-in and library functions need no conversion, as "
+    "laxify.do_not_convert functions), or convert a Python function that calls it."
+)
+_STALE_FIX = (
+    "Re-import the module (importlib.reload) or re-run the cell, so that the function and its source file agree again."
+)
 
 
 def _type_name(value) -> str:
@@ -74,8 +79,10 @@ def _no_source(fn, why: str, fix: str = _NO_SOURCE_FIX) -> ConversionError:
 
 def _not_a_function(fn) -> str:
     """Why ``fn`` (a callable without ``__code__``) has no Python source."""
-    if isinstance(fn, (types.BuiltinFunctionType, types.WrapperDescriptorType,
-                       types.MethodWrapperType, types.MethodDescriptorType)):
+    if isinstance(
+        fn,
+        (types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodWrapperType, types.MethodDescriptorType),
+    ):
         return "it is not a Python function (no __code__): it is a built-in function, written in C"
     name = _type_name(fn)
     return f"it is not a Python function (no __code__): it is a{'n' * (name[0] in 'aeiou')} {name} object"
@@ -93,10 +100,18 @@ def function_code(fn) -> types.CodeType:
 
 # (code flag, what the function is, the construct that makes it so, what a call returns)
 _LAZY_KINDS = (
-    (inspect.CO_ASYNC_GENERATOR, "an async generator function (`async def` with `yield`)", "async def",
-     "an async iterator"),
-    (inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE, "a coroutine function (`async def`)", "async def",
-     "an awaitable"),
+    (
+        inspect.CO_ASYNC_GENERATOR,
+        "an async generator function (`async def` with `yield`)",
+        "async def",
+        "an async iterator",
+    ),
+    (
+        inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE,
+        "a coroutine function (`async def`)",
+        "async def",
+        "an awaitable",
+    ),
     (inspect.CO_GENERATOR, "a generator function (it contains `yield`)", "yield", "a generator"),
 )
 
@@ -134,7 +149,8 @@ def python_only_error(fn) -> ConversionError | None:
 # -- the source found must still be the source of the code that runs ----------------------
 
 _FUTURE_FLAGS = functools.reduce(
-    operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names), 0)
+    operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names), 0
+)
 
 # Instructions that the compiler picks by context the text alone does not show (a method call
 # on a module-level import compiles to an attribute load), and jumps (their offsets, and the
@@ -180,12 +196,13 @@ def _enclosing(fn, code: types.CodeType, text: str, imports: bool) -> tuple[str,
 
 
 # The text of a function seen again is compiled and parsed once (see ``transpiler.recent``).
-_COMPILED = Recent(128)   # (wrapped text, file, flags) → (module code, error)
-_PARSED = Recent(128)     # dedented text → libcst module
+_COMPILED = Recent(128)  # (wrapped text, file, flags) → (module code, error)
+_PARSED = Recent(128)  # dedented text → libcst module
 
 
-def _compile(fn, code: types.CodeType, text: str, imports: bool = True
-             ) -> tuple[types.CodeType | None, list[str], str | None]:
+def _compile(
+    fn, code: types.CodeType, text: str, imports: bool = True
+) -> tuple[types.CodeType | None, list[str], str | None]:
     """The module compiled from ``text`` in ``code``'s context, the path of the function in
     it, and why it did not compile (``None`` when it did)."""
     wrapped, path = _enclosing(fn, code, text, imports)
@@ -227,9 +244,12 @@ def _argument(ins: dis.Instruction) -> object:
 def _instructions(code: types.CodeType, ignored: frozenset[str] = frozenset()) -> list[tuple[str, object]]:
     """``code``'s operations and arguments, as far as they follow from the text alone, less the
     operations named in ``ignored``."""
-    return [(_SAME_OP.get(ins.opname, ins.opname), _argument(ins)) for ins in dis.get_instructions(code)
-            if ins.opname != "EXTENDED_ARG"  # present or not with the jump distances
-            and ins.opname not in ignored]
+    return [
+        (_SAME_OP.get(ins.opname, ins.opname), _argument(ins))
+        for ins in dis.get_instructions(code)
+        if ins.opname != "EXTENDED_ARG"  # present or not with the jump distances
+        and ins.opname not in ignored
+    ]
 
 
 def _context_operations(a: list[types.CodeType], b: list[types.CodeType]) -> frozenset[str]:
@@ -246,16 +266,23 @@ def _context_operations(a: list[types.CodeType], b: list[types.CodeType]) -> fro
     return frozenset(ops)
 
 
-def _difference(code: types.CodeType, found: types.CodeType, lines: bool,
-                ignored: frozenset[str] = frozenset()) -> str | None:
+def _difference(
+    code: types.CodeType, found: types.CodeType, lines: bool, ignored: frozenset[str] = frozenset()
+) -> str | None:
     """What differs between the code that runs and the compile of the source found (``None``
     when nothing does), nested functions included; operations named in ``ignored`` are not
     compared."""
     checks = (
-        ("parameters", code.co_varnames[:code.co_argcount + code.co_kwonlyargcount],
-         found.co_varnames[:found.co_argcount + found.co_kwonlyargcount]),
-        ("kinds of parameters", (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount),
-         (found.co_argcount, found.co_posonlyargcount, found.co_kwonlyargcount)),
+        (
+            "parameters",
+            code.co_varnames[: code.co_argcount + code.co_kwonlyargcount],
+            found.co_varnames[: found.co_argcount + found.co_kwonlyargcount],
+        ),
+        (
+            "kinds of parameters",
+            (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount),
+            (found.co_argcount, found.co_posonlyargcount, found.co_kwonlyargcount),
+        ),
         ("local names", code.co_varnames, found.co_varnames),
         ("global and attribute names", code.co_names, found.co_names),
         ("line numbers", _line_offsets(code) if lines else None, _line_offsets(found) if lines else None),
@@ -322,8 +349,7 @@ def _stale_lambda(fn, code: types.CodeType, text: str) -> str | None:
     if any(_difference(code, found, lines=False) is None for found in lambdas):
         return None
     ignored = _context_dependent(fn, code, text, module)
-    if ignored is not None and any(_difference(code, found, lines=False, ignored=ignored) is None
-                                   for found in lambdas):
+    if ignored is not None and any(_difference(code, found, lines=False, ignored=ignored) is None for found in lambdas):
         return None
     return "no lambda on its line compiles to the code that runs"
 
@@ -334,9 +360,12 @@ def _check_current(fn, code: types.CodeType, text: str, first_line: int) -> None
     why = _stale_lambda(fn, code, text) if code.co_name == "<lambda>" else _stale(fn, code, text)
     if why is not None:
         raise _no_source(
-            fn, f"the source text at {code.co_filename}:{first_line} is not the source of the "
-                f"function that runs: {why}; the file was probably edited after the function was "
-                f"defined", _STALE_FIX)
+            fn,
+            f"the source text at {code.co_filename}:{first_line} is not the source of the "
+            f"function that runs: {why}; the file was probably edited after the function was "
+            f"defined",
+            _STALE_FIX,
+        )
 
 
 _DEF_START = re.compile(r"\s*(@|def\s|async\s+def\s)|.*(?<!\w)lambda[:\s]")
@@ -374,15 +403,14 @@ def _indented_block(lines: list[str], k: int) -> list[str] | None:
         if not deeper:
             break
         last, pending_comment = j, False
-    return None if pending_comment else lines[k:last + 1]
+    return None if pending_comment else lines[k : last + 1]
 
 
 def _def_start(fn, code: types.CodeType, lines: list[str]) -> int:
     """The index of the first line of the ``def`` (its decorators) or lambda of ``code``."""
     k = code.co_firstlineno - 1
     if not 0 <= k < len(lines):
-        raise _no_source(fn, f"its line {code.co_firstlineno} is past the end of {code.co_filename!r}",
-                         _STALE_FIX)
+        raise _no_source(fn, f"its line {code.co_firstlineno} is past the end of {code.co_filename!r}", _STALE_FIX)
     while k > 0 and not _DEF_START.match(lines[k]):
         k -= 1
     return k
@@ -459,8 +487,11 @@ def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
     text = textwrap.dedent(raw)
     removed = len(raw) - len(raw.lstrip(" ")) - (len(text) - len(text.lstrip(" ")))
     # Each attempt with the columns it shifts the first line by (to compare with the file's).
-    for attempt, shift in ((text, removed), (text.strip(), len(raw) - len(raw.lstrip())),
-                           ("(" + text.strip() + ")", len(raw) - len(raw.lstrip()) - 1)):
+    for attempt, shift in (
+        (text, removed),
+        (text.strip(), len(raw) - len(raw.lstrip())),
+        ("(" + text.strip() + ")", len(raw) - len(raw.lstrip()) - 1),
+    ):
         try:
             module = cst.parse_module(attempt)
             break
@@ -478,10 +509,12 @@ def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
     if len(matching) > 1:
         # Pick by column: the body's code starts where the lambda's first real instruction does.
         tree = ast.parse(attempt)
-        nodes = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Lambda)),
-                       key=lambda n: (n.lineno, n.col_offset))
-        cols = [p[2] for p in fn.__code__.co_positions()
-                if p[0] is not None and p[2] is not None and p[3] is not None and p[3] > p[2]]
+        nodes = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Lambda)), key=lambda n: (n.lineno, n.col_offset))
+        cols = [
+            p[2]
+            for p in fn.__code__.co_positions()
+            if p[0] is not None and p[2] is not None and p[3] is not None and p[3] > p[2]
+        ]
         col = min(cols, default=None)
         if col is None:
             # No column for any instruction (CPython 3.12 gives none to a lambda that returns a
@@ -503,5 +536,3 @@ def _lambda_source(fn, filename, block, first_line, lines) -> FunctionSource:
     module = cst.Module(body=[fndef])
     # Line 2 of the synthesized def (its return) stands for the lambda's first line.
     return FunctionSource(filename, module, fndef, first_line - 1, 0, lines, module.code)
-
-

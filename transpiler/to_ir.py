@@ -255,8 +255,7 @@ class _Builder:
     def keep_comments(self, stmt: cst.BaseStatement, first: int) -> None:
         """Comment lines above a statement that became an op other than verbatim Python go with
         that op (lowering writes them back above it)."""
-        comments = tuple(line.comment.value for line in getattr(stmt, "leading_lines", ())
-                         if line.comment is not None)
+        comments = tuple(line.comment.value for line in getattr(stmt, "leading_lines", ()) if line.comment is not None)
         header = getattr(getattr(stmt, "body", None), "header", None)
         if type(stmt) in (cst.If, cst.While, cst.For, cst.With, cst.Try) and header is not None and header.comment:
             comments += (header.comment.value,)  # `while x > 1:  # comment`
@@ -290,14 +289,18 @@ class _Builder:
         if grown:
             # An append loop makes a new (stacked) value of its list, which another name for the
             # list (or the caller, for a parameter) would not see: Python's loop, in place.
-            return (f"it appends to `{grown[0]}`, a list that another name (or the function's "
-                    f"caller) refers to too, so the loop must change that very list")
+            return (
+                f"it appends to `{grown[0]}`, a list that another name (or the function's "
+                f"caller) refers to too, so the loop must change that very list"
+            )
         shared = [n for n in access.writes if n in self.declared]
         if shared:
             # Its branches or iterations would run as functions of their own while tracing (all
             # of them, for a traced condition), so the write cannot happen exactly as written.
-            return (f"it assigns `{shared[0]}`, which the function declares "
-                    f"`{'global' if shared[0] in self.globals_ else 'nonlocal'}`")
+            return (
+                f"it assigns `{shared[0]}`, which the function declares "
+                f"`{'global' if shared[0] in self.globals_ else 'nonlocal'}`"
+            )
         return _jump_reason(stmt, in_loop=False)
 
     def shared_fix(self, stmt: cst.BaseStatement) -> str | None:
@@ -308,10 +311,12 @@ class _Builder:
         if not shared:
             return None
         name = shared[0]
-        return (f"One XLA program cannot assign a Python variable while it runs: return the new "
-                f"value of `{name}` from the function and assign it where the function is called "
-                f"(or keep it in an array that you pass in and return), or mark the argument the "
-                f"condition depends on static (static_argnums/static_argnames).")
+        return (
+            f"One XLA program cannot assign a Python variable while it runs: return the new "
+            f"value of `{name}` from the function and assign it where the function is called "
+            f"(or keep it in an array that you pass in and return), or mark the argument the "
+            f"condition depends on static (static_argnums/static_argnames)."
+        )
 
     def keep(self, stmt: cst.BaseStatement, span: Span, reason: str | None, fix: str | None = None) -> None:
         """A compound statement kept whole as Python."""
@@ -367,12 +372,14 @@ class _Builder:
 
     def emit_stmt(self, access, attrs: dict, span: Span) -> None:
         results = [self.value(n) for n in access.writes]
-        self.emit(PyOp(
-            operands=[self.scope.env[n] for n in access.reads if n in self.scope.env],
-            results=results,
-            attributes=attrs,
-            span=span,
-        ))
+        self.emit(
+            PyOp(
+                operands=[self.scope.env[n] for n in access.reads if n in self.scope.env],
+                results=results,
+                attributes=attrs,
+                span=span,
+            )
+        )
         self.scope.env.update(zip(access.writes, results))
 
     def bind(self, names, values) -> None:
@@ -405,8 +412,15 @@ class _Builder:
         # lst; al[0] = v`): the branch changes the copy it is given, which the cond carries out
         # (and writes back into the object), whether or not the name is read after: another
         # name may hold the object (`e = ident(lst)`, `box.l = lst`: no analysis sees them all).
-        in_place = [n for n in _changed_objects(stmt, direct=True) if n in self.scope.env and n not in self.private
-                    and self.carried_cell(n, stmt)] if self.in_place else []
+        in_place = (
+            [
+                n
+                for n in _changed_objects(stmt, direct=True)
+                if n in self.scope.env and n not in self.private and self.carried_cell(n, stmt)
+            ]
+            if self.in_place
+            else []
+        )
         for name in in_place:
             if name not in outputs:
                 outputs.append(name)
@@ -437,13 +451,15 @@ class _Builder:
             if any(comments):
                 attrs["arm_comments"] = ((),) + tuple(comments)
         results = [self.value(n) for n in outputs]
-        self.emit(CondOp(
-            operands=[pred, *(self.scope.env[n] for n in inputs)],
-            results=results,
-            regions=tests + branches,
-            attributes=attrs,
-            span=span,
-        ))
+        self.emit(
+            CondOp(
+                operands=[pred, *(self.scope.env[n] for n in inputs)],
+                results=results,
+                regions=tests + branches,
+                attributes=attrs,
+                span=span,
+            )
+        )
         self.bind(outputs, results)
 
     def branch(self, suite, inputs: list[str], outputs: list[str], live: Liveness, span: Span) -> Region:
@@ -462,8 +478,7 @@ class _Builder:
         runs once, inline, so the names it assigns are simply the user's variables after it)."""
         live_out = live.live_out[id(stmt)]
         access = stmt_access(stmt)
-        targets = [n for item in stmt.items if item.asname is not None
-                   for n in target_names(item.asname.name)]
+        targets = [n for item in stmt.items if item.asname is not None for n in target_names(item.asname.name)]
         # Inline: a name a closure captures is assigned where it is, so it has its value after
         # the statement (no carry, so no restriction on cells).
         outputs = [n for n in access.writes if n in live_out]
@@ -475,14 +490,16 @@ class _Builder:
         results = [self.value(n) for n in outputs]
         # The statement's first line(s) as written, up to its colon (comments stay with it).
         whole = self.module.code_for_node(stmt.with_changes(leading_lines=()))
-        header = whole[:len(whole) - len(self.code(stmt.body))]
-        self.emit(WithOp(
-            operands=[self.scope.env[n] for n in inputs],
-            results=results,
-            regions=[region],
-            attributes={"code": header, "num_targets": len(targets)},
-            span=span,
-        ))
+        header = whole[: len(whole) - len(self.code(stmt.body))]
+        self.emit(
+            WithOp(
+                operands=[self.scope.env[n] for n in inputs],
+                results=results,
+                regions=[region],
+                attributes={"code": header, "num_targets": len(targets)},
+                span=span,
+            )
+        )
         self.bind(outputs, results)
 
     def try_(self, stmt: cst.Try, span: Span, live: Liveness) -> None:
@@ -497,8 +514,11 @@ class _Builder:
         for part in (*stmt.handlers, stmt.orelse, stmt.finalbody):
             if part is not None:
                 later |= set(block_access(part.body).reads)
-        inputs = [n for n in {**access.reads, **access.writes} if n in self.scope.env
-                  or (n in access.writes and (n in live_out or n in later))]
+        inputs = [
+            n
+            for n in {**access.reads, **access.writes}
+            if n in self.scope.env or (n in access.writes and (n in live_out or n in later))
+        ]
         operands = [self.lookup(n) for n in inputs]  # a stand-in for a name with no value yet
         blocks = [(stmt, stmt.body, [])]
         for handler in stmt.handlers:
@@ -512,18 +532,20 @@ class _Builder:
                 region.ops.append(YieldOp(operands=[self.lookup(n) for n in outputs]))
             regions.append(region)
             whole = self.code(part.with_changes(leading_lines=()))
-            headers.append(whole[:whole.find(self.code(suite))])
+            headers.append(whole[: whole.find(self.code(suite))])
             where = span if part is stmt else self.span_of(part)
             places.append((where.line, where.col))
             targets.append(len(bound))
         results = [self.value(n) for n in outputs]
-        self.emit(TryOp(
-            operands=operands,
-            results=results,
-            regions=regions,
-            attributes={"headers": tuple(headers), "targets": tuple(targets), "places": tuple(places)},
-            span=span,
-        ))
+        self.emit(
+            TryOp(
+                operands=operands,
+                results=results,
+                regions=regions,
+                attributes={"headers": tuple(headers), "targets": tuple(targets), "places": tuple(places)},
+                span=span,
+            )
+        )
         self.bind(outputs, results)
 
     def carried_cell(self, name: str, stmt: cst.If | None) -> bool:
@@ -548,11 +570,15 @@ class _Builder:
         head = live.live_out[("head", id(stmt))]
         live_out = live.live_out[id(stmt)]
         body = block_access(stmt.body)
-        carries = [n for n in body.writes if (n in head or n in live_out) and n not in exclude
-                   and self.carried_cell(n, None)]
+        carries = [
+            n for n in body.writes if (n in head or n in live_out) and n not in exclude and self.carried_cell(n, None)
+        ]
         if self.in_place:  # (see `if_`)
-            carries += [n for n in _changed_objects(stmt, direct=False) if n in self.scope.env and n not in carries
-                        and n not in exclude and self.carried_cell(n, None)]
+            carries += [
+                n
+                for n in _changed_objects(stmt, direct=False)
+                if n in self.scope.env and n not in carries and n not in exclude and self.carried_cell(n, None)
+            ]
         reads = dict(body.reads)
         if type(stmt) is cst.While:
             reads.update(expr_reads(stmt.test))
@@ -570,14 +596,20 @@ class _Builder:
         body = Region(args=[self.value(n) for n in names])
         self.loop_body(stmt, body, names, carries, live)
         results = [self.value(n) for n in carries]
-        self.emit(WhileOp(
-            operands=operands, results=results, regions=[before, body],
-            attributes={"num_carries": len(carries)}, span=span,
-        ))
+        self.emit(
+            WhileOp(
+                operands=operands,
+                results=results,
+                regions=[before, body],
+                attributes={"num_carries": len(carries)},
+                span=span,
+            )
+        )
         self.bind(carries, results)
 
-    def loop_body(self, stmt, body: Region, names: list[str], carries: list[str], live: Liveness,
-                  prologue=None) -> None:
+    def loop_body(
+        self, stmt, body: Region, names: list[str], carries: list[str], live: Liveness, prologue=None
+    ) -> None:
         with self.region(body, names):
             if prologue is not None:
                 prologue()
@@ -630,8 +662,7 @@ class _Builder:
             reason = _index_needs_python(stmt.body, target.value)
             if reason:
                 attrs["python_index"] = reason
-        self.emit(op_class(operands=operands, results=results, regions=[body], attributes=attrs,
-                           span=span))
+        self.emit(op_class(operands=operands, results=results, regions=[body], attributes=attrs, span=span))
         self.bind(carries, results)
 
     def range_call(self, stmt: cst.For):
@@ -646,8 +677,24 @@ class _Builder:
         return list(args)
 
 
-_SHAPE_CALLS = frozenset({"reshape", "zeros", "ones", "full", "empty", "arange", "eye", "range",
-                          "broadcast_to", "tile", "repeat", "int", "split", "identity"})
+_SHAPE_CALLS = frozenset(
+    {
+        "reshape",
+        "zeros",
+        "ones",
+        "full",
+        "empty",
+        "arange",
+        "eye",
+        "range",
+        "broadcast_to",
+        "tile",
+        "repeat",
+        "int",
+        "split",
+        "identity",
+    }
+)
 
 
 def _index_needs_python(body: cst.CSTNode, index: str) -> str | None:
@@ -663,8 +710,6 @@ def _index_needs_python(body: cst.CSTNode, index: str) -> str | None:
             if name in _SHAPE_CALLS and any(index in expr_reads(a.value) for a in node.args):
                 return f"the index `{index}` is passed to `{name}(...)`, which needs a Python int"
     return None
-
-
 
 
 _UPDATES = frozenset({"setitem", "setitem_op"})
@@ -738,8 +783,12 @@ def _is_return_guard(stmt: cst.If) -> bool:
     test = stmt.test
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         flag = test.expression
-    elif (type(test) is cst.Call and type(test.func) is cst.Attribute
-          and test.func.attr.value == "not_" and len(test.args) == 1):
+    elif (
+        type(test) is cst.Call
+        and type(test.func) is cst.Attribute
+        and test.func.attr.value == "not_"
+        and len(test.args) == 1
+    ):
         flag = test.args[0].value  # the logical-expressions converter's `_lx.not_(flag)`
     else:
         return False
@@ -747,8 +796,17 @@ def _is_return_guard(stmt: cst.If) -> bool:
 
 
 def _construct(stmt: cst.CSTNode) -> str:
-    return {cst.If: "if", cst.While: "while", cst.For: "for", cst.Try: "try", cst.TryStar: "try", cst.With: "with",
-            cst.Match: "match", cst.FunctionDef: "def", cst.ClassDef: "class"}.get(type(stmt), "statement")
+    return {
+        cst.If: "if",
+        cst.While: "while",
+        cst.For: "for",
+        cst.Try: "try",
+        cst.TryStar: "try",
+        cst.With: "with",
+        cst.Match: "match",
+        cst.FunctionDef: "def",
+        cst.ClassDef: "class",
+    }.get(type(stmt), "statement")
 
 
 def function_params(node: cst.FunctionDef) -> list[str]:
@@ -763,11 +821,17 @@ def function_params(node: cst.FunctionDef) -> list[str]:
     return names
 
 
-def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str] = frozenset(),
-             cells: frozenset[str] = frozenset(), prefix: str = DEFAULT_PREFIX,
-             updates: Mapping[tuple[int, int], list] | None = None,
-             plain: Mapping[tuple[int, int], list[cst.SimpleStatementLine]] | None = None,
-             in_place: bool = False, private: frozenset[str] = frozenset()) -> tuple[Function, list[Fallback]]:
+def build_ir(
+    src: FunctionSource,
+    positions: Positions,
+    freevars: frozenset[str] = frozenset(),
+    cells: frozenset[str] = frozenset(),
+    prefix: str = DEFAULT_PREFIX,
+    updates: Mapping[tuple[int, int], list] | None = None,
+    plain: Mapping[tuple[int, int], list[cst.SimpleStatementLine]] | None = None,
+    in_place: bool = False,
+    private: frozenset[str] = frozenset(),
+) -> tuple[Function, list[Fallback]]:
     """Build the IR of ``src.node`` (already canonicalised by the converters); ``updates``:
     the item updates the converters rewrote, by position (see ``Context.updates``); ``plain``:
     the lines before their int arithmetic was routed (see ``Context.plain``); ``in_place``:
@@ -780,7 +844,7 @@ def build_ir(src: FunctionSource, positions: Positions, freevars: frozenset[str]
     b.updates = dict(updates or {})
     b.plain = {pos: list(lines) for pos, lines in (plain or {}).items()}
     b.cells = cells
-    b.item_name = prefix + ITEM_NAME[len(DEFAULT_PREFIX):]
+    b.item_name = prefix + ITEM_NAME[len(DEFAULT_PREFIX) :]
     params = function_params(node)
     body_access = block_access(node.body)
     b.local_names = set(params) | set(body_access.writes)

@@ -80,13 +80,12 @@ class CondOp(Op):
         if len(self.regions) < 2:
             self.fail(f"'cond' needs at least 2 regions, found {len(self.regions)}")
         if m and len(self.regions) != 2 * m + 2:
-            self.fail(f"'cond' with {m} test(s) needs {m} test and {m + 2} branch regions, "
-                      f"found {len(self.regions)} region(s)")
+            self.fail(
+                f"'cond' with {m} test(s) needs {m} test and {m + 2} branch regions, "
+                f"found {len(self.regions)} region(s)"
+            )
         for k, region in enumerate(self.regions):
             what = f"test {k}" if k < m else f"region {k - m}"
             if len(region.args) != len(self.inputs):
-                self.fail(
-                    f"{what} has {len(region.args)} argument(s) but the op has "
-                    f"{len(self.inputs)} input(s)"
-                )
+                self.fail(f"{what} has {len(region.args)} argument(s) but the op has {len(self.inputs)} input(s)")
             self.expect_yield(region, 1 if k < m else len(self.results), what)

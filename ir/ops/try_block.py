@@ -38,13 +38,17 @@ class TryOp(Op):
         if not isinstance(headers, (list, tuple)) or not all(isinstance(h, str) for h in headers):
             self.fail("'headers' attribute must be a list of strings")
         if len(headers) != len(self.regions) or len(self.regions) < 2:
-            self.fail(f"'try' needs one header per region and at least 2 regions, found "
-                      f"{len(headers)} header(s) and {len(self.regions)} region(s)")
+            self.fail(
+                f"'try' needs one header per region and at least 2 regions, found "
+                f"{len(headers)} header(s) and {len(self.regions)} region(s)"
+            )
         targets = self.attributes.get("targets", [0] * len(self.regions))
         if len(targets) != len(self.regions) or not all(isinstance(t, int) and t >= 0 for t in targets):
             self.fail("'targets' must give a non-negative int per region")
         for k, (region, extra) in enumerate(zip(self.regions, targets)):
             if len(region.args) != len(self.operands) + extra:
-                self.fail(f"region {k} has {len(region.args)} argument(s), expected "
-                          f"{len(self.operands)} input(s) and {extra} target(s)")
+                self.fail(
+                    f"region {k} has {len(region.args)} argument(s), expected "
+                    f"{len(self.operands)} input(s) and {extra} target(s)"
+                )
             self.expect_yield(region, len(self.results), f"region {k}")

@@ -40,6 +40,7 @@ class WithOp(Op):
         self.expect_regions(1)
         region = self.regions[0]
         if len(region.args) != len(self.operands) + n:
-            self.fail(f"region has {len(region.args)} argument(s), expected "
-                      f"{len(self.operands)} input(s) and {n} target(s)")
+            self.fail(
+                f"region has {len(region.args)} argument(s), expected {len(self.operands)} input(s) and {n} target(s)"
+            )
         self.expect_yield(region, len(self.results), "region")

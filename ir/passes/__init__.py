@@ -17,7 +17,12 @@ from laxify.ir.printer import print_function
 from laxify.ir.verify import verify
 
 __all__ = [
-    "DeadCodeElimination", "StaticFolding", "TypeInference", "Verify", "PassLog", "run_passes",
+    "DeadCodeElimination",
+    "StaticFolding",
+    "TypeInference",
+    "Verify",
+    "PassLog",
+    "run_passes",
     "default_passes",
 ]
 

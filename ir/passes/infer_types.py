@@ -41,8 +41,7 @@ class MergeTypeError(TypeError):
         self.op, self.name, self.sides, self.error = op, name, sides, error
         where = f" at line {op.span}" if op.span else ""
         super().__init__(
-            f"'{name}'{where}: {sides[0]} gives {error.left}, {sides[1]} gives "
-            f"{error.right} ({error.reason})"
+            f"'{name}'{where}: {sides[0]} gives {error.left}, {sides[1]} gives {error.right} ({error.reason})"
         )
 
 
@@ -51,8 +50,7 @@ def predicate_type(op: CondOp | WhileOp) -> Type:
     traced condition's type if any is traced, else an unknown one's, else the selector's)."""
     if isinstance(op, CondOp):
         types = [c.type for c in op.conditions()]
-        return next((t for t in types if isinstance(t, Array)),
-                    next((t for t in types if not is_static(t)), types[0]))
+        return next((t for t in types if isinstance(t, Array)), next((t for t in types if not is_static(t)), types[0]))
     return op.regions[0].terminator.operands[0].type
 
 
@@ -98,8 +96,11 @@ MAX_UNROLLED_TYPING = 64  # iterations typed one by one in a Python `for` (speci
 def _no_return_yet(op: PyOp) -> bool:
     """The return converter's ``<retval> = <runtime>.UndefinedReturn()``: no value returned yet;
     or ``<retval> = <runtime>.raised()``, the value of a path that raised (never read)."""
-    return (len(op.results) == 1 and is_return_value(op.results[0].hint)
-            and op.code.rstrip().endswith((".UndefinedReturn()", ".raised()")))
+    return (
+        len(op.results) == 1
+        and is_return_value(op.results[0].hint)
+        and op.code.rstrip().endswith((".UndefinedReturn()", ".raised()"))
+    )
 
 
 def _traced_carry(t: Type, init: Type) -> Type:
@@ -148,9 +149,7 @@ class TypeInference:
             static_bounds = all(is_static(t) for t in bounds)
             # The index is a Python int only in a loop that surely runs as Python: static
             # bounds and either an index that must be static or carries that all are.
-            python = static_bounds and (
-                op.attributes.get("python_index") is not None or self._carries_stay_static(op)
-            )
+            python = static_bounds and (op.attributes.get("python_index") is not None or self._carries_stay_static(op))
             index = Static(pytype=int) if python else Array((), "int32")
             if python and self.evaluate is not None and self._unrolled(op, bounds):
                 return
@@ -219,8 +218,13 @@ class TypeInference:
         # Arrays are run abstractly (`len(a) + 1`, `n = a.shape[0]`); a statement only meets
         # immutable Python values, so that nothing the user holds can be changed.
         immutable = (int, float, bool, complex, str, type(None))
-        if not all(isinstance(t, Array) or isinstance(t, Static) and t.has_value and (
-                op.kind == "expr" or type(t.value) in immutable) for t in tys):
+        if not all(
+            isinstance(t, Array)
+            or isinstance(t, Static)
+            and t.has_value
+            and (op.kind == "expr" or type(t.value) in immutable)
+            for t in tys
+        ):
             return False
         try:
             found = self.evaluate(op, tys)
@@ -260,9 +264,11 @@ class TypeInference:
             for res, y in zip(op.results, op.regions[chosen].terminator.operands):
                 res.type = y.type
             return
-        names = ["the true branch", "the false branch"] if len(op.regions) == 2 else [
-            f"branch {k}" for k in range(len(op.regions))
-        ]
+        names = (
+            ["the true branch", "the false branch"]
+            if len(op.regions) == 2
+            else [f"branch {k}" for k in range(len(op.regions))]
+        )
         types = self._join_yields(op, op.regions, names)
         if not is_static(sel):
             types = [_traced(t) for t in types]

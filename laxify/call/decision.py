@@ -32,8 +32,14 @@ from typing import Any, Callable
 
 import jax
 
-from laxify.fallback import (CONCRETE_ERRORS, about_a_traced_value, fallback_at, fallback_error,
-                             located_concrete_error, located_trace_error)
+from laxify.fallback import (
+    CONCRETE_ERRORS,
+    about_a_traced_value,
+    fallback_at,
+    fallback_error,
+    located_concrete_error,
+    located_trace_error,
+)
 from laxify.ir.errors import ConversionError
 from laxify.runtime.int_overflow import Int32OverflowError
 
@@ -59,9 +65,9 @@ class Decision:
 class Context:
     """What the table reads of the function being called (``laxify/call/path.py`` provides it)."""
 
-    fallback: str                    # "warn" | "error" | "silent"
-    inner: Callable                  # the user's function (under bound methods and partials)
-    plain: Callable                  # the function as written
+    fallback: str  # "warn" | "error" | "silent"
+    inner: Callable  # the user's function (under bound methods and partials)
+    plain: Callable  # the function as written
     no_source: ConversionError | None  # why it has no converted code, if it has none
 
     def conversion(self) -> Any: ...
@@ -80,8 +86,13 @@ def decide(error: BaseException, context: Context, outer: bool, staged: bool = F
     if isinstance(error, Int32OverflowError):
         if strict:
             return Decision("overflow", "raise", error=error)
-        return Decision("overflow", "eager", runner=context.plain, cached=False,
-                        warn=(lambda: _warn_overflow(error, inner)) if warn else None)
+        return Decision(
+            "overflow",
+            "eager",
+            runner=context.plain,
+            cached=False,
+            warn=(lambda: _warn_overflow(error, inner)) if warn else None,
+        )
     if isinstance(error, CONCRETE_ERRORS):
         if context.no_source is not None:
             if outer or staged:
@@ -89,8 +100,12 @@ def decide(error: BaseException, context: Context, outer: bool, staged: bool = F
             from laxify.fallback import warn_unconverted_eager
 
             unconverted = context.no_source
-            return Decision("unconverted", "eager", runner=context.plain,
-                            warn=(lambda: warn_unconverted_eager(error, inner, unconverted)) if warn else None)
+            return Decision(
+                "unconverted",
+                "eager",
+                runner=context.plain,
+                warn=(lambda: warn_unconverted_eager(error, inner, unconverted)) if warn else None,
+            )
         found = fallback_at(context.conversion(), error)
         if found is None:
             located = located_concrete_error(error, inner)
@@ -102,8 +117,9 @@ def decide(error: BaseException, context: Context, outer: bool, staged: bool = F
         if context.converted() is context.plain:
             from laxify.fallback import warn_fallback
 
-            return Decision("kept", "eager", runner=context.plain,
-                            warn=(lambda: warn_fallback(found, inner)) if warn else None)
+            return Decision(
+                "kept", "eager", runner=context.plain, warn=(lambda: warn_fallback(found, inner)) if warn else None
+            )
         kept = fallback_error(found, inner, False)
         return Decision("kept", "split", runner=context.split_runner(kept, warn, kept=True))
     # Another error stopped the trace: JAX refused a traced value where Python needs a
@@ -118,11 +134,15 @@ def decide(error: BaseException, context: Context, outer: bool, staged: bool = F
     if context.no_source is not None:
         from laxify.fallback import warn_value_fallback
 
-        return Decision("refused", "eager", runner=context.plain, warn_after=True,
-                        warn=(lambda: warn_value_fallback(located, inner)) if warn else None)
+        return Decision(
+            "refused",
+            "eager",
+            runner=context.plain,
+            warn_after=True,
+            warn=(lambda: warn_value_fallback(located, inner)) if warn else None,
+        )
     runner = context.split_runner(located, warn=False)
-    return Decision("refused", "split", runner=runner, warn_after=True,
-                    warn=runner.warn if warn else None)
+    return Decision("refused", "split", runner=runner, warn_after=True, warn=runner.warn if warn else None)
 
 
 def outer_call(args: tuple, kwargs: dict) -> bool:
@@ -134,9 +154,14 @@ def _warn_overflow(error: Int32OverflowError, inner: Callable) -> None:
     from laxify.ir.errors import FallbackWarning, warn_at
 
     what = f"`{error.name}`" if error.name else "An integer"
-    warn_at(f"{what} is a Python int in eager code but an int32 array in the compiled loop, and on "
-            f"this input its value passed int32's range (2**31 - 1) here: {inner.__qualname__} "
-            f"ran eagerly, op by op, for Python's exact integer (this call only). To keep it "
-            f"compiled, enable 64-bit integers before any JAX call "
-            f"(jax.config.update(\"jax_enable_x64\", True); pass int64 bounds), or compute it as a "
-            f"float.", FallbackWarning, error.filename, error.line)
+    warn_at(
+        f"{what} is a Python int in eager code but an int32 array in the compiled loop, and on "
+        f"this input its value passed int32's range (2**31 - 1) here: {inner.__qualname__} "
+        f"ran eagerly, op by op, for Python's exact integer (this call only). To keep it "
+        f"compiled, enable 64-bit integers before any JAX call "
+        f'(jax.config.update("jax_enable_x64", True); pass int64 bounds), or compute it as a '
+        f"float.",
+        FallbackWarning,
+        error.filename,
+        error.line,
+    )

@@ -55,8 +55,18 @@ class CallPath(Converted):
     """See the module's docstring. ``fn``: what is converted (a function, a bound method, a
     partial); the options are ``to_static``'s."""
 
-    def __init__(self, fn: Callable, *, static_argnums=(), static_argnames=(), fallback: str = "warn",
-                 strict: bool = False, donate_argnums=(), checks: bool = False, **jit_options):
+    def __init__(
+        self,
+        fn: Callable,
+        *,
+        static_argnums=(),
+        static_argnames=(),
+        fallback: str = "warn",
+        strict: bool = False,
+        donate_argnums=(),
+        checks: bool = False,
+        **jit_options,
+    ):
         if strict:
             fallback = "error"
         if fallback not in FALLBACK_MODES:
@@ -83,8 +93,7 @@ class CallPath(Converted):
         # The function as written, called when it runs eagerly (with the object first if bound).
         self.plain = self._target.python_function if isinstance(self._target, Converted) else self._target
         self._static_argnums = frozenset(static_argnums)
-        self._static_argnames = frozenset(
-            (static_argnames,) if isinstance(static_argnames, str) else static_argnames)
+        self._static_argnames = frozenset((static_argnames,) if isinstance(static_argnames, str) else static_argnames)
         self._donate = donate_argnums
         self._jit_options = jit_options
         self._converted_fn: Callable | None = None
@@ -142,8 +151,9 @@ class CallPath(Converted):
 
     def split_runner(self, located: ConversionError, warn: bool, kept: bool = False) -> SplitRunner:
         fn = self.converted()
-        return SplitRunner(fn, located, self.inner, warn, kept=kept,
-                           variant=self._segmented if fn is not self.plain else None)
+        return SplitRunner(
+            fn, located, self.inner, warn, kept=kept, variant=self._segmented if fn is not self.plain else None
+        )
 
     # -- programs --------------------------------------------------------------------
     def _with_self(self, args: tuple) -> tuple:
@@ -169,7 +179,7 @@ class CallPath(Converted):
             code = getattr(self.inner, "__code__", None)
             # What the function changes in its list and dict arguments, for the caller's objects
             # (runtime/writeback.py).
-            fn = writing_back(fn, code.co_varnames[:code.co_argcount] if code is not None else ())
+            fn = writing_back(fn, code.co_varnames[: code.co_argcount] if code is not None else ())
             # An argument holding a Flax NNX module: nnx.jit traces its state and writes back
             # what the function changes on it.
             jit = nnx_jit if sig.nnx else jax.jit
@@ -177,8 +187,13 @@ class CallPath(Converted):
                 program = self._programs.get(sig)
                 if program is None:
                     program = self._programs[sig] = Program(
-                        fn, jit, static_argnums=sig.static_argnums, static_argnames=sig.static_argnames,
-                        donate_argnums=self._donate, **self._jit_options)
+                        fn,
+                        jit,
+                        static_argnums=sig.static_argnums,
+                        static_argnames=sig.static_argnames,
+                        donate_argnums=self._donate,
+                        **self._jit_options,
+                    )
         return program
 
     def _program_for(self, sig: Signature, args: tuple, kwargs: dict) -> Program:
@@ -206,8 +221,10 @@ class CallPath(Converted):
 
     def _note_static(self, sig: Signature, args, kwargs) -> None:
         try:
-            values = (tuple((i, args[i]) for i in sig.static_argnums),
-                      tuple((k, kwargs[k]) for k in sig.static_argnames))
+            values = (
+                tuple((i, args[i]) for i in sig.static_argnums),
+                tuple((k, kwargs[k]) for k in sig.static_argnames),
+            )
             self._static_values.add(values)
         except (TypeError, IndexError, KeyError):
             return
@@ -220,12 +237,14 @@ class CallPath(Converted):
                 f"{self.__qualname__} has been traced for {len(self._static_values)} distinct static "
                 f"argument values;{which} each one compiles anew. Pass values that change from call "
                 f"to call as arrays (jnp.asarray) so that they are traced instead.",
-                FallbackWarning, code.co_filename if code else "<unknown>", code.co_firstlineno if code else 0,
+                FallbackWarning,
+                code.co_filename if code else "<unknown>",
+                code.co_firstlineno if code else 0,
             )
 
     def _changing_arguments(self, code) -> tuple[str, int] | None:
         """The static argument with the most distinct values seen, by its name, and how many."""
-        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] if code else ()
+        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount] if code else ()
         seen: dict = {}
         for positional, keywords in self._static_values:
             for where, value in (*positional, *keywords):
@@ -249,7 +268,8 @@ class CallPath(Converted):
             # program has a bound object (a static leaf) already bound.
             n = len(args)
             hot = self._by_types.get(
-                type(args[0]) if n == 1 else (type(args[0]), type(args[1])) if n == 2 else tuple(map(type, args)))
+                type(args[0]) if n == 1 else (type(args[0]), type(args[1])) if n == 2 else tuple(map(type, args))
+            )
             if hot is not None:
                 run, sig = hot
                 if type(run) is _SplitHot:  # a signature that runs split (laxify/split.py)
@@ -365,6 +385,9 @@ class CallPath(Converted):
             self._python_only_warned = True
             where = error.location
             warnings.warn_explicit(
-                f"{error.message} It runs as plain Python, eagerly, op by op, which is much slower. "
-                f"{error.fix}", FallbackWarning, where.filename, where.line)
+                f"{error.message} It runs as plain Python, eagerly, op by op, which is much slower. {error.fix}",
+                FallbackWarning,
+                where.filename,
+                where.line,
+            )
         return self.plain(*args, **kwargs)

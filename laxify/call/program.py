@@ -42,8 +42,10 @@ class Reported:
 
 
 jax.tree_util.register_pytree_node(
-    Reported, lambda r: ((r.out, r.report), True) if r.report.rules else ((r.out,), False),
-    lambda reported, children: Reported(*children) if reported else children[0])
+    Reported,
+    lambda r: ((r.out, r.report), True) if r.report.rules else ((r.out,), False),
+    lambda reported, children: Reported(*children) if reported else children[0],
+)
 
 
 def _reporting(fn: Callable, program: "Program") -> Callable:
@@ -85,8 +87,9 @@ class Program:
         self.late = None  # the prints held since a trace in the middle of a call (see _reporting)
 
     def _make_checked(self) -> None:
-        self.checked = self.jit(checkify.checkify(_reporting(self.fn, self), errors=checkify.user_checks),
-                                **self.jit_options)
+        self.checked = self.jit(
+            checkify.checkify(_reporting(self.fn, self), errors=checkify.user_checks), **self.jit_options
+        )
         self.reports = True
 
     def _unheld(self) -> None:
@@ -291,19 +294,27 @@ def returning_arrays(fn: Callable, inner: Callable) -> Callable:
             if _wide_int(leaf):
                 raise NeedsPython(
                     f"{name} returns the Python int {leaf}, which the program's integer type "
-                    f"({jax.dtypes.canonicalize_dtype(np.int64).name}) cannot hold", where,
-                    "Enable 64-bit integers before any JAX call (jax.config.update(\"jax_enable_x64\", True)), "
-                    "or compute it as a float.")
-            made = (" made from a traced value (its text shows the tracer where eager Python writes "
-                    "the value's digits)" if isinstance(leaf, (str, bytes)) else "")
+                    f"({jax.dtypes.canonicalize_dtype(np.int64).name}) cannot hold",
+                    where,
+                    'Enable 64-bit integers before any JAX call (jax.config.update("jax_enable_x64", True)), '
+                    "or compute it as a float.",
+                )
+            made = (
+                " made from a traced value (its text shows the tracer where eager Python writes the value's digits)"
+                if isinstance(leaf, (str, bytes))
+                else ""
+            )
             raise NeedsPython(
                 f"{name} returns a Python {type(leaf).__name__}{made}, and one XLA program returns only "
-                f"arrays, numbers and strings made from Python values", where,
+                f"arrays, numbers and strings made from Python values",
+                where,
                 f"Return arrays and numbers only (build the {type(leaf).__name__} from the results "
-                f"where the function is called), or call it unconverted.")
+                f"where the function is called), or call it unconverted.",
+            )
         if texts:
-            out = jax.tree_util.tree_unflatten(structure, [
-                leaf if isinstance(leaf, _RESULT_LEAVES) else _StaticText(leaf) for leaf in leaves])
+            out = jax.tree_util.tree_unflatten(
+                structure, [leaf if isinstance(leaf, _RESULT_LEAVES) else _StaticText(leaf) for leaf in leaves]
+            )
         return out
 
     return run

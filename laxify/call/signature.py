@@ -22,8 +22,17 @@ import numpy as np
 from laxify.models import Split, holds_nnx, needs_split, unwrap
 from laxify.runtime.dispatch.values import ById
 
-__all__ = ["ARRAYS", "ById", "HOT_TYPES", "Signature", "argument_kind", "signature", "static_by_type", "unwrapped",
-           "unwrapping"]
+__all__ = [
+    "ARRAYS",
+    "ById",
+    "HOT_TYPES",
+    "Signature",
+    "argument_kind",
+    "signature",
+    "static_by_type",
+    "unwrapped",
+    "unwrapping",
+]
 
 # Argument types that are always traced: a call with only these needs no classification.
 _ARRAY_TYPES = frozenset({type(jax.numpy.zeros(())), np.ndarray})
@@ -67,9 +76,12 @@ def static_by_type(value: Any) -> bool:
     """Whether every value of ``value``'s type is ``static`` (so its type may stand for its
     kind on the hot path): an object hashed by identity that is a pytree leaf and no array or
     Flax NNX node, such as the instance a method is called on (``model.f(x)``)."""
-    return (type(value).__hash__ is object.__hash__ and not isinstance(value, ARRAYS)
-            and jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
-            and argument_kind(value) == "static")
+    return (
+        type(value).__hash__ is object.__hash__
+        and not isinstance(value, ARRAYS)
+        and jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(value))
+        and argument_kind(value) == "static"
+    )
 
 
 def kind(value: Any, forced_static: bool) -> str:
@@ -128,8 +140,9 @@ class Signature:
         return "nnx" in self.special
 
 
-def signature(args: tuple, kwargs: dict, static_argnums: frozenset, static_argnames: frozenset
-              ) -> tuple[Signature, tuple, dict]:
+def signature(
+    args: tuple, kwargs: dict, static_argnums: frozenset, static_argnames: frozenset
+) -> tuple[Signature, tuple, dict]:
     """The call's :class:`Signature`, and its arguments as the jitted function takes them."""
     kinds = [kind(a, i in static_argnums) for i, a in enumerate(args)]
     named = {k: kind(v, k in static_argnames) for k, v in kwargs.items()}

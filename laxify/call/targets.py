@@ -13,8 +13,14 @@ from typing import Any, Callable
 from laxify.conversion import convert_function
 from laxify.runtime.pure_twins import pure_twin
 
-__all__ = ["Converted", "as_method", "callable_target", "convert_callable", "function_and_arguments",
-           "python_call_error"]
+__all__ = [
+    "Converted",
+    "as_method",
+    "callable_target",
+    "convert_callable",
+    "function_and_arguments",
+    "python_call_error",
+]
 
 
 class Converted:
@@ -38,11 +44,13 @@ def callable_target(fn: Any, api: str) -> Callable:
     if isinstance(fn, type):
         raise TypeError(
             f"{api} expects a function, got the class {fn.__qualname__}. Decorate one of its "
-            f"methods (for example __call__), or pass an instance whose class defines __call__.")
+            f"methods (for example __call__), or pass an instance whose class defines __call__."
+        )
     if not callable(fn):
         raise TypeError(
             f"{api} expects a function, got {_describe(fn)}. Pass a Python function (def or "
-            f"lambda), a method, or an object whose class defines __call__.")
+            f"lambda), a method, or an object whose class defines __call__."
+        )
     if isinstance(fn, types.BuiltinFunctionType):
         # A C function of the standard library with a pure-Python twin (bisect.bisect_left):
         # the twin, which the module documents as its equivalent, is converted.
@@ -117,17 +125,17 @@ def _signature_stub(code: types.CodeType) -> types.CodeType:
     identifiers read from ``code``, so the one-line ``def`` is safe to compile.)"""
     names, flags = code.co_varnames, code.co_flags
     positional, keyword_only = code.co_argcount, code.co_kwonlyargcount
-    params = list(names[:code.co_posonlyargcount])
+    params = list(names[: code.co_posonlyargcount])
     if params:
         params.append("/")
-    params += names[code.co_posonlyargcount:positional]
+    params += names[code.co_posonlyargcount : positional]
     rest = positional + keyword_only
     if flags & inspect.CO_VARARGS:
         params.append("*" + names[rest])
         rest += 1
     elif keyword_only:
         params.append("*")
-    params += names[positional:positional + keyword_only]
+    params += names[positional : positional + keyword_only]
     if flags & inspect.CO_VARKEYWORDS:
         params.append("**" + names[rest])
     namespace: dict = {}

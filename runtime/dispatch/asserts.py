@@ -25,9 +25,11 @@ __all__ = ["assert_"]
 _warned: set[tuple[str, int]] = set()
 _lock = threading.Lock()
 
-_FIX = ("Pass checks=True to laxify.to_static to check it at run time (a failed assert then "
-        "raises AssertionError after the call), or assert on a static value (a shape, a Python "
-        "argument).")
+_FIX = (
+    "Pass checks=True to laxify.to_static to check it at run time (a failed assert then "
+    "raises AssertionError after the call), or assert on a static value (a shape, a Python "
+    "argument)."
+)
 
 
 def _site(depth: int) -> Site:
@@ -52,8 +54,10 @@ def assert_(test, message=None) -> None:
         return
     if mode.unchecked == "silent":
         return
-    text = ("This `assert` tests a traced value, which is only known when the program runs; "
-            "laxify does not check it at run time (one XLA program cannot raise an exception).")
+    text = (
+        "This `assert` tests a traced value, which is only known when the program runs; "
+        "laxify does not check it at run time (one XLA program cannot raise an exception)."
+    )
     if mode.unchecked == "error":
         raise ConversionError(text, location(site), _FIX)
     with _lock:
@@ -92,6 +96,7 @@ def _check(pred, message, site: Site) -> None:
 
         def make(values):
             return AssertionError(f"{value}{where}")
+
     function = _user_function(site.filename)
     report.record(jnp.logical_not(pred), report.Rule(make, site.filename, site.line, function, text), traced)
 
@@ -118,8 +123,9 @@ def _traced_fields(message: Formatted) -> tuple[str, list]:
         if spec and "{" in spec:
             spec = formatter.vformat(spec, message.args, message.kwargs)
         if any_traced(value):
-            parts.append("{" + str(len(traced)) + (f"!{conversion}" if conversion else "")
-                         + (f":{spec}" if spec else "") + "}")
+            parts.append(
+                "{" + str(len(traced)) + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            )
             traced.append(value)
         else:
             parts.append(_escape(formatter.format_field(formatter.convert_field(value, conversion), spec or "")))

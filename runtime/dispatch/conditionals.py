@@ -87,8 +87,10 @@ def _traced_cond(pred, branches, operands, site: Site):
     # Effects on Python objects are watched in the user's branch itself; an exception Python
     # raises there is recorded for the runs that take it (outside the watch).
     identity = effects.Identity(operands, site)
-    branches = [effects.guarded(b, f"this `{site.construct}` on a traced value", lambda: location(site),
-                                identity) for b in branches]
+    branches = [
+        effects.guarded(b, f"this `{site.construct}` on a traced value", lambda: location(site), identity)
+        for b in branches
+    ]
     return identity.write_back(_joined_cond(pred, branches, operands, site))
 
 
@@ -148,8 +150,11 @@ def elif_chain(arms, operands, site: Site):
     if not preds:
         return split.run_branch(branches[0], operands, site)
     if site.branches:
-        site = replace(site, branches=tuple(site.branches[k] for k in possible),
-                       branch_lines=tuple(site.branch_lines[k] for k in possible))
+        site = replace(
+            site,
+            branches=tuple(site.branches[k] for k in possible),
+            branch_lines=tuple(site.branch_lines[k] for k in possible),
+        )
     if len(preds) == 1:
         return cond(preds[0], branches, operands, site)
     return cond(_first_true(preds), branches, operands, site)
@@ -229,8 +234,10 @@ def _cond_appending(pred, branches, operands, site: Site):
     def wrap(branch):
         def run(*ops):
             ops = list(ops)
-            fresh = {k: lists_mod.branch_of(operands[k], site.names[k] if k < len(site.names) else "list", site)
-                     for k in lists}
+            fresh = {
+                k: lists_mod.branch_of(operands[k], site.names[k] if k < len(site.names) else "list", site)
+                for k in lists
+            }
             for k, acc in fresh.items():
                 ops[k] = acc
             outs = list(branch(*ops))
@@ -302,7 +309,7 @@ def _int_too_large(site: Site, name: str, value: int, where: str) -> NeedsPython
         site,
         f"`{name}` is the Python int {value} in {where}, and a value of a traced construct is "
         f"an {dtype} array, which cannot hold it (Python's ints are unbounded)",
-        f"Enable 64-bit integers before any JAX call (jax.config.update(\"jax_enable_x64\", True)), "
+        f'Enable 64-bit integers before any JAX call (jax.config.update("jax_enable_x64", True)), '
         f"or compute `{name}` outside the traced construct, or as a float.",
         NeedsPython,
     )
@@ -316,8 +323,9 @@ def _join_outputs(avals, names, site: Site, n: int):
         ref = first[idx]
         for k in range(1, len(avals)):
             other = avals[k][idx]
-            ref = _join_tree(ref, other, name, site, (_branch_name(0, n, site), _branch_name(k, n, site)),
-                             _construct_phrase(site))
+            ref = _join_tree(
+                ref, other, name, site, (_branch_name(0, n, site), _branch_name(k, n, site)), _construct_phrase(site)
+            )
         out.append(ref)
     return out
 
@@ -396,13 +404,18 @@ class _Plan:
 
         def replayed():
             outs, found = run.replay()
-            outs = tuple(jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), self.fill[i])
-                         if isinstance(v, Fillable) and i in self.fill else v
-                         for i, v in enumerate(outs))
+            outs = tuple(
+                jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), self.fill[i])
+                if isinstance(v, Fillable) and i in self.fill
+                else v
+                for i, v in enumerate(outs)
+            )
             outs = tuple(v for i, v in enumerate(outs) if i not in self.static)
             if self.target is not None:
-                outs = tuple(jax.tree_util.tree_map(lambda v, t: lax.convert_element_type(v, t.dtype), o, t)
-                             for o, t in zip(outs, self.target))
+                outs = tuple(
+                    jax.tree_util.tree_map(lambda v, t: lax.convert_element_type(v, t.dtype), o, t)
+                    for o, t in zip(outs, self.target)
+                )
             return outs, union.of(k, found)
 
         return replayed
@@ -432,8 +445,9 @@ def _plan(outputs: list, site: Site) -> _Plan:
         arrays = [v for v in values if not (isinstance(v, Fillable) or v is None)]
         if arrays:
             if all(isinstance(v, Fillable) for v in python) and all(
-                    array_like(leaf) or isinstance(leaf, jax.ShapeDtypeStruct)
-                    for leaf in jax.tree_util.tree_leaves(arrays[0])):
+                array_like(leaf) or isinstance(leaf, jax.ShapeDtypeStruct)
+                for leaf in jax.tree_util.tree_leaves(arrays[0])
+            ):
                 fill[i] = output_avals(arrays[0])  # (cast below with the others where dtypes differ)
         elif len(python) == n:
             # No branch has an array here: None on some path wins over a value not set yet.
@@ -448,8 +462,12 @@ def _plan(outputs: list, site: Site) -> _Plan:
             _check_output(v, name, k, n, site)
         avals.append([output_avals(v) for v in outs])
     joined = _join_outputs(avals, names, site, n)
-    differ = any(a.dtype != t.dtype for k in range(n) for j in range(len(kept))
-                 for a, t in zip(jax.tree_util.tree_leaves(avals[k][j]), jax.tree_util.tree_leaves(joined[j])))
+    differ = any(
+        a.dtype != t.dtype
+        for k in range(n)
+        for j in range(len(kept))
+        for a, t in zip(jax.tree_util.tree_leaves(avals[k][j]), jax.tree_util.tree_leaves(joined[j]))
+    )
     return _Plan(fill, static, joined if differ else None)
 
 
@@ -463,8 +481,7 @@ def _check_output(v, name: str, k: int, n: int, site: Site) -> None:
             where,
             f"`{name}` is defined in {other} of this `if` on a traced value, but not in "
             f"the {_branch_name(k, n, site)}, and it is used after the `if`.",
-            f"Assign `{name}` before the `if` or in every branch, so that it has a value "
-            f"whichever branch runs.",
+            f"Assign `{name}` before the `if` or in every branch, so that it has a value whichever branch runs.",
         )
     for leaf in jax.tree_util.tree_leaves(v):
         if type(leaf) is int and not _fits_default_int(leaf):

@@ -48,8 +48,12 @@ def _concrete_flag(a, b, kinds: str):
         return None
     left, right = kinds.split(",")
     literal, value, kind = (b, a, left) if isinstance(b, bool) else (a, b, right)
-    if kind != _BOOL or isinstance(value, bool) or getattr(value, "dtype", None) != jnp.bool_ \
-            or getattr(value, "shape", None) != ():
+    if (
+        kind != _BOOL
+        or isinstance(value, bool)
+        or getattr(value, "dtype", None) != jnp.bool_
+        or getattr(value, "shape", None) != ()
+    ):
         return None
     return bool(value) is literal
 
@@ -65,18 +69,25 @@ def _identity(a, b, text: str, kinds: str):
         is_bool_scalar = value.dtype == jnp.bool_ and value.shape == ()
         if kind == _BOOL:
             if not is_bool_scalar:
-                raise _undecided(text, "its operand holds Python bools in Python but a traced array "
-                                       "that is not one boolean here")
+                raise _undecided(
+                    text, "its operand holds Python bools in Python but a traced array that is not one boolean here"
+                )
             return value if literal else jnp.logical_not(value)
         if is_bool_scalar and kind != _PARAM:
-            raise _undecided(text, "its operand is a traced boolean here, which may have been a "
-                                   "Python bool in Python (assigned on some paths only, or returned "
-                                   "by a call)")
+            raise _undecided(
+                text,
+                "its operand is a traced boolean here, which may have been a "
+                "Python bool in Python (assigned on some paths only, or returned "
+                "by a call)",
+            )
         return False  # an array (or a number) is never the Python True/False
     if a is None or b is None or not (is_traced(a) and is_traced(b)):
         return False  # a traced value is never None, nor a Python object
-    raise _undecided(text, "compares two traced values, which are different objects while laxify "
-                           "traces but may be the same object in Python on some paths")
+    raise _undecided(
+        text,
+        "compares two traced values, which are different objects while laxify "
+        "traces but may be the same object in Python on some paths",
+    )
 
 
 def _undecided(text: str, why: str) -> NeedsPython:

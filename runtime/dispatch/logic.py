@@ -41,8 +41,7 @@ def _one_value(x, construct: str):
         return x
     if math.prod(shape) != 1:
         raise ConversionError(
-            f"{_OPERAND_OF[construct]} is an array of shape {shape}, not a scalar: it has no "
-            f"single truth value.",
+            f"{_OPERAND_OF[construct]} is an array of shape {shape}, not a scalar: it has no single truth value.",
             _user_location(),
             _FIX_OF[construct],
         )
@@ -56,8 +55,13 @@ _OPERAND_OF = {
     "ifexp": "The condition of this conditional expression (`a if c else b`)",
     "compare": "A part of this chained comparison",
 }
-_ELEMENTWISE = {"and": "jnp.logical_and(a, b)", "or": "jnp.logical_or(a, b)", "not": "jnp.logical_not(a)",
-                "ifexp": "jnp.where(c, a, b)", "compare": "jnp.logical_and(a < b, b < c)"}
+_ELEMENTWISE = {
+    "and": "jnp.logical_and(a, b)",
+    "or": "jnp.logical_or(a, b)",
+    "not": "jnp.logical_not(a)",
+    "ifexp": "jnp.where(c, a, b)",
+    "compare": "jnp.logical_and(a < b, b < c)",
+}
 _FIX_OF = {
     k: f"Use `{v}` for an elementwise result, or reduce the array to one value with `.any()` or `.all()`."
     for k, v in _ELEMENTWISE.items()
@@ -132,7 +136,7 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
             acc = truth(thunk(), op)
             continue
         if lazy:
-            later = thunks[k + 1:]
+            later = thunks[k + 1 :]
 
             def rest(thunk=thunk, later=later):
                 return jnp.asarray(_truth_chain(op, thunk(), later, lazy, False), jnp.bool_)
@@ -213,15 +217,21 @@ def _check_operand(a, b, op: str) -> None:
             f"{b_shape} on the right: its value would have one shape or the other depending on "
             f"a traced value.",
             _user_location(),
-            f"Give both operands of the `{op}` the same shape, or use `jnp.where` for an "
-            f"elementwise choice.",
+            f"Give both operands of the `{op}` the same shape, or use `jnp.where` for an elementwise choice.",
         )
 
 
 _COMPARE = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
-    "!=": operator.ne, "in": lambda a, b: contains(b, a), "not in": lambda a, b: not_contains(b, a),
-    "is": operator.is_, "is not": operator.is_not,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "in": lambda a, b: contains(b, a),
+    "not in": lambda a, b: not_contains(b, a),
+    "is": operator.is_,
+    "is not": operator.is_not,
 }
 
 
@@ -233,10 +243,12 @@ def compare(first, *pairs, lazy: bool = False):
     for k, (op, thunk) in enumerate(pairs):
         if lazy and result is not None and is_traced(result):
             rest = pairs[k:]
-            later = _guarded(lambda: jnp.asarray(compare(left, *rest), bool),
-                             "this chained comparison on a traced value")
-            return error_channel.lazy_cond(truth(result, "compare"), (later, lambda: jnp.asarray(False)),
-                                           error_channel.statement_slot())
+            later = _guarded(
+                lambda: jnp.asarray(compare(left, *rest), bool), "this chained comparison on a traced value"
+            )
+            return error_channel.lazy_cond(
+                truth(result, "compare"), (later, lambda: jnp.asarray(False)), error_channel.statement_slot()
+            )
         right = thunk()
         part = _COMPARE[op](left, right)
         if result is None:

@@ -23,7 +23,11 @@ from laxify.runtime import options
 from laxify.runtime import updates
 from laxify.runtime.dispatch import reverse_gate
 from laxify.runtime.dispatch.conditionals import (
-    _appendable, _fits_default_int, _int_too_large, _join_tree, _scalar_predicate,
+    _appendable,
+    _fits_default_int,
+    _int_too_large,
+    _join_tree,
+    _scalar_predicate,
 )
 from laxify.runtime import error_channel
 from laxify.runtime import int_overflow
@@ -31,7 +35,14 @@ from laxify.runtime import split
 from laxify.runtime.capture import capture, output_avals, promoted
 from laxify.runtime import report
 from laxify.runtime.dispatch.values import (
-    Fillable, Undefined, UnsetName, any_traced, array_like, fresh, is_array, is_traced,
+    Fillable,
+    Undefined,
+    UnsetName,
+    any_traced,
+    array_like,
+    fresh,
+    is_array,
+    is_traced,
 )
 from laxify.runtime.iterables import as_scan_input
 from laxify.runtime.lowering import Site
@@ -57,8 +68,7 @@ def _passes_through(v) -> bool:
 def _functions(v) -> bool:
     if isinstance(v, _FUNCTIONS):
         return True
-    return isinstance(v, tuple) and bool(v) and all(
-        _functions(e) or isinstance(e, _PYTHON_CONSTANTS) for e in v)
+    return isinstance(v, tuple) and bool(v) and all(_functions(e) or isinstance(e, _PYTHON_CONSTANTS) for e in v)
 
 
 class UnboundInLoop(ConversionError, UnboundLocalError):
@@ -96,16 +106,23 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
     # no step changes it after all (the body gives the very value it got), it goes back to
     # Python's `False` and the body is probed again, as before (also where a step sets it to a
     # Python value: a body that always returns or raises).
-    flags = [k for k in candidates if body is not None and type(init[k]) is bool and k < len(site.names)
-             and (is_stop_flag(site.names[k]) or is_break_flag(site.names[k]))]
+    flags = [
+        k
+        for k in candidates
+        if body is not None
+        and type(init[k]) is bool
+        and k < len(site.names)
+        and (is_stop_flag(site.names[k]) or is_break_flag(site.names[k]))
+    ]
     python_flags = {k: init[k] for k in flags}
     for k in flags:
         init[k] = jnp.asarray(init[k])
     candidates = [k for k in candidates if k not in flags]
     while True:
         # While probing, a name not set yet may flow through a traced `if` of the body.
-        probe = [Fillable(v.name, v.site) if isinstance(v, Undefined) and not isinstance(v, Fillable)
-                 else v for v in init]
+        probe = [
+            Fillable(v.name, v.site) if isinstance(v, Undefined) and not isinstance(v, Fillable) else v for v in init
+        ]
         abstract = [k for k in range(len(init)) if k not in candidates]
         changed: dict[int, bool] = {}
 
@@ -124,8 +141,11 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
                 else:
                     same = out is before or (type(out) is type(before) and out == before)
                 changed[k] = not same
-                if not same and not isinstance(out, Undefined) and not all(
-                        array_like(leaf) for leaf in jax.tree_util.tree_leaves(out)):
+                if (
+                    not same
+                    and not isinstance(out, Undefined)
+                    and not all(array_like(leaf) for leaf in jax.tree_util.tree_leaves(out))
+                ):
                     name = site.names[k] if k < len(site.names) else "a value"
                     leaf = next(leaf for leaf in jax.tree_util.tree_leaves(out) if not array_like(leaf))
                     raise _python_carry(name, leaf, site, construct)
@@ -140,8 +160,11 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
                 run = capture(report.collected(step), tuple(init[k] for k in abstract))
                 avals = [None if v is None else output_avals(v) for v in run.outputs[0][1]]
         except UnsetName as e:
-            unset = {site.names[k] for k in candidates if k < len(site.names) and isinstance(init[k], Undefined)
-                     and not isinstance(init[k], Fillable)}
+            unset = {
+                site.names[k]
+                for k in candidates
+                if k < len(site.names) and isinstance(init[k], Undefined) and not isinstance(init[k], Fillable)
+            }
             if e.name not in unset:
                 raise
             if e.line is not None:
@@ -162,8 +185,12 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
         flags = []
         now_changed = [k for k in candidates if changed[k]]
         for k, aval in zip(candidates, avals):
-            if changed[k] and isinstance(init[k], Undefined) and aval is not None and (
-                    runs or isinstance(init[k], Fillable)):
+            if (
+                changed[k]
+                and isinstance(init[k], Undefined)
+                and aval is not None
+                and (runs or isinstance(init[k], Fillable))
+            ):
                 init[k] = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), aval)
         if not now_changed:
             return tuple(init), tuple(candidates), run
@@ -203,13 +230,18 @@ def _checking_ran(cond_fn, body_fn, init, site: Site, construct: str, early_exit
     init = tuple(v.zeros if isinstance(v, _Unbound) else v for v in init)
     counted = replace(site, names=(*site.names, "(ran)"))
     out = _traced_while_loop(
-        lambda *c: cond_fn(*c[:-1]), lambda *c: (*body_fn(*c[:-1]), jnp.asarray(True)),
-        (*init, jnp.asarray(False)), counted, construct, early_exit)
+        lambda *c: cond_fn(*c[:-1]),
+        lambda *c: (*body_fn(*c[:-1]), jnp.asarray(True)),
+        (*init, jnp.asarray(False)),
+        counted,
+        construct,
+        early_exit,
+    )
     names = [site.names[k] for k in unset if k < len(site.names) and not site.names[k].startswith("(")]
     if names:
+
         def unbound(name=names[0]):
-            error = UnboundLocalError(f"cannot access local variable '{name}' where it is not associated "
-                                      f"with a value")
+            error = UnboundLocalError(f"cannot access local variable '{name}' where it is not associated with a value")
             error.add_note(f"(`{name}` is first assigned in this `{construct}` loop, which ran zero times)")
             return error
 
@@ -332,8 +364,11 @@ def while_loop(cond_fn, body_fn, init, deps, site: Site):
 def _guarded(fn, site: Site, construct: str, identity=None):
     """``fn`` (a body or condition traced once for every iteration) with its effects on Python
     objects watched (``runtime/effects.py``)."""
-    return _ints_checked(effects.guarded(fn, f"this `{construct}` loop, traced as one lax loop,",
-                                         lambda: location(site), identity), site, construct)
+    return _ints_checked(
+        effects.guarded(fn, f"this `{construct}` loop, traced as one lax loop,", lambda: location(site), identity),
+        site,
+        construct,
+    )
 
 
 def _ints_checked(fn, site: Site, construct: str):
@@ -412,8 +447,7 @@ def _traced_while_loop(cond_fn, body_fn, init, site: Site, construct: str, early
         return _keep_carry_types(c, tuple(body_fn(*fresh(c))))
 
     # An early-exit range is not empty, and its flags are unset: it runs at least once.
-    init, passing, run = _settle_unset(init, lambda c: tuple(body_fn(*c)), site, construct, runs=early_exit,
-                                       body=body)
+    init, passing, run = _settle_unset(init, lambda c: tuple(body_fn(*c)), site, construct, runs=early_exit, body=body)
     if any(isinstance(v, _Unbound) for v in init):
         return _checking_ran(cond_fn, body_fn, init, site, construct, early_exit)
     if not passing:
@@ -427,8 +461,9 @@ def _traced_while_loop(cond_fn, body_fn, init, site: Site, construct: str, early
             return narrow(outs[0]), found
 
         replayed = (step, narrow(run.outputs[0][0]), run.outputs[1])
-    return widen(_lax_while(wrap(cond_fn, False), wrap(body_fn, True), narrow(init), narrowed, construct,
-                            early_exit, replayed))
+    return widen(
+        _lax_while(wrap(cond_fn, False), wrap(body_fn, True), narrow(init), narrowed, construct, early_exit, replayed)
+    )
 
 
 def _lax_while(cond_fn, body_fn, init, site: Site, construct: str, early_exit: bool, replayed=None):
@@ -450,8 +485,14 @@ def _lax_while(cond_fn, body_fn, init, site: Site, construct: str, early_exit: b
     def body(c):
         return _keep_carry_types(c, tuple(body_fn(*fresh(c))))
 
-    out = _loop(lambda c: _reporting_while(cond, body, c, replayed), init,
-                lambda c: jax.eval_shape(report.discarded(body), c), site.names, site, construct)
+    out = _loop(
+        lambda c: _reporting_while(cond, body, c, replayed),
+        init,
+        lambda c: jax.eval_shape(report.discarded(body), c),
+        site.names,
+        site,
+        construct,
+    )
     error = _early_exit_reverse_error if early_exit else _no_reverse_error
     return reverse_gate.gate(out, site, construct, error)
 
@@ -537,7 +578,9 @@ def _keep_carry_types(carries, outs, skip=()):
             return o
         if getattr(c, "weak_type", False) and isinstance(o, jax.Array):
             return o  # a Python number on both sides: it stays weakly typed after the loop, as one
-        return lax.convert_element_type(o, c.dtype) if not isinstance(o, (int, float, bool)) else jnp.asarray(o, c.dtype)
+        return (
+            lax.convert_element_type(o, c.dtype) if not isinstance(o, (int, float, bool)) else jnp.asarray(o, c.dtype)
+        )
 
     result = []
     for k, (c, o) in enumerate(zip(carries, outs)):
@@ -618,20 +661,28 @@ def _warn_cut_short(site: Site, max_iters: int, cut) -> None:
         f"laxify: this `{site.construct}` loop stopped after max_iters={max_iters} iterations "
         f"while its condition still held; Python would have run more iterations, so the result "
         f"differs from the Python loop's. Raise laxify.loop_options(max_iters=...).",
-        RuntimeWarning, site.filename, site.line)
+        RuntimeWarning,
+        site.filename,
+        site.line,
+    )
 
 
 def _static_int(x):
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
         return int(x)
-    if isinstance(x, (jax.Array, np.ndarray)) and not is_traced(x) and x.shape == () and \
-            jnp.issubdtype(x.dtype, jnp.integer):
+    if (
+        isinstance(x, (jax.Array, np.ndarray))
+        and not is_traced(x)
+        and x.shape == ()
+        and jnp.issubdtype(x.dtype, jnp.integer)
+    ):
         return int(x)
     return None
 
 
-def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=None,
-              range_fn=builtins.range, range_args: int = 3):
+def for_range(
+    start, stop, step, body_fn, init, deps, site: Site, python_index=None, range_fn=builtins.range, range_args: int = 3
+):
     """``for i in range(start, stop, step)``: static bounds scan, traced bounds loop while.
     ``range_fn`` is what the name ``range`` is where the loop stands: when a global or a
     closure variable shadows the builtin, the loop is Python's, over ``range_fn`` called with
@@ -648,6 +699,7 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
         traced = python_index is None and (
             any_traced(deps) or any(is_array(leaf) for leaf in jax.tree_util.tree_leaves(init))
         )
+
         def python_loop():
             vals = init
             for i in r:
@@ -665,8 +717,7 @@ def for_range(start, stop, step, body_fn, init, deps, site: Site, python_index=N
     if python_index is not None:
         raise site_error(
             site,
-            f"this loop's bounds are traced, but its index must be a Python int because "
-            f"{python_index}",
+            f"this loop's bounds are traced, but its index must be a Python int because {python_index}",
             "Make the bounds static (pass them as Python ints or mark them with static_argnums), "
             "or use `lax.dynamic_slice` instead of slicing with the index.",
             NeedsPython,
@@ -757,7 +808,9 @@ def _traced_range(start, stop, step, body_fn, init, site: Site):
     out = _traced_while(
         lambda k, *c: k < trips,
         lambda k, *c: (k + 1, *body_fn(start + k * step, *c)),
-        (jnp.asarray(0, jnp.int32), *init), counted, "for",
+        (jnp.asarray(0, jnp.int32), *init),
+        counted,
+        "for",
     )
     return out[1:]
 
@@ -858,7 +911,8 @@ def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: 
             if k in buffered:
                 held = lists_mod.Rows(bufs[k], count + len(init[k]) if init[k] else count, sizes[k])
             accs[k] = full[k] = lists_mod.Accumulator(
-                site.names[k], site, prefix=init[k], rows=held, element=elements[k], key=(token, k))
+                site.names[k], site, prefix=init[k], rows=held, element=elements[k], key=(token, k)
+            )
         made.extend(accs.values())
         for k, v in zip(plain, fresh(c)):
             full[k] = v
@@ -885,9 +939,13 @@ def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: 
             (new, ys), found = ran.replay(c, x)
             return (new, report.merged(carried, found)), ys
 
-        (out, found), ys = lax.scan(jax.checkpoint(step) if opts.checkpoint else step,
-                                    (c, report.initial(ran.outputs[1])), None if counting else xs,
-                                    length=steps, unroll=opts.unroll if opts.unroll is not None else 1)
+        (out, found), ys = lax.scan(
+            jax.checkpoint(step) if opts.checkpoint else step,
+            (c, report.initial(ran.outputs[1])),
+            None if counting else xs,
+            length=steps,
+            unroll=opts.unroll if opts.unroll is not None else 1,
+        )
         report.absorb(found)
         return out, ys
 
@@ -987,4 +1045,3 @@ def for_each(xs, body_fn, init, deps, site: Site):
     for item in xs:
         vals = tuple(body_fn(item, *vals))
     return vals
-

@@ -83,8 +83,7 @@ def _check_text(name: str, value) -> None:
         raise TypeError(f"{name} must be None or a string, not {type(value).__name__}")
 
 
-def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flush: bool = False,
-           unless_raised=False):
+def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flush: bool = False, unless_raised=False):
     """``print``: Python's ``print`` with Python's arguments, run by a ``jax.debug.callback``
     (ordered): each time the program runs, only on the path that reaches it, in program order
     with the other prints. Traced values reach the callback as concrete arrays; everything

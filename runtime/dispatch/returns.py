@@ -30,7 +30,6 @@ def final_return(flag, value, def_line: int):
     )
 
 
-
 def returned(value):
     """The end of a function whose every path returns or raises: the value, or ``None`` where
     only raises set it (a raise recorded for run time returns a value no one reads)."""

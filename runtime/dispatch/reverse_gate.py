@@ -100,5 +100,4 @@ def gate(tree: Any, site: Site, construct: str, error: Callable[[Site, str], Con
     raises ``error(site, construct)``, a :class:`ReverseModeError` (``error`` a module-level
     function: it is kept by JAX's caches, the site is not)."""
     loop = _Loop(site, construct, error)
-    return jax.tree_util.tree_map(
-        lambda v: _gate_p.bind(v, loop=loop) if _differentiable(v) else v, tree)
+    return jax.tree_util.tree_map(lambda v: _gate_p.bind(v, loop=loop) if _differentiable(v) else v, tree)

@@ -11,7 +11,20 @@ import numpy as np
 
 from laxify.runtime.lowering import Site
 
-__all__ = ["ATOMS", "ById", "Fillable", "UnsetName", "Tracer", "Undefined", "UndefinedReturn", "any_traced", "array_like", "fresh", "is_array", "is_traced"]
+__all__ = [
+    "ATOMS",
+    "ById",
+    "Fillable",
+    "UnsetName",
+    "Tracer",
+    "Undefined",
+    "UndefinedReturn",
+    "any_traced",
+    "array_like",
+    "fresh",
+    "is_array",
+    "is_traced",
+]
 
 Tracer = jax.core.Tracer
 
@@ -106,14 +119,9 @@ class Undefined:
         return f"<undefined {self.name}>"
 
 
-def _undefined_leaves(tree, names) -> list[str]:
-    return [n for n, v in zip(names, tree) if isinstance(v, Undefined)]
-
-
 def fresh(tree):
     """Rebuild containers so that in-place changes in one branch do not leak into another."""
     return jax.tree_util.tree_map(lambda x: x, tree, is_leaf=lambda x: isinstance(x, Undefined))
-
 
 
 class Fillable(Undefined):
@@ -131,4 +139,3 @@ class UndefinedReturn(Fillable):
 
     def __init__(self):
         super().__init__("return value")
-

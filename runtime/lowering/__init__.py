@@ -19,8 +19,8 @@ __all__ = ["lowers", "lower_function", "LoweredSource", "Site", "RULES"]
 
 RULES: dict[type, Callable] = {}
 
-RUNTIME = "_lx"          # the runtime module, a closure cell of the generated function
-SITES = "_lx_sites"      # per-function table of source sites for messages
+RUNTIME = "_lx"  # the runtime module, a closure cell of the generated function
+SITES = "_lx_sites"  # per-function table of source sites for messages
 
 
 def lowers(op_class: type) -> Callable:
@@ -43,7 +43,7 @@ class Site:
     line: int
     col: int
     names: tuple[str, ...] = ()
-    branches: tuple[str, ...] = ()      # "`if` branch", "`elif` branch on line 7", "`else` branch"
+    branches: tuple[str, ...] = ()  # "`if` branch", "`elif` branch on line 7", "`else` branch"
     branch_lines: tuple[int, ...] = ()  # the line of each branch's condition (the `else`: the `if` line)
     int_checks: bool = False  # a loop whose body holds int arithmetic routed through `int_op`
     end_line: int = 0  # a segment's last line (runtime/segments.py); 0: the construct's own line
@@ -54,7 +54,6 @@ class Site:
     # The function's local names whose object nothing else can reach: a change to their copy
     # that the construct does not carry out is lost to nobody (runtime/effects.py).
     private: tuple[str, ...] = ()
-
 
 
 class SiteTable(tuple):
@@ -82,7 +81,7 @@ class LoweredSource:
 
     @property
     def sites_name(self) -> str:
-        return self.prefix + SITES[len(DEFAULT_PREFIX):]
+        return self.prefix + SITES[len(DEFAULT_PREFIX) :]
 
     @property
     def boundary_name(self) -> str:
@@ -125,11 +124,21 @@ class Lowerer:
     def site(self, op: Op, construct: str, names=(), branches=(), branch_lines=()) -> str:
         line, col = (op.span.line, op.span.col) if op.span else (0, 0)
         checks = construct in ("while", "for") and _holds_int_ops(op)
-        self.sites.append(Site(construct, self.filename, line, col, tuple(names), tuple(branches),
-                               tuple(branch_lines), checks,
-                               changes_in_place=self.fn.attributes.get("changes_in_place", False),
-                               private=self.fn.attributes.get("private", ())))
-        return f"{self.prefix}{SITES[len(DEFAULT_PREFIX):]}[{len(self.sites) - 1}]"
+        self.sites.append(
+            Site(
+                construct,
+                self.filename,
+                line,
+                col,
+                tuple(names),
+                tuple(branches),
+                tuple(branch_lines),
+                checks,
+                changes_in_place=self.fn.attributes.get("changes_in_place", False),
+                private=self.fn.attributes.get("private", ()),
+            )
+        )
+        return f"{self.prefix}{SITES[len(DEFAULT_PREFIX) :]}[{len(self.sites) - 1}]"
 
     def at(self, op: Op) -> tuple[int, int]:
         return (op.span.line, op.span.col) if op.span else (self.fn.span.line, 0)

@@ -13,11 +13,11 @@ INDENT = "    "
 
 @dataclass
 class Line:
-    depth: int          # indentation level in generated code
-    text: str           # without indentation (verbatim lines keep their relative indent)
-    user_line: int      # the user's file line it stands for
-    user_col: int       # the user's column of the first non-blank character
-    raw: bool = False   # inside a multi-line string: emitted exactly as is
+    depth: int  # indentation level in generated code
+    text: str  # without indentation (verbatim lines keep their relative indent)
+    user_line: int  # the user's file line it stands for
+    user_col: int  # the user's column of the first non-blank character
+    raw: bool = False  # inside a multi-line string: emitted exactly as is
 
 
 @dataclass

@@ -125,7 +125,7 @@ def _function(low: Lowerer, name: str, params, region: Region, op, returns: str 
     low.line(f"nonlocal {', '.join(shared)}", op)
     for p in params:
         if p.startswith(cell):
-            low.line(f"{p[len(cell):]} = {p}", op)
+            low.line(f"{p[len(cell) :]} = {p}", op)
     low.emitter.depth -= 1
     _body(low, region, op, returns)
 
@@ -155,9 +155,11 @@ def lower_cond(low: Lowerer, op: CondOp) -> None:
     # receives its copies sharing as the names do (runtime/effects.py), so that `e` sees the
     # change to `d` (a closure would read the object the branch does not change).
     in_place = op.attributes.get("in_place", ())
-    keep = [k for k, v in enumerate(op.inputs)
-            if ((v.hint in written or in_place) and any(low.uses[id(r.args[k])] for r in op.branches))
-            or v.hint in in_place]
+    keep = [
+        k
+        for k, v in enumerate(op.inputs)
+        if ((v.hint in written or in_place) and any(low.uses[id(r.args[k])] for r in op.branches)) or v.hint in in_place
+    ]
     if op.num_tests:
         stems = ["if", *(["elif"] * op.num_tests), "else"]
     elif len(op.regions) == 2:
@@ -181,8 +183,7 @@ def lower_cond(low: Lowerer, op: CondOp) -> None:
     if guard is not None:
         # `if not <returned>:` around the code after a statement that may return: its true
         # branch is that code, its false branch a `return` in the statement.
-        site = low.site(op, guard, [r.hint for r in op.results],
-                        ("the code after it", "a `return` in it"))
+        site = low.site(op, guard, [r.hint for r in op.results], ("the code after it", "a `return` in it"))
     else:
         site = low.site(op, "if", [r.hint for r in op.results])
     branches = "(" + ", ".join(names) + ")"
@@ -240,8 +241,9 @@ def _static_chain(low: Lowerer, op: CondOp) -> None:
         for comment in comments[k] if k < len(comments) else ():
             low.line(comment, op)
         if k == len(branches) - 1:
-            if len(branches[k].ops) > 1 or any(low.ref(y) != low.name(r) for r, y in
-                                                zip(op.results, branches[k].terminator.operands)):
+            if len(branches[k].ops) > 1 or any(
+                low.ref(y) != low.name(r) for r, y in zip(op.results, branches[k].terminator.operands)
+            ):
                 low.line("else:", op)
                 _static_region(low, branches[k], op)
             break
@@ -265,8 +267,7 @@ def _static_cond(low: Lowerer, op: CondOp, pred: str) -> None:
         low.line(f"if {pred}:", op)
         _static_region(low, op.regions[0], op)
         other = op.regions[1]
-        if len(other.ops) > 1 or any(low.ref(y) != low.name(r) for r, y in
-                                     zip(op.results, other.terminator.operands)):
+        if len(other.ops) > 1 or any(low.ref(y) != low.name(r) for r, y in zip(op.results, other.terminator.operands)):
             low.line("else:", op)
             _static_region(low, other, op)
         return
@@ -310,8 +311,10 @@ def _unbind_unset(low: Lowerer, op, regions) -> None:
 
 def _needs_unbind(low: Lowerer, op, regions) -> bool:
     lead = 1 if isinstance(op, (ScanOp, ForRangeOp)) else 0
-    return any(id(init) in low.undefined and any(low.uses[id(r.args[lead + k])] for r in regions)
-               for k, init in enumerate(op.inits))
+    return any(
+        id(init) in low.undefined and any(low.uses[id(r.args[lead + k])] for r in regions)
+        for k, init in enumerate(op.inits)
+    )
 
 
 def _inlinable(low: Lowerer, op) -> bool:
@@ -351,8 +354,7 @@ def lower_while(low: Lowerer, op: WhileOp) -> None:
     _function(low, cond_name, params, before, op, "single")
     _function(low, body_name, [low.name(a) for a in body.args[:n]], body, op)
     site = low.site(op, "while", [r.hint for r in op.results])
-    call = (f"{low.runtime}.while_loop({cond_name}, {body_name}, {low.tuple_of(op.inits)}, "
-            f"{_deps(low, op)}, {site})")
+    call = f"{low.runtime}.while_loop({cond_name}, {body_name}, {low.tuple_of(op.inits)}, {_deps(low, op)}, {site})"
     _assign(low, op, call)
 
 
@@ -392,8 +394,7 @@ def _loop_function(low: Lowerer, op, kind: str, lead: str, extra: str = "") -> N
     site = low.site(op, "for", [r.hint for r in op.results])
     if op.attributes.get("python_index"):
         extra = f", python_index={op.attributes['python_index']!r}" + extra
-    call = (f"{low.runtime}.{kind}({lead}, {body_name}, {low.tuple_of(op.inits)}, {_deps(low, op)}, "
-            f"{site}{extra})")
+    call = f"{low.runtime}.{kind}({lead}, {body_name}, {low.tuple_of(op.inits)}, {_deps(low, op)}, {site}{extra})"
     _assign(low, op, call)
 
 
@@ -401,7 +402,9 @@ def _loop_function(low: Lowerer, op, kind: str, lead: str, extra: str = "") -> N
 def lower_try(low: Lowerer, op: TryOp) -> None:
     """The ``try`` statement as written, each block inlined under its header: it runs while
     tracing, around whatever its blocks became."""
-    for k, (header, (line, col), region) in enumerate(zip(op.attributes["headers"], op.attributes["places"], op.regions)):
+    for k, (header, (line, col), region) in enumerate(
+        zip(op.attributes["headers"], op.attributes["places"], op.regions)
+    ):
         if k == 1 and header.lstrip().startswith("except"):
             # Errors an eager run would not raise (a traced value where Python needs a concrete
             # one, laxify's own) go to laxify, not to the user's handlers.

@@ -11,8 +11,6 @@ import warnings
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-import pytest
 
 import laxify
 from harness import assert_trees_close, primitive_counts

@@ -6,7 +6,6 @@ from __future__ import annotations
 import jax.numpy as jnp
 import pytest
 
-import laxify
 from harness import CASE_FIELDS, case, check
 
 COND = {"cond"}

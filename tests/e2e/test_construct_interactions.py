@@ -143,7 +143,7 @@ def test_interacting_constructs_agree_with_eager_python(fn, inputs, prims, stati
 
 def read_before_the_function_assigns_it_in_an_untaken_branch(x):
     if x.sum() > 100:
-        y = s0 + 1  # noqa: F841 (eager Python never runs this line on these inputs)
+        y = s0 + 1  # noqa: F821, F841 (eager Python never runs this line on these inputs)
     s0 = x
     return s0 * 2
 

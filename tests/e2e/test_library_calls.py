@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import laxify
-from harness import check, control_flow_prims, jaxpr_of
+from harness import check
 from laxify.ir import user_code
 
 f32 = jnp.float32

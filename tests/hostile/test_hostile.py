@@ -15,7 +15,6 @@ import importlib.util
 import linecache
 import math
 import os
-import sys
 import threading
 import time
 import weakref

@@ -8,7 +8,6 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
-import pytest
 
 from laxify.transpiler.converters import (
     assert_statements, conditional_expressions, identity_tests, list_appends, logical_expressions,

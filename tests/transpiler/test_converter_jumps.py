@@ -6,7 +6,6 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
-import pytest
 
 from laxify.transpiler.converters import break_statements, continue_statements, loop_else, return_statements
 from laxify.transpiler.converters.base import Context

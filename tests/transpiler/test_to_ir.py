@@ -10,7 +10,6 @@ import itertools
 import linecache
 import textwrap
 
-import pytest
 
 from laxify.ir.core import Span
 from laxify.ir.ops import CondOp, UndefOp

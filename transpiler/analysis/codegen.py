@@ -29,14 +29,38 @@ def code_for_node(module: cst.Module, node: cst.CSTNode) -> str:
 
 # Operators written as one token between their whitespace.
 _TOKENS: dict[type, str] = {
-    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
-    cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@", cst.LeftShift: "<<", cst.RightShift: ">>",
-    cst.BitOr: "|", cst.BitAnd: "&", cst.BitXor: "^",
-    cst.LessThan: "<", cst.GreaterThan: ">", cst.Equal: "==", cst.LessThanEqual: "<=",
-    cst.GreaterThanEqual: ">=", cst.In: "in", cst.Is: "is",
-    cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign: "*=", cst.DivideAssign: "/=",
-    cst.FloorDivideAssign: "//=", cst.ModuloAssign: "%=", cst.PowerAssign: "**=",
-    cst.Dot: ".", cst.Comma: ",", cst.Colon: ":", cst.Semicolon: ";", cst.AssignEqual: "=",
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.Divide: "/",
+    cst.FloorDivide: "//",
+    cst.Modulo: "%",
+    cst.Power: "**",
+    cst.MatrixMultiply: "@",
+    cst.LeftShift: "<<",
+    cst.RightShift: ">>",
+    cst.BitOr: "|",
+    cst.BitAnd: "&",
+    cst.BitXor: "^",
+    cst.LessThan: "<",
+    cst.GreaterThan: ">",
+    cst.Equal: "==",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThanEqual: ">=",
+    cst.In: "in",
+    cst.Is: "is",
+    cst.AddAssign: "+=",
+    cst.SubtractAssign: "-=",
+    cst.MultiplyAssign: "*=",
+    cst.DivideAssign: "/=",
+    cst.FloorDivideAssign: "//=",
+    cst.ModuloAssign: "%=",
+    cst.PowerAssign: "**=",
+    cst.Dot: ".",
+    cst.Comma: ",",
+    cst.Colon: ":",
+    cst.Semicolon: ";",
+    cst.AssignEqual: "=",
 }
 # Unary operators: the token, then their whitespace.
 _UNARY: dict[type, str] = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not"}
@@ -233,8 +257,13 @@ class _Writer:
         self.add("lambda")
         params = node.params
         if node.whitespace_after_lambda is _DEFAULT:
-            if (params.posonly_params or params.params or type(params.star_arg) is cst.Param
-                    or params.kwonly_params or params.star_kwarg is not None):
+            if (
+                params.posonly_params
+                or params.params
+                or type(params.star_arg) is cst.Param
+                or params.kwonly_params
+                or params.star_kwarg is not None
+            ):
                 self.add(" ")
         else:
             self.space(node.whitespace_after_lambda)
@@ -245,8 +274,11 @@ class _Writer:
 
     def parameters(self, node: cst.Parameters) -> None:
         star_arg = node.star_arg
-        if node.posonly_params or node.posonly_ind is not _DEFAULT or not (
-                star_arg is _DEFAULT or type(star_arg) is cst.Param):
+        if (
+            node.posonly_params
+            or node.posonly_ind is not _DEFAULT
+            or not (star_arg is _DEFAULT or type(star_arg) is cst.Param)
+        ):
             raise _Unsupported()  # `/`, a bare `*` written out
         kwonly, star_kwarg = node.kwonly_params, node.star_kwarg
         starred = bool(kwonly) if star_arg is _DEFAULT else True
@@ -355,13 +387,27 @@ class _Writer:
 
 
 # The small statements a statement line may hold here (each followed by its semicolon).
-_SMALL = {cst.Assign: _Writer.assign, cst.AugAssign: _Writer.aug_assign, cst.Expr: _Writer.expr,
-          cst.Return: _Writer.return_, cst.Pass: _Writer.pass_}
+_SMALL = {
+    cst.Assign: _Writer.assign,
+    cst.AugAssign: _Writer.aug_assign,
+    cst.Expr: _Writer.expr,
+    cst.Return: _Writer.return_,
+    cst.Pass: _Writer.pass_,
+}
 
 _WRITERS = {
-    cst.Attribute: _Writer.attribute, cst.Call: _Writer.call, cst.BinaryOperation: _Writer.binary,
-    cst.UnaryOperation: _Writer.unary, cst.Comparison: _Writer.comparison, cst.Subscript: _Writer.subscript,
-    cst.Index: _Writer.index, cst.Slice: _Writer.slice, cst.Tuple: _Writer.tuple, cst.List: _Writer.list,
-    cst.Lambda: _Writer.lambda_, cst.Parameters: _Writer.parameters, cst.SimpleStatementLine: _Writer.line,
+    cst.Attribute: _Writer.attribute,
+    cst.Call: _Writer.call,
+    cst.BinaryOperation: _Writer.binary,
+    cst.UnaryOperation: _Writer.unary,
+    cst.Comparison: _Writer.comparison,
+    cst.Subscript: _Writer.subscript,
+    cst.Index: _Writer.index,
+    cst.Slice: _Writer.slice,
+    cst.Tuple: _Writer.tuple,
+    cst.List: _Writer.list,
+    cst.Lambda: _Writer.lambda_,
+    cst.Parameters: _Writer.parameters,
+    cst.SimpleStatementLine: _Writer.line,
     **{kind: _Writer.small for kind in _SMALL},
 }

@@ -10,9 +10,27 @@ import libcst as cst
 from laxify.transpiler.analysis.names import MUTATING_METHODS, VALUE_METHODS
 from laxify.transpiler.analysis.walk import preorder
 
-__all__ = ["features", "user_callee", "attribute_root", "is_indexed_update", "APPEND_CALL", "BUILTIN_CALL",
-           "CONTAINS", "DISPLAYS", "IN_PLACE_CHANGE", "RULED_BUILTINS", "RULED_MATH", "CHAINED_COMPARISON",
-           "ITERABLE_CALL", "LIBRARY_METHODS", "LOOP_ELSE", "PRINT_CALL", "SHARED_OBJECT", "SUBSCRIPT_UPDATE", "USER_CALL"]
+__all__ = [
+    "features",
+    "user_callee",
+    "attribute_root",
+    "is_indexed_update",
+    "APPEND_CALL",
+    "BUILTIN_CALL",
+    "CONTAINS",
+    "DISPLAYS",
+    "IN_PLACE_CHANGE",
+    "RULED_BUILTINS",
+    "RULED_MATH",
+    "CHAINED_COMPARISON",
+    "ITERABLE_CALL",
+    "LIBRARY_METHODS",
+    "LOOP_ELSE",
+    "PRINT_CALL",
+    "SHARED_OBJECT",
+    "SUBSCRIPT_UPDATE",
+    "USER_CALL",
+]
 
 CHAINED_COMPARISON = "chained comparison"
 LOOP_ELSE = "loop else"
@@ -32,9 +50,30 @@ IN_PLACE_CHANGE = "a change in place"
 
 # The builtins and math functions that have a rule for traced values (runtime/builtin_rules.py's
 # RULES; tests/e2e/test_builtins.py keeps the two in step).
-RULED_BUILTINS = frozenset({"max", "min", "any", "all", "bool", "int", "float", "sorted", "str", "repr", "format", "pow"})
-RULED_MATH = frozenset({"floor", "ceil", "fabs", "isnan", "isinf", "isfinite", "atan", "tanh",
-                        "atan2", "copysign", "sqrt", "log", "log2", "log10", "sin", "cos", "tan"})
+RULED_BUILTINS = frozenset(
+    {"max", "min", "any", "all", "bool", "int", "float", "sorted", "str", "repr", "format", "pow"}
+)
+RULED_MATH = frozenset(
+    {
+        "floor",
+        "ceil",
+        "fabs",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "atan",
+        "tanh",
+        "atan2",
+        "copysign",
+        "sqrt",
+        "log",
+        "log2",
+        "log10",
+        "sin",
+        "cos",
+        "tan",
+    }
+)
 _RULED_NAMES = RULED_BUILTINS | RULED_MATH
 _ITERABLE_BUILTINS = frozenset({"enumerate", "zip", "reversed"})
 
@@ -44,23 +83,63 @@ _BUILTINS = frozenset(dir(builtins))
 # Methods taken for those of arrays and Python containers (`x.sum()`, `x.reshape(...)`,
 # `d.items()`): routing them through the runtime would only make the transformed source harder
 # to read. A user's method of the same name is converted only when called on `self`/`cls`.
-LIBRARY_METHODS = frozenset({
-    "all", "any", "argmax", "argmin", "argsort", "astype", "block_until_ready", "clip", "conj",
-    "conjugate", "cumprod", "cumsum", "diagonal", "dot", "flatten", "item", "max", "mean", "min",
-    "nonzero", "prod", "ravel", "reshape", "round", "squeeze", "std", "sum", "swapaxes", "tolist",
-    "transpose", "var",
-    "append", "extend", "format", "items", "join", "keys", "values",
-})
+LIBRARY_METHODS = frozenset(
+    {
+        "all",
+        "any",
+        "argmax",
+        "argmin",
+        "argsort",
+        "astype",
+        "block_until_ready",
+        "clip",
+        "conj",
+        "conjugate",
+        "cumprod",
+        "cumsum",
+        "diagonal",
+        "dot",
+        "flatten",
+        "item",
+        "max",
+        "mean",
+        "min",
+        "nonzero",
+        "prod",
+        "ravel",
+        "reshape",
+        "round",
+        "squeeze",
+        "std",
+        "sum",
+        "swapaxes",
+        "tolist",
+        "transpose",
+        "var",
+        "append",
+        "extend",
+        "format",
+        "items",
+        "join",
+        "keys",
+        "values",
+    }
+)
 # `x.at[i].set(v)` and its siblings: JAX's indexed updates.
-_AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "div", "power", "min",
-                         "max", "get", "apply"})
+_AT_METHODS = frozenset(
+    {"set", "add", "subtract", "multiply", "mul", "divide", "div", "power", "min", "max", "get", "apply"}
+)
 
 
 def is_indexed_update(func: cst.Attribute) -> bool:
     """``<array>.at[...].set`` (or ``.add``, ``.get``, ...)."""
     value = func.value
-    return (func.attr.value in _AT_METHODS and isinstance(value, cst.Subscript)
-            and isinstance(value.value, cst.Attribute) and value.value.attr.value == "at")
+    return (
+        func.attr.value in _AT_METHODS
+        and isinstance(value, cst.Subscript)
+        and isinstance(value.value, cst.Attribute)
+        and value.value.attr.value == "at"
+    )
 
 
 def attribute_root(func: cst.Attribute) -> cst.BaseExpression:
@@ -116,8 +195,7 @@ def features(node: cst.CSTNode) -> set:
             if n.orelse is not None:
                 found.add(LOOP_ELSE)
             it = getattr(n, "iter", None)
-            if (type(it) is cst.Call and type(it.func) is cst.Name
-                    and it.func.value in _ITERABLE_BUILTINS):
+            if type(it) is cst.Call and type(it.func) is cst.Name and it.func.value in _ITERABLE_BUILTINS:
                 found.add(ITERABLE_CALL)
         elif kind is cst.AugAssign:
             if type(n.target) is cst.Subscript:
@@ -134,9 +212,13 @@ def features(node: cst.CSTNode) -> set:
             if any(_holds_subscript(t.target) for t in n.targets):
                 found.add(SUBSCRIPT_UPDATE)
             value = n.value
-            if type(value) is cst.Name or (type(value) in (cst.List, cst.Tuple) and any(
-                    type(e.value) is cst.Name for e in value.elements)) or (type(value) is cst.Dict and any(
-                    type(getattr(e, "value", None)) is cst.Name for e in value.elements)):
+            if (
+                type(value) is cst.Name
+                or (type(value) in (cst.List, cst.Tuple) and any(type(e.value) is cst.Name for e in value.elements))
+                or (
+                    type(value) is cst.Dict and any(type(getattr(e, "value", None)) is cst.Name for e in value.elements)
+                )
+            ):
                 found.add(SHARED_OBJECT)
         elif kind is cst.Comparison:
             if len(n.comparisons) > 1:
@@ -151,7 +233,8 @@ def features(node: cst.CSTNode) -> set:
                 elif func.attr.value in VALUE_METHODS:
                     found.add(IN_PLACE_CHANGE)
             if (isinstance(func, cst.Name) and func.value in _RULED_NAMES) or (
-                    isinstance(func, cst.Attribute) and func.attr.value in RULED_MATH):
+                isinstance(func, cst.Attribute) and func.attr.value in RULED_MATH
+            ):
                 found.add(BUILTIN_CALL)
             if isinstance(func, cst.Name) and func.value == "print":
                 found.add(PRINT_CALL)

@@ -20,8 +20,9 @@ class Liveness:
     """``always``: names live everywhere, whatever the statements read (the names closures
     capture: a closure may read them at any later call)."""
 
-    def __init__(self, body: cst.BaseSuite, live_at_exit: frozenset[str] = frozenset(),
-                 always: frozenset[str] = frozenset()):
+    def __init__(
+        self, body: cst.BaseSuite, live_at_exit: frozenset[str] = frozenset(), always: frozenset[str] = frozenset()
+    ):
         self.live_out: dict[object, frozenset[str]] = {}
         self.always = always
         self.block_in(body.body, live_at_exit | always)

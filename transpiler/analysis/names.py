@@ -224,10 +224,23 @@ _SCOPES = (cst.Lambda, cst.FunctionDef, cst.ClassDef)
 
 # Methods that change a list, dict or set in place: ``xs.append(v)`` gives ``xs`` a new value,
 # which traced control flow must carry out of the branch or iteration that called it.
-MUTATING_METHODS = frozenset({
-    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
-    "update", "setdefault", "popitem", "add", "discard",
-})
+MUTATING_METHODS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "sort",
+        "reverse",
+        "update",
+        "setdefault",
+        "popitem",
+        "add",
+        "discard",
+    }
+)
 # Those that return a value (used inside expressions); the others return None, so on a list,
 # dict or set they are a statement of their own (`optimizer.update(...)`, whose value is used,
 # is not a dict's: see features.IN_PLACE_CHANGE).
@@ -260,11 +273,20 @@ def _mutating_calls(node: cst.CSTNode, acc: Access) -> list[str]:
             walrus.extend(target_names(node.target))
         elif kind is cst.Call:
             func = node.func
-            if (type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value == "call"
-                    and is_runtime_name(func.value.value) and node.args):
+            if (
+                type(func) is cst.Attribute
+                and type(func.value) is cst.Name
+                and func.attr.value == "call"
+                and is_runtime_name(func.value.value)
+                and node.args
+            ):
                 func = node.args[0].value  # `xs.pop(i)` routed through the runtime: `_lx.call(xs.pop, i)`
-            if (type(func) is cst.Attribute and type(func.value) is cst.Name
-                    and func.attr.value in MUTATING_METHODS and not is_runtime_name(func.value.value)):
+            if (
+                type(func) is cst.Attribute
+                and type(func.value) is cst.Name
+                and func.attr.value in MUTATING_METHODS
+                and not is_runtime_name(func.value.value)
+            ):
                 acc.mutate(func.value.value)
     return walrus
 

@@ -32,8 +32,17 @@ _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 # Methods whose call on a list, dict or set lets no reference to the object itself out.
 _SAFE_METHODS = MUTATING_METHODS | {"copy", "index", "count", "get", "keys", "values", "items"}
 # Values whose elements cannot be a list, dict or set another name holds.
-_SHARING_ELEMENTS = (cst.Name, cst.Attribute, cst.Call, cst.StarredElement, cst.Await, cst.Yield,
-                     cst.NamedExpr, cst.IfExp, cst.BooleanOperation) + DISPLAYS
+_SHARING_ELEMENTS = (
+    cst.Name,
+    cst.Attribute,
+    cst.Call,
+    cst.StarredElement,
+    cst.Await,
+    cst.Yield,
+    cst.NamedExpr,
+    cst.IfExp,
+    cst.BooleanOperation,
+) + DISPLAYS
 
 
 def private_objects(fn: cst.FunctionDef) -> frozenset[str]:
@@ -84,8 +93,12 @@ def private_objects(fn: cst.FunctionDef) -> frozenset[str]:
             if not _safe_use(node, parent, grand):
                 shared.add(node.value)
         elif kind is cst.Call:
-            if type(node.func) is cst.Name and node.func.value == "len" and len(node.args) == 1 \
-                    and type(node.args[0].value) is cst.Name:
+            if (
+                type(node.func) is cst.Name
+                and node.func.value == "len"
+                and len(node.args) == 1
+                and type(node.args[0].value) is cst.Name
+            ):
                 continue  # `len(lst)`
             _method_call(node, shared, changed)
         for child in children(node):
@@ -145,8 +158,12 @@ def _safe_use(name: cst.Name, parent: cst.CSTNode, grand: cst.CSTNode | None) ->
     if kind is cst.Subscript:
         return parent.value is name
     if kind is cst.Attribute:  # called at once: `f = lst.append` would let the object out
-        return (parent.value is name and parent.attr.value in _SAFE_METHODS
-                and type(grand) is cst.Call and grand.func is parent)
+        return (
+            parent.value is name
+            and parent.attr.value in _SAFE_METHODS
+            and type(grand) is cst.Call
+            and grand.func is parent
+        )
     if kind is cst.AssignTarget or kind is cst.AugAssign or kind is cst.AnnAssign:
         return parent.target is name
     if kind is cst.Comparison or kind is cst.ComparisonTarget:

@@ -23,15 +23,20 @@ Positions = dict[cst.CSTNode, tuple[int, int]]
 _SMALL = concrete_kinds(cst.BaseSmallStatement)
 
 _PAIRS = {
-    cst.If: ast.If, cst.While: ast.While, cst.For: ast.For, cst.With: ast.With, cst.Try: ast.Try, cst.TryStar: ast.TryStar,
-    cst.Match: ast.Match, cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
+    cst.If: ast.If,
+    cst.While: ast.While,
+    cst.For: ast.For,
+    cst.With: ast.With,
+    cst.Try: ast.Try,
+    cst.TryStar: ast.TryStar,
+    cst.Match: ast.Match,
+    cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
     cst.ClassDef: ast.ClassDef,
 }
 
 
 class _Pairing:
-    def __init__(self, first_line: int, indent: int, lines: list[str] | None = None,
-                 verbatim: dict | None = None):
+    def __init__(self, first_line: int, indent: int, lines: list[str] | None = None, verbatim: dict | None = None):
         self.offset = first_line - 1
         self.indent = indent
         self.table: Positions = {}
@@ -57,7 +62,7 @@ class _Pairing:
                 for small in stmt.body:  # `a = 1; b = 2`: each at the line's start
                     self.table[small] = self.table[stmt]
                 if self.verbatim is not None and not stmt.leading_lines:
-                    self.one_line(stmt, stmts[k:k + len(stmt.body)])
+                    self.one_line(stmt, stmts[k : k + len(stmt.body)])
                 k += len(stmt.body)
             else:
                 self.compound(stmt, stmts[k])
@@ -68,7 +73,7 @@ class _Pairing:
         line = parts[0].lineno
         if any(p.lineno != line or p.end_lineno != line for p in parts) or not 0 < line <= len(self.lines):
             return
-        text = self.lines[line - 1][parts[0].col_offset:]
+        text = self.lines[line - 1][parts[0].col_offset :]
         if not text.isascii():  # ast columns count UTF-8 bytes
             return
         self.verbatim[stmt] = text
@@ -89,12 +94,16 @@ class _Pairing:
         """The text of an expression on one line, as ``module.code_for_node`` writes it: the
         span ``ast`` gives. Not for parenthesised expressions (libcst's node holds the
         parentheses, ``ast``'s span does not) nor tuples (a trailing comma)."""
-        if (getattr(node, "lpar", None) or type(node) is cst.Tuple or a.lineno != a.end_lineno
-                or not 0 < a.lineno <= len(self.lines)):
+        if (
+            getattr(node, "lpar", None)
+            or type(node) is cst.Tuple
+            or a.lineno != a.end_lineno
+            or not 0 < a.lineno <= len(self.lines)
+        ):
             return
         line = self.lines[a.lineno - 1]
         if line.isascii():  # ast columns count UTF-8 bytes
-            self.verbatim[node] = line[a.col_offset:a.end_col_offset]
+            self.verbatim[node] = line[a.col_offset : a.end_col_offset]
 
     def clause(self, node: cst.CSTNode, owner: cst.CSTNode, stmts: list[ast.stmt]) -> None:
         """An `else:`/`finally:` clause: its line is just above its first statement and that
@@ -143,8 +152,9 @@ class _Pairing:
             self.clause(orelse, stmt, a.orelse)
 
 
-def statement_positions(text: str, fn: cst.FunctionDef, first_line: int, indent: int,
-                        verbatim: dict | None = None) -> Positions:
+def statement_positions(
+    text: str, fn: cst.FunctionDef, first_line: int, indent: int, verbatim: dict | None = None
+) -> Positions:
     """Positions of ``fn`` (its ``def`` line) and of every statement in it; ``text`` is the
     source that ``fn`` was parsed from (its first statement is ``fn``). ``verbatim``, when
     given, receives the text of each statement line that is one physical line without

@@ -66,18 +66,35 @@ def static_rule(node: cst.CSTNode) -> StaticInfo:
         return static_rule(node.body)
     if type(node) is cst.Call:
         func = node.func
-        if (type(func) is cst.Attribute and type(func.value) is cst.Name
-                and is_runtime_name(func.value.value) and func.attr.value in RUNTIME_OPERATORS):
+        if (
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Name
+            and is_runtime_name(func.value.value)
+            and func.attr.value in RUNTIME_OPERATORS
+        ):
             return _combine([static_rule(a.value) for a in node.args if a.keyword is None])
         if type(func) is cst.Name and func.value in ALWAYS_STATIC_CALLS:
             return "always", ()
         if type(func) is cst.Name and func.value in PURE_BUILTINS:
             return _combine([static_rule(a.value) for a in node.args])
         return "never", ()
-    if type(node) in (cst.Subscript, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison,
-                         cst.BooleanOperation, cst.IfExp, cst.Tuple, cst.List, cst.SubscriptElement,
-                         cst.Index, cst.Slice, cst.Element, cst.StarredElement, cst.Arg,
-                         cst.ComparisonTarget):
+    if type(node) in (
+        cst.Subscript,
+        cst.BinaryOperation,
+        cst.UnaryOperation,
+        cst.Comparison,
+        cst.BooleanOperation,
+        cst.IfExp,
+        cst.Tuple,
+        cst.List,
+        cst.SubscriptElement,
+        cst.Index,
+        cst.Slice,
+        cst.Element,
+        cst.StarredElement,
+        cst.Arg,
+        cst.ComparisonTarget,
+    ):
         parts = [static_rule(c) for c in children(node) if type(c) in _ANALYSED]
         return _combine(parts) if parts else ("always", ())
     if type(node) in (cst.LeftParen, cst.RightParen):
@@ -85,8 +102,9 @@ def static_rule(node: cst.CSTNode) -> StaticInfo:
     return "never", ()
 
 
-_ANALYSED = concrete_kinds(cst.BaseExpression, cst.SubscriptElement, cst.BaseSlice, cst.BaseElement, cst.Arg,
-                           cst.ComparisonTarget)
+_ANALYSED = concrete_kinds(
+    cst.BaseExpression, cst.SubscriptElement, cst.BaseSlice, cst.BaseElement, cst.Arg, cst.ComparisonTarget
+)
 
 
 def stmt_static_rule(stmt: cst.SimpleStatementLine, writes: bool = True) -> StaticInfo:
@@ -112,4 +130,3 @@ def stmt_static_rule(stmt: cst.SimpleStatementLine, writes: bool = True) -> Stat
         else:
             return "never", ()
     return _combine(parts) if parts else ("always", ())
-

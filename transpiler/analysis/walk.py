@@ -16,23 +16,64 @@ import libcst as cst
 
 from laxify.transpiler.analysis.codegen import code_for_node
 
-__all__ = ["below", "children", "code_fields", "code_of", "concrete_kinds", "descendants", "forget_preorder", "nesting_depth",
-           "preorder", "statement_children", "statement_fields", "SMALL_STATEMENTS", "STATEMENT_HOLDERS", "walk"]
+__all__ = [
+    "below",
+    "children",
+    "code_fields",
+    "code_of",
+    "concrete_kinds",
+    "descendants",
+    "forget_preorder",
+    "nesting_depth",
+    "preorder",
+    "statement_children",
+    "statement_fields",
+    "SMALL_STATEMENTS",
+    "STATEMENT_HOLDERS",
+    "walk",
+]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 # Fields of libcst nodes that hold only layout: whitespace, comments, parentheses, separators.
-_LAYOUT_FIELDS = frozenset({
-    "lpar", "rpar", "comma", "semicolon", "colon", "first_colon", "second_colon", "dot", "equal",
-    "lbracket", "rbracket", "lbrace", "rbrace", "leading_lines", "lines_after_decorators",
-    "trailing_whitespace", "leading_whitespace", "header", "footer", "newline", "empty_lines",
-    "first_line", "last_line", "comment", "indent", "separator", "trailing_comma", "relative",
-})
+_LAYOUT_FIELDS = frozenset(
+    {
+        "lpar",
+        "rpar",
+        "comma",
+        "semicolon",
+        "colon",
+        "first_colon",
+        "second_colon",
+        "dot",
+        "equal",
+        "lbracket",
+        "rbracket",
+        "lbrace",
+        "rbrace",
+        "leading_lines",
+        "lines_after_decorators",
+        "trailing_whitespace",
+        "leading_whitespace",
+        "header",
+        "footer",
+        "newline",
+        "empty_lines",
+        "first_line",
+        "last_line",
+        "comment",
+        "indent",
+        "separator",
+        "trailing_comma",
+        "relative",
+    }
+)
 
 
 def _code_fields(kind: type) -> tuple[str, ...]:
-    names = tuple(f.name for f in dataclasses.fields(kind)
-                  if f.name not in _LAYOUT_FIELDS and not f.name.startswith("whitespace"))
+    names = tuple(
+        f.name for f in dataclasses.fields(kind) if f.name not in _LAYOUT_FIELDS and not f.name.startswith("whitespace")
+    )
     _FIELDS[kind] = names
     return names
 
@@ -98,22 +139,48 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
 # statements (`return`, `break`, `global` ...) enters only these: expressions, which are most
 # of a tree, hold no statements (a lambda's body is an expression; a nested def is a scope).
 _STATEMENT_FIELDS: dict[type, tuple[str, ...]] = {
-    cst.IndentedBlock: ("body",), cst.SimpleStatementSuite: ("body",), cst.SimpleStatementLine: ("body",),
-    cst.If: ("body", "orelse"), cst.Else: ("body",), cst.While: ("body", "orelse"),
-    cst.For: ("body", "orelse"), cst.With: ("body",), cst.Try: ("body", "handlers", "orelse", "finalbody"),
-    cst.TryStar: ("body", "handlers", "orelse", "finalbody"), cst.ExceptHandler: ("body",),
-    cst.ExceptStarHandler: ("body",), cst.Finally: ("body",), cst.Match: ("cases",), cst.MatchCase: ("body",),
-    cst.FunctionDef: ("body",), cst.ClassDef: ("body",),
+    cst.IndentedBlock: ("body",),
+    cst.SimpleStatementSuite: ("body",),
+    cst.SimpleStatementLine: ("body",),
+    cst.If: ("body", "orelse"),
+    cst.Else: ("body",),
+    cst.While: ("body", "orelse"),
+    cst.For: ("body", "orelse"),
+    cst.With: ("body",),
+    cst.Try: ("body", "handlers", "orelse", "finalbody"),
+    cst.TryStar: ("body", "handlers", "orelse", "finalbody"),
+    cst.ExceptHandler: ("body",),
+    cst.ExceptStarHandler: ("body",),
+    cst.Finally: ("body",),
+    cst.Match: ("cases",),
+    cst.MatchCase: ("body",),
+    cst.FunctionDef: ("body",),
+    cst.ClassDef: ("body",),
 }
 
 # Nodes that hold statements (statements, suites, clauses).
 STATEMENT_HOLDERS = frozenset(_STATEMENT_FIELDS)
 
 # Statements that hold no statements.
-SMALL_STATEMENTS = frozenset({
-    cst.AnnAssign, cst.Assert, cst.Assign, cst.AugAssign, cst.Break, cst.Continue, cst.Del, cst.Expr,
-    cst.Global, cst.Import, cst.ImportFrom, cst.Nonlocal, cst.Pass, cst.Raise, cst.Return,
-})
+SMALL_STATEMENTS = frozenset(
+    {
+        cst.AnnAssign,
+        cst.Assert,
+        cst.Assign,
+        cst.AugAssign,
+        cst.Break,
+        cst.Continue,
+        cst.Del,
+        cst.Expr,
+        cst.Global,
+        cst.Import,
+        cst.ImportFrom,
+        cst.Nonlocal,
+        cst.Pass,
+        cst.Raise,
+        cst.Return,
+    }
+)
 
 
 def statement_fields(kind: type) -> tuple[str, ...]:

@@ -81,8 +81,9 @@ def _index(steps: list) -> cst.BaseExpression:
 
 
 def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
-    return cst.Arg(value, keyword=cst.Name(name),
-                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    return cst.Arg(
+        value, keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+    )
 
 
 class ArrayUpdateRewriter:
@@ -90,8 +91,9 @@ class ArrayUpdateRewriter:
     transformer: it walks statements only and rebuilds just the blocks that hold an update,
     since a visit of every expression node costs several times the rest of this converter."""
 
-    def __init__(self, ctx: Context, local: set[str], aliases: dict[int, tuple[str, ...]],
-                 also: dict[int, tuple[str, ...]]):
+    def __init__(
+        self, ctx: Context, local: set[str], aliases: dict[int, tuple[str, ...]], also: dict[int, tuple[str, ...]]
+    ):
         self.ctx = ctx
         self.local = local
         self.aliases = aliases  # id of an update statement → (its name, the other name, *kind)
@@ -101,8 +103,7 @@ class ArrayUpdateRewriter:
         """The further names that see a change made by update ``node`` (``whole``: a method
         called on the object; else an update ``steps`` deep): a name whose object the updated
         one holds (``d = {"p": a}``) sees only a change below the item replaced."""
-        found = (o for _, o, *kind in self.also.get(id(node), ())
-                 if kind != ["holds"] or (not whole and steps > 1))
+        found = (o for _, o, *kind in self.also.get(id(node), ()) if kind != ["holds"] or (not whole and steps > 1))
         return tuple(dict.fromkeys(found))
 
     def place(self, new, old) -> None:
@@ -294,6 +295,7 @@ class ArrayUpdateRewriter:
 
 # -- the names an update may rewrite, and aliasing ---------------------------------------------
 
+
 def _own_statements(body, loops: tuple, out: list) -> None:
     """Small statements and compound statements (for their headers) of the function's own
     code, in source order, each as ``(node, loops)``: the ids of the loops around it. Nested
@@ -327,8 +329,13 @@ def _changed_in_place(small) -> str | None:
     kind = type(small)
     if kind is cst.Expr:
         call = small.value
-        if (type(call) is cst.Call and type(call.func) is cst.Attribute and type(call.func.value) is cst.Name
-                and call.func.attr.value in MUTATING_METHODS and not is_runtime_name(call.func.value.value)):
+        if (
+            type(call) is cst.Call
+            and type(call.func) is cst.Attribute
+            and type(call.func.value) is cst.Name
+            and call.func.attr.value in MUTATING_METHODS
+            and not is_runtime_name(call.func.value.value)
+        ):
             return call.func.value.value
         return None
     if kind is cst.AugAssign and type(small.target) is cst.Name and not is_runtime_name(small.target.value):
@@ -383,8 +390,13 @@ def _updated_names(small) -> list[str]:
 def _direct_updates(small) -> list[str]:
     """The names ``small`` updates an item of directly (``x`` for ``x[i] = v``, not for
     ``x["h"][i] = v``, where ``x`` is a container that changes in place)."""
-    targets = ([small.target] if type(small) is cst.AugAssign
-               else [t.target for t in small.targets] if type(small) is cst.Assign else [])
+    targets = (
+        [small.target]
+        if type(small) is cst.AugAssign
+        else [t.target for t in small.targets]
+        if type(small) is cst.Assign
+        else []
+    )
     out = []
     while targets:
         t = targets.pop()
@@ -423,10 +435,13 @@ def _lost_parameter_updates(info, params: set[str], found: dict) -> None:
             # function ends, only a read whose value reaches another name counts: one that only
             # decides further updates of the parameter (`for i in range(len(a)): if a[i] < 0:
             # a[i] = 0` in a helper) makes new items that only the caller would ever see.
-            if loops and any(name in info[k][2] and k != p
-                             and (set(loops) & set(info[k][1]) or (at_end and id(info[k][0]) in loops))
-                             and (not at_end or _read_reaches_others(info[k][0], name))
-                             for k in range(len(info))):
+            if loops and any(
+                name in info[k][2]
+                and k != p
+                and (set(loops) & set(info[k][1]) or (at_end and id(info[k][0]) in loops))
+                and (not at_end or _read_reaches_others(info[k][0], name))
+                for k in range(len(info))
+            ):
                 continue  # a loop around the update reads it again
             found[id(node)] = (name, name, "param")
             break
@@ -448,8 +463,13 @@ def _reads_items(expr, name: str) -> bool:
             continue
         if kind is cst.Attribute and type(item.value) is cst.Name and item.attr.value in _METADATA:
             continue
-        if (kind is cst.Call and type(item.func) is cst.Name and item.func.value == "len"
-                and len(item.args) == 1 and type(item.args[0].value) is cst.Name):
+        if (
+            kind is cst.Call
+            and type(item.func) is cst.Name
+            and item.func.value == "len"
+            and len(item.args) == 1
+            and type(item.args[0].value) is cst.Name
+        ):
             continue
         stack.extend(item.children)
     return False
@@ -486,8 +506,9 @@ def _read_reaches_others(node, name: str) -> bool:
     return True
 
 
-def _aliases(events: list, params: set[str] = frozenset()) -> tuple[dict[int, tuple[str, ...]],
-                                                                     dict[int, tuple[str, ...]]]:
+def _aliases(
+    events: list, params: set[str] = frozenset()
+) -> tuple[dict[int, tuple[str, ...]], dict[int, tuple[str, ...]]]:
     """Updates of a name another name was assigned from (or to) with ``=``, the other read
     after the update: ``{id(update): (name, other)}``; ``(row, grid, "for")`` for an update of
     the target of ``for row in grid`` with ``grid`` read after it. Second: ``{id(update):
@@ -497,8 +518,12 @@ def _aliases(events: list, params: set[str] = frozenset()) -> tuple[dict[int, tu
     for node, loops in events:
         reads, binds = _header(node)
         pair = None
-        if (type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
-                and type(node.value) is cst.Name):
+        if (
+            type(node) is cst.Assign
+            and len(node.targets) == 1
+            and type(node.targets[0].target) is cst.Name
+            and type(node.value) is cst.Name
+        ):
             pair = (node.targets[0].target.value, node.value.value)
         elif type(node) is cst.For and type(node.target) is cst.Name and type(node.iter) is cst.Name:
             pair = (node.target.value, node.iter.value, "for")  # `for row in grid`: row is in grid
@@ -640,6 +665,7 @@ TRIGGERS = (SUBSCRIPT_UPDATE, SHARED_OBJECT)
 
 # -- explain() ---------------------------------------------------------------------------
 
+
 def describe_update(small: cst.BaseSmallStatement, module: cst.Module) -> tuple[str, str] | None:
     """For a statement this converter wrote, the user's form and the functional form:
     ``("x[i] += v", "x = x.at[i].add(v)")``; None for any other statement."""
@@ -647,8 +673,12 @@ def describe_update(small: cst.BaseSmallStatement, module: cst.Module) -> tuple[
         return None
     call = small.value
     func = call.func
-    if not (type(func) is cst.Attribute and type(func.value) is cst.Name and is_runtime_name(func.value.value)
-            and func.attr.value in ("setitem", "setitem_op")):
+    if not (
+        type(func) is cst.Attribute
+        and type(func.value) is cst.Name
+        and is_runtime_name(func.value.value)
+        and func.attr.value in ("setitem", "setitem_op")
+    ):
         return None
     args = [a.value for a in call.args if a.keyword is None]
     op = None
@@ -681,8 +711,13 @@ def _steps_text(index: cst.BaseExpression, module: cst.Module) -> tuple[str, str
     while type(node) in (cst.Subscript, cst.Attribute):
         steps.append(node)
         node = node.value
-    if not (steps and type(steps[-1]) is cst.Attribute and type(steps[-1].value) is cst.Name
-            and is_runtime_name(steps[-1].value.value) and steps[-1].attr.value == "at"):
+    if not (
+        steps
+        and type(steps[-1]) is cst.Attribute
+        and type(steps[-1].value) is cst.Name
+        and is_runtime_name(steps[-1].value.value)
+        and steps[-1].attr.value == "at"
+    ):
         if type(index) is cst.Tuple:
             index = index.with_changes(lpar=[], rpar=[])
         return "", code_of(module, index)
@@ -699,7 +734,7 @@ def _steps_text(index: cst.BaseExpression, module: cst.Module) -> tuple[str, str
 
 def _slice_text(step: cst.Subscript, module: cst.Module) -> str:
     text = code_of(module, step)
-    return text[text.index("[", len(code_of(module, step.value))) + 1:-1]
+    return text[text.index("[", len(code_of(module, step.value))) + 1 : -1]
 
 
 def updated_parameters(node: cst.FunctionDef, params) -> frozenset[str]:
@@ -720,10 +755,15 @@ def updated_parameters(node: cst.FunctionDef, params) -> frozenset[str]:
         if kind is cst.Assign:
             if len(item.targets) == 1:
                 target, value = item.targets[0].target, item.value
-                if (type(target) is cst.Name and target.value in params and type(value) is cst.Call
-                        and type(value.func) is cst.Attribute and type(value.func.value) is cst.Name
-                        and value.func.attr.value in ("setitem", "setitem_op")
-                        and is_runtime_name(value.func.value.value)):
+                if (
+                    type(target) is cst.Name
+                    and target.value in params
+                    and type(value) is cst.Call
+                    and type(value.func) is cst.Attribute
+                    and type(value.func.value) is cst.Name
+                    and value.func.attr.value in ("setitem", "setitem_op")
+                    and is_runtime_name(value.func.value.value)
+                ):
                     found.add(target.value)
             continue
         stack.extend(statement_children(item))

@@ -18,8 +18,7 @@ __all__ = ["transform"]
 class AssertTransformer(OwnCodeConverter):
     def leave_Assert(self, original_node, updated_node):
         message = updated_node.msg
-        if message is not None and any(isinstance(n, (cst.NamedExpr, cst.Yield, cst.Await))
-                                       for n in walk(message)):
+        if message is not None and any(isinstance(n, (cst.NamedExpr, cst.Yield, cst.Await)) for n in walk(message)):
             return updated_node  # a thunk would change what `:=` binds: left as Python wrote it
         args = [updated_node.test]
         if isinstance(message, cst.SimpleString):

@@ -13,8 +13,7 @@ from typing import Mapping
 import libcst as cst
 
 from laxify.transpiler.analysis.positions import Positions
-from laxify.transpiler.analysis.walk import (SMALL_STATEMENTS, STATEMENT_HOLDERS, code_fields, preorder,
-                                             statement_fields)
+from laxify.transpiler.analysis.walk import SMALL_STATEMENTS, STATEMENT_HOLDERS, code_fields, preorder, statement_fields
 
 __all__ = ["Context", "Converter", "OwnCodeConverter", "apply", "transform_above"]
 
@@ -75,16 +74,23 @@ _STATEMENT_NAMES = frozenset(kind.__name__ for kind in (*SMALL_STATEMENTS, *STAT
 def _statements_only(kind: type) -> bool:
     """Whether every ``visit_*``/``leave_*`` handler of ``kind`` is for a statement (or a clause
     or suite): then its walk needs no expression's insides."""
-    handled = {name.split("_")[1] for name in dir(kind) if name.startswith(("visit_", "leave_"))
-               and getattr(kind, name) is not getattr(cst.CSTTransformer, name, None)}
+    handled = {
+        name.split("_")[1]
+        for name in dir(kind)
+        if name.startswith(("visit_", "leave_")) and getattr(kind, name) is not getattr(cst.CSTTransformer, name, None)
+    }
     return handled <= _STATEMENT_NAMES
 
 
 def _attribute_handlers(kind: type) -> bool:
     """Whether ``kind`` has a handler of a node's field (``visit_If_test``) of its own."""
-    return any(name.startswith(("visit_", "leave_")) and name.count("_") > 1
-               and isinstance(getattr(cst, name.split("_")[1], None), type)
-               and getattr(kind, name) is not getattr(cst.CSTTransformer, name, None) for name in dir(kind))
+    return any(
+        name.startswith(("visit_", "leave_"))
+        and name.count("_") > 1
+        and isinstance(getattr(cst, name.split("_")[1], None), type)
+        and getattr(kind, name) is not getattr(cst.CSTTransformer, name, None)
+        for name in dir(kind)
+    )
 
 
 class Converter(cst.CSTTransformer):
@@ -195,10 +201,20 @@ def _visit(node: cst.CSTNode, converter: Converter, path: set[int] | None, field
                     continue
                 if items is None:
                     items = list(value[:k])
-                for kept in (new.nodes if type(new) is cst.FlattenSentinel else
-                             () if type(new) is cst.RemovalSentinel else (new,)):
-                    if (name == "body" and type(node) is cst.IndentedBlock and type(kept) is cst.SimpleStatementLine
-                            and not kept.body and not (type(item) is cst.SimpleStatementLine and not item.body)):
+                for kept in (
+                    new.nodes
+                    if type(new) is cst.FlattenSentinel
+                    else ()
+                    if type(new) is cst.RemovalSentinel
+                    else (new,)
+                ):
+                    if (
+                        name == "body"
+                        and type(node) is cst.IndentedBlock
+                        and type(kept) is cst.SimpleStatementLine
+                        and not kept.body
+                        and not (type(item) is cst.SimpleStatementLine and not item.body)
+                    ):
                         continue  # (libcst's visit_body_sequence: a line emptied by a removal goes)
                     items.append(kept)
             if items is not None:

@@ -25,8 +25,9 @@ class BreakTransformer(LoopJumpConverter):
             item = self.ctx.fresh("item")
             rebind = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(loop.target)], cst.Name(item))])
             guarded = cst.If(test=not_flag(flag), body=cst.IndentedBlock([rebind, *body]))
-            new_loop = loop.with_changes(target=cst.Name(item), body=loop.body.with_changes(body=[guarded]),
-                                         orelse=None)
+            new_loop = loop.with_changes(
+                target=cst.Name(item), body=loop.body.with_changes(body=[guarded]), orelse=None
+            )
         out = [assign(flag, cst.Name("False")), new_loop]
         if loop.orelse is not None:
             out.append(cst.If(test=not_flag(flag), body=loop.orelse.body))

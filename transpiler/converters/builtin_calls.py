@@ -68,8 +68,12 @@ class BuiltinCallTransformer(OwnCodeConverter):
             name = "not_contains"
         else:
             return updated_node
-        return cst.Call(_runtime(name), [cst.Arg(target.comparator), cst.Arg(updated_node.left)],
-                        lpar=updated_node.lpar, rpar=updated_node.rpar)
+        return cst.Call(
+            _runtime(name),
+            [cst.Arg(target.comparator), cst.Arg(updated_node.left)],
+            lpar=updated_node.lpar,
+            rpar=updated_node.rpar,
+        )
 
 
 def _rewrites(transformer: BuiltinCallTransformer, node: cst.CSTNode) -> bool:

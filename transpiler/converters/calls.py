@@ -82,8 +82,14 @@ class CallTransformer(OwnCodeConverter):
         from generated ones: a `super()` there means the method's too, as it does in Python
         3.12's inlined comprehensions, where 3.11 fails.)"""
         func = call.func
-        if (self.first_param is None or call.args or not isinstance(func, cst.Name)
-                or func.value != "super" or "super" in self.ctx.local_names or "super" in self.ctx.namespace):
+        if (
+            self.first_param is None
+            or call.args
+            or not isinstance(func, cst.Name)
+            or func.value != "super"
+            or "super" in self.ctx.local_names
+            or "super" in self.ctx.namespace
+        ):
             return call
         return call.with_changes(args=[cst.Arg(cst.Name("__class__")), cst.Arg(cst.Name(self.first_param))])
 
@@ -110,5 +116,8 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     transformer = CallTransformer(ctx, _first_param(node, ctx))
     # A walk is much cheaper than a transform: most functions call only library code, and
     # where some call is rewritten, only the nodes above it are entered.
-    return transform_above(node, transformer, lambda n: type(n) is cst.Call and (
-        transformer.routed(n.func) or transformer.explicit_super(n) is not n))
+    return transform_above(
+        node,
+        transformer,
+        lambda n: type(n) is cst.Call and (transformer.routed(n.func) or transformer.explicit_super(n) is not n),
+    )

@@ -16,8 +16,9 @@ class ConditionalTransformer(OwnCodeConverter):
     def leave_IfExp(self, original_node, updated_node):
         if contains(updated_node, (cst.NamedExpr,)):
             return updated_node
-        call = runtime_call("ifexp", updated_node.test, lazy_lambda(updated_node.body),
-                            lazy_lambda(updated_node.orelse))
+        call = runtime_call(
+            "ifexp", updated_node.test, lazy_lambda(updated_node.body), lazy_lambda(updated_node.orelse)
+        )
         if may_have_effects(updated_node.body) or may_have_effects(updated_node.orelse):
             call = call.with_changes(args=[*call.args, lazy_keyword()])
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)

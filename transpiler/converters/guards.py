@@ -12,7 +12,15 @@ from laxify.transpiler.converters.base import OwnCodeConverter
 from laxify.transpiler.analysis.walk import SMALL_STATEMENTS, children, concrete_kinds, statement_children
 
 __all__ = [
-    "LoopJumpConverter", "as_indented", "assign", "loop_test", "contains", "guard_block", "lazy_lambda", "not_flag", "rewrite_blocks",
+    "LoopJumpConverter",
+    "as_indented",
+    "assign",
+    "loop_test",
+    "contains",
+    "guard_block",
+    "lazy_lambda",
+    "not_flag",
+    "rewrite_blocks",
     "runtime_call",
 ]
 
@@ -63,8 +71,11 @@ def loop_test(flag: str, test: cst.BaseExpression) -> cst.Call:
     """``_lx.and_(_lx.not_(flag), lambda: test, condition=True)``: a loop's test once a jump
     can end it (only its truth value is used, so Python operands decide as in Python)."""
     call = runtime_call("and_", not_flag(flag), lazy_lambda(test))
-    keyword = cst.Arg(cst.Name("True"), keyword=cst.Name("condition"),
-                      equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    keyword = cst.Arg(
+        cst.Name("True"),
+        keyword=cst.Name("condition"),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
     return call.with_changes(args=[*call.args, keyword])
 
 
@@ -87,8 +98,9 @@ Rewrite = Callable[[cst.BaseCompoundStatement], cst.BaseCompoundStatement]
 _COMPOUND = concrete_kinds(cst.BaseCompoundStatement)
 
 
-def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrite, stop: tuple,
-                positions: dict | None = None) -> list:
+def guard_block(
+    stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrite, stop: tuple, positions: dict | None = None
+) -> list:
     """Rewrite one statement list: each jump becomes ``replace(jump)``; after any statement
     that may jump, the rest of the list runs under ``if not flag``. ``rewrite`` handles a
     compound statement that contains a jump (recursing into its blocks). ``jump`` and
@@ -115,7 +127,7 @@ def guard_block(stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrit
             if positions is not None and stmt in positions:
                 positions.setdefault(new, positions[stmt])
             out.append(new)
-            rest = list(stmts[k + 1:])
+            rest = list(stmts[k + 1 :])
             if rest:
                 guard = _guard(flag, guard_block(rest, flag, jump, replace, rewrite, stop, positions))
                 if positions is not None and stmt in positions:
@@ -134,9 +146,11 @@ def as_indented(suite: cst.BaseSuite) -> cst.IndentedBlock:
     return suite
 
 
-def rewrite_blocks(stmt: cst.BaseCompoundStatement, fn: Callable[[list], list],
-                   positions: dict | None = None) -> cst.BaseCompoundStatement:
+def rewrite_blocks(
+    stmt: cst.BaseCompoundStatement, fn: Callable[[list], list], positions: dict | None = None
+) -> cst.BaseCompoundStatement:
     """Apply ``fn`` to every statement list directly inside ``stmt`` (if/elif/else, with, try)."""
+
     def suite(s: cst.BaseSuite) -> cst.BaseSuite:
         if type(s) is cst.SimpleStatementSuite:
             lines = [cst.SimpleStatementLine([x]) for x in s.body]

@@ -37,8 +37,9 @@ def _makes_bool(value: cst.BaseExpression) -> bool:
         return True
     if type(value) is cst.UnaryOperation and type(value.operator) is cst.Not:
         return True
-    return (type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "bool"
-            and len(value.args) == 1)
+    return (
+        type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "bool" and len(value.args) == 1
+    )
 
 
 def _target_names(target: cst.BaseExpression, out: list[str]) -> None:
@@ -110,9 +111,13 @@ class _Bindings:
             return
         names: list[str] = []
         _target_names(target, names)
-        if (value is not None and type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List)
-                and len(target.elements) == len(value.elements)
-                and not any(type(e) is cst.StarredElement for e in (*target.elements, *value.elements))):
+        if (
+            value is not None
+            and type(target) in (cst.Tuple, cst.List)
+            and type(value) in (cst.Tuple, cst.List)
+            and len(target.elements) == len(value.elements)
+            and not any(type(e) is cst.StarredElement for e in (*target.elements, *value.elements))
+        ):
             for t, v in zip(target.elements, value.elements):
                 self._assign(t.value, v.value)
             return
@@ -167,8 +172,13 @@ class IdentityTransformer(OwnCodeConverter):
         if not _rewritten(left, right):
             return updated_node
         kinds = f"{self.bindings.kind(left)},{self.bindings.kind(right)}"
-        call = runtime_call("is_" if op is cst.Is else "is_not", left, right,
-                            _string(self.user_text(_code(original_node))), _string(kinds))
+        call = runtime_call(
+            "is_" if op is cst.Is else "is_not",
+            left,
+            right,
+            _string(self.user_text(_code(original_node))),
+            _string(kinds),
+        )
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     def leave_UnaryOperation(self, original_node, updated_node):
@@ -184,15 +194,17 @@ def _rewritten(left: cst.BaseExpression, right: cst.BaseExpression) -> bool:
     (a traced value is never ``None``: ``x is None`` stays Python's)."""
     if _is_bool_literal(left) or _is_bool_literal(right):
         return True
-    return (type(left) is cst.Name and type(right) is cst.Name
-            and left.value != "None" and right.value != "None")
+    return type(left) is cst.Name and type(right) is cst.Name and left.value != "None" and right.value != "None"
 
 
 def _target(node: cst.CSTNode) -> bool:
     kind = type(node)
     if kind is cst.Comparison:
-        return (len(node.comparisons) == 1 and type(node.comparisons[0].operator) in (cst.Is, cst.IsNot)
-                and _rewritten(node.left, node.comparisons[0].comparator))
+        return (
+            len(node.comparisons) == 1
+            and type(node.comparisons[0].operator) in (cst.Is, cst.IsNot)
+            and _rewritten(node.left, node.comparisons[0].comparator)
+        )
     return kind is cst.UnaryOperation and type(node.operator) in _UNARY and type(node.expression) is cst.Name
 
 

@@ -6,7 +6,8 @@ arrays in the program (``runtime/int_overflow.py``): in a traced loop's body, an
 traced construct on the values it gave (``return r * r``).
 
 Which names may hold Python ints is read from the function's own assignments: a ``range``
-loop's target, an ``enumerate`` loop's index, names assigned ``int(x)``, and names assigned int literals or such operations on them (``r = 1``,
+loop's target, an ``enumerate`` loop's index, names assigned ``int(x)``, and names assigned int literals
+or such operations on them (``r = 1``,
 ``a, b = 0, 1``, ``m = i // 2``), not parameters (which may be arrays); a parameter counts
 beside one of those where the result goes to such a name (a static ``k`` in ``r = r * k``).
 A counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16) and a step standing
@@ -27,12 +28,11 @@ from laxify.transpiler.converters.base import Context, OwnCodeConverter, transfo
 __all__ = ["transform"]
 
 _BINARY = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Power: "**", cst.FloorDivide: "//"}
-_AUGMENTED = {cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign: "*=",
-              cst.FloorDivideAssign: "//="}
+_AUGMENTED = {cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign: "*=", cst.FloorDivideAssign: "//="}
 _NOT_NUMBERS = frozenset({"True", "False", "None"})
 # Operations of Python ints that give Python ints (for which names may hold them).
 _INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Power, cst.FloorDivide, cst.Modulo)
-_SMALL = 2 ** 16  # runtime/int_overflow.py's SMALL_CONSTANT
+_SMALL = 2**16  # runtime/int_overflow.py's SMALL_CONSTANT
 # Calls that give a Python int in eager code (runtime/builtin_rules.py marks their results).
 _INT_CALLS = frozenset({"int", "floor", "ceil"})
 
@@ -56,11 +56,18 @@ def _int_expression(node, names: set, params: set) -> bool:
     with at least one of ``names`` among them (a parameter may be an array: ``x * 2`` is not)."""
     if type(node) is cst.Integer or (type(node) is cst.UnaryOperation and type(node.expression) is cst.Integer):
         return True
-    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in ("max", "min") \
-            and len(node.args) >= 2:
+    if (
+        type(node) is cst.Call
+        and type(node.func) is cst.Name
+        and node.func.value in ("max", "min")
+        and len(node.args) >= 2
+    ):
         return all(_int_expression(a.value, names, params) for a in node.args if a.keyword is None and not a.star)
-    if _is_runtime_call(node, "ifexp") and len(node.args) == 3 and all(
-            type(a.value) is cst.Lambda for a in node.args[1:]):
+    if (
+        _is_runtime_call(node, "ifexp")
+        and len(node.args) == 3
+        and all(type(a.value) is cst.Lambda for a in node.args[1:])
+    ):
         # `50000 if x > 0 else r` (converters/conditional_expressions.py: `_lx.ifexp(test, lambda: 50000,
         # lambda: r)`): an int on both sides
         return all(_int_expression(a.value.body, names, params) for a in node.args[1:])
@@ -92,9 +99,15 @@ def _int_call(node) -> bool:
     if type(node) is not cst.Call or len(node.args) != 1:
         return False
     func = node.func
-    called = func.value if type(func) is cst.Name else (
-        func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name
-        and func.value.value == "math" else None)
+    called = (
+        func.value
+        if type(func) is cst.Name
+        else (
+            func.attr.value
+            if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "math"
+            else None
+        )
+    )
     return called in _INT_CALLS
 
 
@@ -119,15 +132,22 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set]:
             value = node.value
             if type(value) in (cst.Tuple, cst.List):
                 assigned.update(id(e.value) for e in value.elements)
-            elif not (len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
-                      and type(value) is cst.BinaryOperation and type(value.left) is cst.Name
-                      and value.left.value == node.targets[0].target.value):
+            elif not (
+                len(node.targets) == 1
+                and type(node.targets[0].target) is cst.Name
+                and type(value) is cst.BinaryOperation
+                and type(value.left) is cst.Name
+                and value.left.value == node.targets[0].target.value
+            ):
                 assigned.add(id(value))  # (not a counter's `i = i + 1`)
         elif kind is cst.AnnAssign and node.value is not None:
             pairs.extend(_pairs(node.target, node.value))
-        elif ((kind is cst.BinaryOperation and type(node.operator) in _BINARY)
-              or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED)
-              or _negation(node) or _abs_call(node)):
+        elif (
+            (kind is cst.BinaryOperation and type(node.operator) in _BINARY)
+            or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED)
+            or _negation(node)
+            or _abs_call(node)
+        ):
             operations.append(node)
     grown = True
     while grown:
@@ -138,21 +158,31 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set]:
                 grown = True
     # A counter's step (`i += 1`) and a step standing alone (`table[i - 1]`) are left as written
     # (see `_step`): no need to enter them.
-    operations = [op for op in operations if not (
-        (type(op) is cst.AugAssign and _small_step(_AUGMENTED[type(op.operator)], op.value))
-        or (_step(op, names) and id(op) not in assigned))]
+    operations = [
+        op
+        for op in operations
+        if not (
+            (type(op) is cst.AugAssign and _small_step(_AUGMENTED[type(op.operator)], op.value))
+            or (_step(op, names) and id(op) not in assigned)
+        )
+    ]
     return names, params, operations, indices
 
 
 def _negation(node) -> bool:
     """``-x`` of something other than a literal (its int32 wraps at -2**31 only)."""
-    return (type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus
-            and not _literal(node.expression))
+    return type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus and not _literal(node.expression)
 
 
 def _abs_call(node) -> bool:
-    return (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "abs"
-            and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star)
+    return (
+        type(node) is cst.Call
+        and type(node.func) is cst.Name
+        and node.func.value == "abs"
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    )
 
 
 def _loop_index(node: cst.For) -> str | None:
@@ -168,8 +198,12 @@ def _loop_index(node: cst.For) -> str | None:
         return None
     if func.value == "range" and type(target) is cst.Name:
         return target.value
-    if func.value == "enumerate" and type(target) in (cst.Tuple, cst.List) and target.elements and \
-            type(target.elements[0].value) is cst.Name:
+    if (
+        func.value == "enumerate"
+        and type(target) in (cst.Tuple, cst.List)
+        and target.elements
+        and type(target.elements[0].value) is cst.Name
+    ):
         return target.elements[0].value.value
     return None
 
@@ -187,8 +221,11 @@ def _reads(node, names: set) -> bool:
     for side in sides:
         while type(side) is cst.UnaryOperation:
             side = side.expression
-        if (type(side) is cst.Name and side.value in names) or _int_call(side) or (
-                type(side) is cst.BinaryOperation and _reads(side, names)):
+        if (
+            (type(side) is cst.Name and side.value in names)
+            or _int_call(side)
+            or (type(side) is cst.BinaryOperation and _reads(side, names))
+        ):
             return True
     return False
 
@@ -196,8 +233,11 @@ def _reads(node, names: set) -> bool:
 def _pairs(target, value):
     if type(target) is cst.Name:
         return [(target.value, value)]
-    if type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List) and \
-            len(target.elements) == len(value.elements):
+    if (
+        type(target) in (cst.Tuple, cst.List)
+        and type(value) in (cst.Tuple, cst.List)
+        and len(target.elements) == len(value.elements)
+    ):
         return [pair for t, v in zip(target.elements, value.elements) for pair in _pairs(t.value, v.value)]
     return []
 
@@ -234,8 +274,13 @@ def _small_step(op: str, value: cst.BaseExpression) -> bool:
 def _is_runtime_call(node: cst.BaseExpression, attr: str) -> bool:
     """Whether ``node`` is a call ``_lx.<attr>(...)``."""
     func = getattr(node, "func", None)
-    return (type(node) is cst.Call and type(func) is cst.Attribute and type(func.value) is cst.Name
-            and is_runtime_name(func.value.value) and func.attr.value == attr)
+    return (
+        type(node) is cst.Call
+        and type(func) is cst.Attribute
+        and type(func.value) is cst.Name
+        and is_runtime_name(func.value.value)
+        and func.attr.value == attr
+    )
 
 
 def _is_int_op(node: cst.BaseExpression) -> bool:
@@ -272,7 +317,8 @@ def _step(node, names: set) -> bool:
         return False
     for value, step in ((node.left, node.right), (node.right, node.left)):
         if _small_step(op, step) and (
-                (type(value) is cst.Name and value.value in names) or _is_int_op(value) or _step(value, names)):
+            (type(value) is cst.Name and value.value in names) or _is_int_op(value) or _step(value, names)
+        ):
             return True
     return False
 
@@ -281,7 +327,9 @@ def _unstepped(node, names: set):
     """``node`` with a step (see ``_step``) routed, as an operand of a routed operation."""
     if not _step(node, names):
         return node
-    call = _call(_BINARY[type(node.operator)], _unstepped(_bare(node.left), names), _unstepped(_bare(node.right), names))
+    call = _call(
+        _BINARY[type(node.operator)], _unstepped(_bare(node.left), names), _unstepped(_bare(node.right), names)
+    )
     return call
 
 
@@ -298,7 +346,8 @@ def _literal_value(node: cst.BaseExpression) -> int:
 
 def _literal(node: cst.BaseExpression) -> bool:
     return type(node) is cst.Integer or (
-        type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus and _literal(node.expression))
+        type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus and _literal(node.expression)
+    )
 
 
 def _call(op: str, left: cst.BaseExpression, right: cst.BaseExpression, name: str | None = None) -> cst.Call:
@@ -374,10 +423,14 @@ class IntArithmeticTransformer(OwnCodeConverter):
         self.assigned.add(id(value))
         if type(value) in (cst.Tuple, cst.List):
             self.assigned.update(id(e.value) for e in value.elements)
-        if (len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
-                and type(value) is cst.BinaryOperation and type(value.left) is cst.Name
-                and value.left.value == node.targets[0].target.value
-                and _small_step(_BINARY.get(type(value.operator), ""), value.right)):
+        if (
+            len(node.targets) == 1
+            and type(node.targets[0].target) is cst.Name
+            and type(value) is cst.BinaryOperation
+            and type(value.left) is cst.Name
+            and value.left.value == node.targets[0].target.value
+            and _small_step(_BINARY.get(type(value.operator), ""), value.right)
+        ):
             self.steps.add(id(value))
         return True
 
@@ -399,7 +452,9 @@ class IntArithmeticTransformer(OwnCodeConverter):
         operand = updated_node.expression
         if _operand(operand, self.names, ()) != "int" or (type(operand) is cst.Name and operand.value in self.indices):
             return updated_node
-        return _call("neg", _bare(operand), cst.Integer("0")).with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        return _call("neg", _bare(operand), cst.Integer("0")).with_changes(
+            lpar=updated_node.lpar, rpar=updated_node.rpar
+        )
 
     def leave_Call(self, original_node, updated_node):
         """``abs(x)`` of a Python int: ``_lx.int_op("abs", x, 0)`` (see ``leave_UnaryOperation``)."""
@@ -423,11 +478,17 @@ class IntArithmeticTransformer(OwnCodeConverter):
         if type(target) is cst.Name:
             named = _named(value, target)
             return updated_node if named is value else updated_node.with_changes(value=named)
-        if (type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List)
-                and len(target.elements) == len(value.elements)):
-            elements = [v.with_changes(value=_named(v.value, t.value))
-                        if type(v) is cst.Element and _named(v.value, t.value) is not v.value else v
-                        for t, v in zip(target.elements, value.elements)]
+        if (
+            type(target) in (cst.Tuple, cst.List)
+            and type(value) in (cst.Tuple, cst.List)
+            and len(target.elements) == len(value.elements)
+        ):
+            elements = [
+                v.with_changes(value=_named(v.value, t.value))
+                if type(v) is cst.Element and _named(v.value, t.value) is not v.value
+                else v
+                for t, v in zip(target.elements, value.elements)
+            ]
             if all(e is v for e, v in zip(elements, value.elements)):
                 return updated_node
             return updated_node.with_changes(value=value.with_changes(elements=elements))
@@ -443,7 +504,9 @@ class IntArithmeticTransformer(OwnCodeConverter):
         if is_runtime_name(target.value) or not routed:
             return updated_node
         value = _unstepped(_bare(value), self.names)
-        return cst.Assign([cst.AssignTarget(cst.Name(target.value))], _call(op, cst.Name(target.value), value, target.value))
+        return cst.Assign(
+            [cst.AssignTarget(cst.Name(target.value))], _call(op, cst.Name(target.value), value, target.value)
+        )
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).

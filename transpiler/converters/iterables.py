@@ -52,8 +52,9 @@ class IterablesTransformer(OwnCodeConverter):
             return expr
         if expr.func.value not in self.builtins:
             return expr
-        args = [a.with_changes(value=self.rewrite(a.value)) if a.keyword is None and not a.star else a
-                for a in expr.args]
+        args = [
+            a.with_changes(value=self.rewrite(a.value)) if a.keyword is None and not a.star else a for a in expr.args
+        ]
         func = cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name("iterable")), [cst.Arg(expr.func)])
         return expr.with_changes(func=func, args=args)
 

@@ -116,8 +116,9 @@ def _held(value) -> set[str]:
         if type(node) not in _DISPLAYS:
             continue
         for element in node.elements:
-            parts = (element.key, element.value) if type(element) is cst.DictElement else (
-                getattr(element, "value", None),)
+            parts = (
+                (element.key, element.value) if type(element) is cst.DictElement else (getattr(element, "value", None),)
+            )
             for part in parts:
                 if type(part) is cst.Name:
                     found.add(part.value)
@@ -134,15 +135,21 @@ def grown_lists(stmt: cst.CSTNode) -> list[str]:
         node = stack.pop()
         if type(node) in _SCOPES:
             continue
-        if (type(node) is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
-                and node.func.attr.value in ("append", "extend", "insert") and node.func.value.value not in found):
+        if (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and type(node.func.value) is cst.Name
+            and node.func.attr.value in ("append", "extend", "insert")
+            and node.func.value.value not in found
+        ):
             found.append(node.func.value.value)
         stack.extend(children(node))
     return found
 
 
-_LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "index", "count", "reverse",
-                           "sort", "copy", "clear"})
+_LIST_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "index", "count", "reverse", "sort", "copy", "clear"}
+)
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _SUITES = concrete_kinds(cst.BaseSuite)
 
@@ -152,8 +159,7 @@ def _list_names(fn: cst.FunctionDef, appended: set[str]) -> set[str]:
     ``list(...)``, the appends above, ``+=``/``*=``): those are lists in Python wherever they
     are used."""
     params = fn.params
-    names = set(appended) - {p.name.value for p in (*params.posonly_params, *params.params,
-                                                     *params.kwonly_params)}
+    names = set(appended) - {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     stack = list(children(fn.body))
     while stack:
         node = stack.pop()
@@ -162,8 +168,11 @@ def _list_names(fn: cst.FunctionDef, appended: set[str]) -> set[str]:
         kind = type(node)
         if kind is cst.Assign:
             for target in node.targets:
-                if (type(target.target) is cst.Tuple and type(node.value) is cst.Tuple
-                        and len(target.target.elements) == len(node.value.elements)):
+                if (
+                    type(target.target) is cst.Tuple
+                    and type(node.value) is cst.Tuple
+                    and len(target.target.elements) == len(node.value.elements)
+                ):
                     # `a, b = [], []`: item by item
                     for t, v in zip(target.target.elements, node.value.elements):
                         if type(t.value) is cst.Name and not _list_value(v.value):
@@ -207,8 +216,12 @@ def _list_value(value: cst.BaseExpression) -> bool:
     func = value.func
     if type(func) is cst.Name:
         return func.value == "list"
-    return (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value.startswith("_lx")
-            and func.attr.value in ("append", "as_list"))
+    return (
+        type(func) is cst.Attribute
+        and type(func.value) is cst.Name
+        and func.value.value.startswith("_lx")
+        and func.attr.value in ("append", "as_list")
+    )
 
 
 class _Truth:
@@ -259,8 +272,7 @@ def _header_parts(stmt: cst.CSTNode) -> list[cst.CSTNode]:
         parts, node = [], stmt
         while type(node) is cst.If:
             parts.append(node.test)
-            node = node.orelse.body if node.orelse is not None and type(node.orelse) is cst.Else else (
-                node.orelse)
+            node = node.orelse.body if node.orelse is not None and type(node.orelse) is cst.Else else (node.orelse)
         return parts
     if kind is cst.While:
         return [stmt.test]
@@ -285,9 +297,17 @@ def _len_of_list(node: cst.CSTNode, names: set[str], ctx: Context) -> bool:
     if type(node) is not cst.Call:
         return False
     func, args = node.func, node.args
-    return (type(func) is cst.Name and func.value == "len" and len(args) == 1 and args[0].keyword is None
-            and not args[0].star and type(args[0].value) is cst.Name and args[0].value.value in names
-            and "len" not in ctx.local_names and not ctx.global_value("len")[0])
+    return (
+        type(func) is cst.Name
+        and func.value == "len"
+        and len(args) == 1
+        and args[0].keyword is None
+        and not args[0].star
+        and type(args[0].value) is cst.Name
+        and args[0].value.value in names
+        and "len" not in ctx.local_names
+        and not ctx.global_value("len")[0]
+    )
 
 
 class ListUseTransformer(OwnCodeConverter):
@@ -309,9 +329,12 @@ class ListUseTransformer(OwnCodeConverter):
         for stmt in updated_node.body:
             used = _statement_uses(stmt, self.names)
             if used:
-                line = cst.SimpleStatementLine([
-                    cst.Assign([cst.AssignTarget(cst.Name(name))], runtime_call("as_list", cst.Name(name)))
-                    for name in sorted(used)])
+                line = cst.SimpleStatementLine(
+                    [
+                        cst.Assign([cst.AssignTarget(cst.Name(name))], runtime_call("as_list", cst.Name(name)))
+                        for name in sorted(used)
+                    ]
+                )
                 pos = self.ctx.positions.get(stmt)
                 if pos is not None:
                     self.ctx.positions.setdefault(line, pos)
@@ -333,5 +356,11 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         return node
     # Only the nodes above the blocks and calls it rewrites are entered (libcst rebuilds every
     # node it enters).
-    return transform_above(node, ListUseTransformer(ctx, names), lambda n: _len_of_list(n, names, ctx) or (
-        type(n) is cst.IndentedBlock and any(_statement_uses(stmt, names) for stmt in n.body)))
+    return transform_above(
+        node,
+        ListUseTransformer(ctx, names),
+        lambda n: (
+            _len_of_list(n, names, ctx)
+            or (type(n) is cst.IndentedBlock and any(_statement_uses(stmt, names) for stmt in n.body))
+        ),
+    )

@@ -30,16 +30,27 @@ __all__ = ["transform", "lazy_keyword", "may_have_effects"]
 
 
 _OPERATORS = {
-    cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
-    cst.Equal: "==", cst.NotEqual: "!=", cst.In: "in", cst.NotIn: "not in", cst.Is: "is",
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.In: "in",
+    cst.NotIn: "not in",
+    cst.Is: "is",
     cst.IsNot: "is not",
 }
 
 
 def _is_runtime_operator(node: cst.CSTNode) -> bool:
     func = getattr(node, "func", None)
-    return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-            and is_runtime_name(func.value.value) and func.attr.value in RUNTIME_OPERATORS)
+    return (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and is_runtime_name(func.value.value)
+        and func.attr.value in RUNTIME_OPERATORS
+    )
 
 
 def may_have_effects(node: cst.CSTNode) -> bool:
@@ -57,8 +68,11 @@ def may_have_effects(node: cst.CSTNode) -> bool:
 
 def _flag(name: str) -> cst.Arg:
     """``name=True``."""
-    return cst.Arg(cst.Name("True"), keyword=cst.Name(name),
-                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    return cst.Arg(
+        cst.Name("True"),
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
 
 
 def lazy_keyword() -> cst.Arg:
@@ -68,8 +82,7 @@ def lazy_keyword() -> cst.Arg:
 
 def _same_chain(node: cst.BooleanOperation, left: cst.BaseExpression) -> bool:
     """``left`` continues the chain of ``node``: ``a or b or c`` is one call of three operands."""
-    return (isinstance(left, cst.BooleanOperation) and not left.lpar
-            and type(left.operator) is type(node.operator))
+    return isinstance(left, cst.BooleanOperation) and not left.lpar and type(left.operator) is type(node.operator)
 
 
 class LogicalTransformer(OwnCodeConverter):
@@ -121,7 +134,8 @@ class LogicalTransformer(OwnCodeConverter):
         if not isinstance(updated_node.operator, cst.Not):
             return updated_node
         return runtime_call("not_", updated_node.expression).with_changes(
-            lpar=updated_node.lpar, rpar=updated_node.rpar)
+            lpar=updated_node.lpar, rpar=updated_node.rpar
+        )
 
     def leave_BooleanOperation(self, original_node, updated_node):
         if original_node in self._chained:
@@ -151,8 +165,12 @@ class LogicalTransformer(OwnCodeConverter):
         # a < f(b) < c  →  _lx.compare(a, ("<", lambda: f(b)), ("<", lambda: c)): each operand
         # is evaluated once, and only as far as Python's short-circuit goes.
         pairs = [
-            cst.Tuple([cst.Element(cst.SimpleString(repr(_OPERATORS[type(t.operator)]))),
-                       cst.Element(lazy_lambda(t.comparator))])
+            cst.Tuple(
+                [
+                    cst.Element(cst.SimpleString(repr(_OPERATORS[type(t.operator)]))),
+                    cst.Element(lazy_lambda(t.comparator)),
+                ]
+            )
             for t in updated_node.comparisons
         ]
         call = runtime_call("compare", updated_node.left, *pairs)
@@ -169,8 +187,11 @@ TRIGGERS = (cst.BooleanOperation, cst.Not, CHAINED_COMPARISON)
 def _target(node: cst.CSTNode) -> bool:
     """A node this converter rewrites (or marks: the operands of ``not``, ``and``, ``or``)."""
     kind = type(node)
-    return (kind is cst.BooleanOperation or (kind is cst.UnaryOperation and type(node.operator) is cst.Not)
-            or (kind is cst.Comparison and len(node.comparisons) > 1))
+    return (
+        kind is cst.BooleanOperation
+        or (kind is cst.UnaryOperation and type(node.operator) is cst.Not)
+        or (kind is cst.Comparison and len(node.comparisons) > 1)
+    )
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:

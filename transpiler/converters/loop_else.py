@@ -24,8 +24,10 @@ class LoopElseTransformer(Converter):
             return loop
         block = loop.orelse.body
         if isinstance(block, cst.SimpleStatementSuite):
-            after = [cst.SimpleStatementLine([small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
-                     for small in block.body]
+            after = [
+                cst.SimpleStatementLine([small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
+                for small in block.body
+            ]
         else:
             after = list(block.body)
         return cst.FlattenSentinel([loop.with_changes(orelse=None), *after])

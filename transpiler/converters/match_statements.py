@@ -41,8 +41,11 @@ def _runtime(name: str, *args: cst.BaseExpression) -> cst.Call:
 
 
 def _lazy_flag() -> cst.Arg:
-    return cst.Arg(cst.Name("True"), keyword=cst.Name("lazy"),
-                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    return cst.Arg(
+        cst.Name("True"),
+        keyword=cst.Name("lazy"),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
 
 
 def _has(node: cst.CSTNode, kinds: tuple) -> bool:
@@ -63,8 +66,14 @@ def _compare(subject: str, op: cst.BaseCompOp, value: cst.BaseExpression) -> cst
     return cst.Comparison(cst.Name(subject), [cst.ComparisonTarget(op, value)])
 
 
-_PATTERN_KINDS = {cst.MatchSequence: "sequence", cst.MatchList: "sequence", cst.MatchTuple: "sequence",
-                  cst.MatchMapping: "mapping", cst.MatchClass: "class", cst.MatchStar: "star"}
+_PATTERN_KINDS = {
+    cst.MatchSequence: "sequence",
+    cst.MatchList: "sequence",
+    cst.MatchTuple: "sequence",
+    cst.MatchMapping: "mapping",
+    cst.MatchClass: "class",
+    cst.MatchStar: "star",
+}
 
 
 def _pattern(pattern: cst.MatchPattern, subject: str) -> tuple[cst.BaseExpression | None, list[str]]:
@@ -95,8 +104,7 @@ def _pattern(pattern: cst.MatchPattern, subject: str) -> tuple[cst.BaseExpressio
 
 
 def _bind(names: list[str], subject: str) -> list[cst.SimpleStatementLine]:
-    return [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(n))], cst.Name(subject))])
-            for n in names]
+    return [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(n))], cst.Name(subject))]) for n in names]
 
 
 def _prepend(suite: cst.BaseSuite, stmts: list[cst.SimpleStatementLine]) -> cst.BaseSuite:
@@ -164,8 +172,9 @@ class MatchTransformer(OwnCodeConverter):
                 continue
             node = cst.If(arm.test, arm.body, orelse=rest, leading_lines=arm.leading_lines)
             if arm.pre:
-                rest = cst.Else(cst.IndentedBlock([*arm.pre, node.with_changes(leading_lines=())]),
-                                leading_lines=arm.leading_lines)
+                rest = cst.Else(
+                    cst.IndentedBlock([*arm.pre, node.with_changes(leading_lines=())]), leading_lines=arm.leading_lines
+                )
             else:
                 rest = node
         if isinstance(rest, cst.Else):

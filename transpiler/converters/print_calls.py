@@ -71,10 +71,12 @@ def _fstring_parts(node: cst.FormattedString, parts, template: _Template) -> str
             continue
         conversion = part.conversion
         if part.equal is not None:  # f"{x=}": the expression's text, then its repr
-            out += _escape(_CODE.code_for_node(part.whitespace_before_expression)
-                           + _CODE.code_for_node(part.expression)
-                           + _CODE.code_for_node(part.whitespace_after_expression)
-                           + _CODE.code_for_node(part.equal))
+            out += _escape(
+                _CODE.code_for_node(part.whitespace_before_expression)
+                + _CODE.code_for_node(part.expression)
+                + _CODE.code_for_node(part.whitespace_after_expression)
+                + _CODE.code_for_node(part.equal)
+            )
             if conversion is None and part.format_spec is None:
                 conversion = "r"
         index = template.value(part.expression)  # evaluated before the fields of its spec
@@ -95,8 +97,14 @@ def _template_of(node: cst.BaseExpression, template: _Template) -> str:
         return _literal(node)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
         return _template_of(node.left, template) + _template_of(node.right, template)
-    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("str", "repr")
-            and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star):
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value in ("str", "repr")
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    ):
         return _field(template.value(node.args[0].value), "s" if node.func.value == "str" else "r")
     raise _NotFormatting()
 
@@ -117,14 +125,20 @@ def _format_call(template: cst.BaseExpression, args) -> cst.Call:
 def _formatting(node: cst.BaseExpression) -> cst.BaseExpression:
     """``node`` as a ``format_`` call when it formats values into a string; else ``node``."""
     func = getattr(node, "func", None)
-    if (isinstance(node, cst.Call) and isinstance(func, cst.Attribute) and func.attr.value == "format"
-            and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString))):
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(func, cst.Attribute)
+        and func.attr.value == "format"
+        and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString))
+    ):
         try:
             _literal(func.value)
         except _NotFormatting:
             return node
-        args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if k == len(node.args) - 1 else a
-                for k, a in enumerate(node.args)]
+        args = [
+            a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if k == len(node.args) - 1 else a
+            for k, a in enumerate(node.args)
+        ]
         # The receiver is already a `str.format` template.
         call = _format_call(func.value.with_changes(lpar=[], rpar=[]), args)
         return call.with_changes(lpar=node.lpar, rpar=node.rpar)
@@ -151,8 +165,10 @@ class PrintTransformer(OwnCodeConverter):
     def leave_Call(self, original_node, updated_node):
         if not _print_call(updated_node):
             return updated_node
-        args = [a if a.keyword is not None or a.star else a.with_changes(value=_formatting(a.value))
-                for a in updated_node.args]
+        args = [
+            a if a.keyword is not None or a.star else a.with_changes(value=_formatting(a.value))
+            for a in updated_node.args
+        ]
         return updated_node.with_changes(func=cst.Attribute(cst.Name("_lx"), cst.Name("print_")), args=args)
 
 

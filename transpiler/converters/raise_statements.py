@@ -42,9 +42,16 @@ def _deferred(exc: cst.BaseExpression) -> cst.BaseExpression:
     if args:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     call = runtime_call("exception_", exc.func)
-    return call.with_changes(args=[call.args[0].with_changes(comma=cst.Comma(
-        whitespace_after=cst.SimpleWhitespace(" "))) if args else call.args[0], *args],
-        lpar=exc.lpar, rpar=exc.rpar)
+    return call.with_changes(
+        args=[
+            call.args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            if args
+            else call.args[0],
+            *args,
+        ],
+        lpar=exc.lpar,
+        rpar=exc.rpar,
+    )
 
 
 FLAG = "_lx_raised"
@@ -66,8 +73,9 @@ def _scan(fn: types.FunctionType) -> tuple[bool, tuple[str, ...]] | None:
     except (OSError, TypeError, SyntaxError):
         return None
     raises = any(isinstance(n, ast.Raise) and n.exc is not None for n in ast.walk(tree))
-    names = tuple(sorted({n.func.id for n in ast.walk(tree)
-                          if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}))
+    names = tuple(
+        sorted({n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)})
+    )
     key = id(code)
 
     def forget(ref, seen=_SEEN):
@@ -112,8 +120,12 @@ def _calls(node: cst.CSTNode):
         if type(child) is cst.Call:
             yield child
             func = child.func
-            if type(func) is cst.Attribute and func.attr.value in _LAZY and type(func.value) is cst.Name \
-                    and is_runtime_name(func.value.value):
+            if (
+                type(func) is cst.Attribute
+                and func.attr.value in _LAZY
+                and type(func.value) is cst.Name
+                and is_runtime_name(func.value.value)
+            ):
                 stack.extend(arg.value.body for arg in child.args if type(arg.value) is cst.Lambda)
         stack.extend(children(child))
 
@@ -132,13 +144,16 @@ class _Watch:
         self.raises = any(type(n) is cst.Raise for n in nodes)  # (nested code included)
         # Whether some call may reach a function of the module or one defined inside: only
         # then can a statement line call a function that may raise.
-        self.may_call = any(type(n) is cst.FunctionDef or (type(n) is cst.Call and self._function(n.func))
-                            for n in nodes[1:])
+        self.may_call = any(
+            type(n) is cst.FunctionDef or (type(n) is cst.Call and self._function(n.func)) for n in nodes[1:]
+        )
         body = list(top.body.body)
         # A `raise` as the last statement needs no flag: it raises whenever the function runs
         # that far, which `_lx.raise_` itself tells the caller (error_channel.PathRaised).
-        self.nested_raise = self.raises and (any(_has_raise(stmt) for stmt in body[:-1]) or bool(
-            body and isinstance(body[-1], cst.BaseCompoundStatement) and _has_raise(body[-1])))
+        self.nested_raise = self.raises and (
+            any(_has_raise(stmt) for stmt in body[:-1])
+            or bool(body and isinstance(body[-1], cst.BaseCompoundStatement) and _has_raise(body[-1]))
+        )
 
     def _function(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` names a Python function of the module (only such a call may be
@@ -200,8 +215,9 @@ class RaiseTransformer(OwnCodeConverter):
 
     def visit_Try(self, node) -> bool:
         if node.handlers:
-            self.guarded.update(id(n) for n in descendants(node.body)
-                                if type(n) in (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+            self.guarded.update(
+                id(n) for n in descendants(node.body) if type(n) in (cst.SimpleStatementLine, cst.SimpleStatementSuite)
+            )
         return True
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
@@ -214,16 +230,19 @@ class RaiseTransformer(OwnCodeConverter):
         # `_lx.expect_raise()`, the statement, and where a function it called raised, the same
         # as a `raise` here (a `return` statement's value is kept in a name in between).
         position = self.ctx.positions.get(original_node)
-        before = cst.SimpleStatementLine([cst.Expr(
-            runtime_call("expect_raise", cst.Name("True")) if in_try else runtime_call("expect_raise"))])
+        before = cst.SimpleStatementLine(
+            [cst.Expr(runtime_call("expect_raise", cst.Name("True")) if in_try else runtime_call("expect_raise"))]
+        )
         after: list = []
         last = new.body[-1] if type(new) is cst.SimpleStatementLine else None
         if type(last) is cst.Return and last.value is not None:
             keep = self.ctx.fresh("value")
             new = new.with_changes(body=[*new.body[:-1], cst.Assign([cst.AssignTarget(cst.Name(keep))], last.value)])
             after = [cst.SimpleStatementLine([cst.Return(cst.Name(keep))])]
-        check = cst.If(test=runtime_call("call_raised"), body=cst.IndentedBlock([
-            _flag("True"), cst.SimpleStatementLine([cst.Return(runtime_call("raised"))])]))
+        check = cst.If(
+            test=runtime_call("call_raised"),
+            body=cst.IndentedBlock([_flag("True"), cst.SimpleStatementLine([cst.Return(runtime_call("raised"))])]),
+        )
         out = [before, new, check, *after]
         self.ctx.raises = True  # its `return _lx.raised()`: the function's value may be never set
         if position is not None:
@@ -266,14 +285,29 @@ class RaiseTransformer(OwnCodeConverter):
             call = runtime_call("raise_", *args)
             if id(original_node) in self.guarded:
                 # An `except` of the function may catch it: that cannot wait for run time.
-                call = call.with_changes(args=[*call.args, cst.Arg(
-                    cst.Name("True"), keyword=cst.Name("in_try"),
-                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
-            record = cst.Expr(call, semicolon=cst.Semicolon(
-                whitespace_after=cst.SimpleWhitespace(" ")))
+                call = call.with_changes(
+                    args=[
+                        *call.args,
+                        cst.Arg(
+                            cst.Name("True"),
+                            keyword=cst.Name("in_try"),
+                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+                        ),
+                    ]
+                )
+            record = cst.Expr(call, semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" ")))
             stop = cst.Return(runtime_call("raised"), semicolon=small.semicolon)
-            marks = [cst.Assign([cst.AssignTarget(cst.Name(FLAG))], cst.Name("True"), semicolon=cst.Semicolon(
-                whitespace_after=cst.SimpleWhitespace(" ")))] if self.flag else []
+            marks = (
+                [
+                    cst.Assign(
+                        [cst.AssignTarget(cst.Name(FLAG))],
+                        cst.Name("True"),
+                        semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" ")),
+                    )
+                ]
+                if self.flag
+                else []
+            )
             if position is not None:
                 # The flag assignments the return converter makes of `stop` keep the user's line.
                 self.ctx.positions[record] = self.ctx.positions[stop] = position
@@ -342,5 +376,9 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
 def _is_raised(small) -> bool:
     """The ``return _lx.raised()`` this converter writes."""
     value = getattr(small, "value", None)
-    return (type(small) is cst.Return and type(value) is cst.Call and type(value.func) is cst.Attribute
-            and value.func.attr.value == "raised")
+    return (
+        type(small) is cst.Return
+        and type(value) is cst.Call
+        and type(value.func) is cst.Attribute
+        and value.func.attr.value == "raised"
+    )

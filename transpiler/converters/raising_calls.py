@@ -32,6 +32,7 @@ from laxify.transpiler.converters.raise_statements import FLAG, _calls, _deferre
 
 __all__ = ["transform"]
 
+
 class _Rewriter:
     def __init__(self, ctx: Context, top: cst.FunctionDef):
         self.ctx = ctx
@@ -77,8 +78,12 @@ class _Rewriter:
                 found, value = self.ctx.global_value(name)
                 if found and type(value) is types.FunctionType:  # (see `_may_raise`)
                     return True
-            elif (type(func) is cst.Attribute and type(func.value) is cst.Name
-                  and func.value.value in ("self", "cls") and func.value.value in self.parameters):
+            elif (
+                type(func) is cst.Attribute
+                and type(func.value) is cst.Name
+                and func.value.value in ("self", "cls")
+                and func.value.value in self.parameters
+            ):
                 return True
         return False
 
@@ -92,8 +97,12 @@ class _Rewriter:
             if type(func) is cst.Name:
                 if func.value in self.parameters or self.may_raise(func.value):
                     return True
-            elif (type(func) is cst.Attribute and type(func.value) is cst.Name
-                  and func.value.value in ("self", "cls") and func.value.value in self.parameters):
+            elif (
+                type(func) is cst.Attribute
+                and type(func.value) is cst.Name
+                and func.value.value in ("self", "cls")
+                and func.value.value in self.parameters
+            ):
                 return True
         return False
 
@@ -211,8 +220,10 @@ class _Rewriter:
             elif stmt.orelse is not None:
                 changes["orelse"] = stmt.orelse.with_changes(body=sub(stmt.orelse.body))
         elif type(stmt) is cst.Try:
-            changes = {"body": sub(stmt.body, guarded=in_try or bool(stmt.handlers)),
-                       "handlers": [h.with_changes(body=sub(h.body)) for h in stmt.handlers]}
+            changes = {
+                "body": sub(stmt.body, guarded=in_try or bool(stmt.handlers)),
+                "handlers": [h.with_changes(body=sub(h.body)) for h in stmt.handlers],
+            }
             if stmt.orelse is not None:
                 changes["orelse"] = stmt.orelse.with_changes(body=sub(stmt.orelse.body))
             if stmt.finalbody is not None:
@@ -240,8 +251,9 @@ class _Rewriter:
         args = [cst.Name(test), lazy_lambda(_deferred(raising.exc)), cst.Name(FLAG)]
         if raising.cause is not None:
             args.append(lazy_lambda(_deferred(raising.cause.item)))
-        check = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(FLAG))],
-                                                    runtime_call("raise_where", *args))])
+        check = cst.SimpleStatementLine(
+            [cst.Assign([cst.AssignTarget(cst.Name(FLAG))], runtime_call("raise_where", *args))]
+        )
         body = stmt.body
         line = body.body[0] if type(body) is cst.IndentedBlock else raising
         self.position(check, line if line in self.ctx.positions else stmt)
@@ -249,8 +261,9 @@ class _Rewriter:
         return [first, check]
 
     def bracket(self, line: cst.SimpleStatementLine, in_try: bool) -> list:
-        before = cst.SimpleStatementLine([cst.Expr(
-            runtime_call("expect_raise", cst.Name("True")) if in_try else runtime_call("expect_raise"))])
+        before = cst.SimpleStatementLine(
+            [cst.Expr(runtime_call("expect_raise", cst.Name("True")) if in_try else runtime_call("expect_raise"))]
+        )
         after: list = []
         last = line.body[-1]
         if type(last) is cst.Return and last.value is not None:
@@ -261,12 +274,14 @@ class _Rewriter:
             line, old = new, line
         else:
             old = line
-        update = cst.SimpleStatementLine([cst.Assign(
-            [cst.AssignTarget(cst.Name(FLAG))], runtime_call("raised_or", cst.Name(FLAG)))])
+        update = cst.SimpleStatementLine(
+            [cst.Assign([cst.AssignTarget(cst.Name(FLAG))], runtime_call("raised_or", cst.Name(FLAG)))]
+        )
         out = [before, line, update, *after]
         for stmt in (before, update, *after):
             self.position(stmt, old)
         return out
+
 
 def _names(node) -> frozenset:
     """The names ``node`` reads (not looking into attributes' names)."""
@@ -348,8 +363,11 @@ class _Quiet(cst.CSTTransformer):
         if not (type(func) is cst.Name and func.value == "print"):
             return updated_node
         args = list(updated_node.args)
-        flag = cst.Arg(cst.Name(FLAG), keyword=cst.Name("unless_raised"),
-                       equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+        flag = cst.Arg(
+            cst.Name(FLAG),
+            keyword=cst.Name("unless_raised"),
+            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+        )
         if args:
             args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         return updated_node.with_changes(args=[*args, flag])

@@ -7,7 +7,14 @@ import libcst as cst
 
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.converters.guards import (
-    as_indented, assign, contains, guard_block, loop_test, not_flag, rewrite_blocks, runtime_call,
+    as_indented,
+    assign,
+    contains,
+    guard_block,
+    loop_test,
+    not_flag,
+    rewrite_blocks,
+    runtime_call,
 )
 
 __all__ = ["transform", "FLAG", "VALUE"]
@@ -84,19 +91,25 @@ class _Rewriter:
         the ``finally`` ends with a real ``return`` when its own return ran, which also
         drops a pending exception, as Python does."""
         pending = self.ctx.fresh("pending_return")
+
         def suite(s: cst.BaseSuite) -> cst.IndentedBlock:
             return cst.IndentedBlock(self.block(list(as_indented(s).body)))
 
         rewritten = stmt.with_changes(
-            body=suite(stmt.body), handlers=[h.with_changes(body=suite(h.body)) for h in stmt.handlers],
-            orelse=stmt.orelse.with_changes(body=suite(stmt.orelse.body)) if stmt.orelse else None)
+            body=suite(stmt.body),
+            handlers=[h.with_changes(body=suite(h.body)) for h in stmt.handlers],
+            orelse=stmt.orelse.with_changes(body=suite(stmt.orelse.body)) if stmt.orelse else None,
+        )
         final = list(as_indented(stmt.finalbody.body).body)
         body = [assign(pending, cst.Name(FLAG)), assign(FLAG, cst.Name("False")), *self.block(final)]
         body.append(cst.If(test=not_flag(FLAG), body=cst.IndentedBlock([assign(FLAG, cst.Name(pending))])))
         if self.nested == 0:
-            body.append(cst.If(
-                test=cst.Comparison(cst.Name(FLAG), [cst.ComparisonTarget(cst.Is(), cst.Name("True"))]),
-                body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(cst.Name(VALUE))])])))
+            body.append(
+                cst.If(
+                    test=cst.Comparison(cst.Name(FLAG), [cst.ComparisonTarget(cst.Is(), cst.Name("True"))]),
+                    body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(cst.Name(VALUE))])]),
+                )
+            )
         position = self.positions.get(stmt)
         if position is not None:
             for new in body:
@@ -120,9 +133,12 @@ class _Rewriter:
 
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:
-    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
-            and isinstance(stmt.body[0], cst.Expr)
-            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).
@@ -140,7 +156,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         *docstring,
         assign(FLAG, cst.Name("False")),
         assign(VALUE, runtime_call("UndefinedReturn")),
-        *rewriter.block(body[len(docstring):]),
+        *rewriter.block(body[len(docstring) :]),
     ]
     if _always_returns(body) and ctx.raises:
         # Every path may have raised (its value recorded for run time, never read): None then.
@@ -148,8 +164,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     elif _always_returns(body):
         final = cst.Return(cst.Name(VALUE))
     else:
-        final = cst.Return(runtime_call("final_return", cst.Name(FLAG), cst.Name(VALUE),
-                                        cst.Integer(str(pos[0]))))
+        final = cst.Return(runtime_call("final_return", cst.Name(FLAG), cst.Name(VALUE), cst.Integer(str(pos[0]))))
     if getattr(ctx, "raised_flag", False):
         # Where this function raised, for the `_lx.call` that called it (see the raise converter).
         final = final.with_changes(value=runtime_call("leaving", cst.Name("_lx_raised"), final.value))

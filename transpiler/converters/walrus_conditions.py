@@ -77,12 +77,13 @@ class WalrusConditionTransformer(OwnCodeConverter):
         body = list(node.body.body)
         if contains(node.body, (cst.Continue,), stop=LOOPS):
             name, stmt = self._hoist(node.test)
-            check = cst.If(test=cst.UnaryOperation(cst.Not(), cst.Name(name)),
-                           body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Break()])]))
+            check = cst.If(
+                test=cst.UnaryOperation(cst.Not(), cst.Name(name)),
+                body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Break()])]),
+            )
             for new in (stmt, check):
                 self._place(new, original_node)
-            loop = node.with_changes(test=cst.Name("True"),
-                                     body=node.body.with_changes(body=[stmt, check, *body]))
+            loop = node.with_changes(test=cst.Name("True"), body=node.body.with_changes(body=[stmt, check, *body]))
             return loop
         name, before = self._hoist(node.test)
         _, again = self._hoist(node.test, name)
