@@ -12,7 +12,9 @@ import linecache
 from typing import Any, Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax.experimental import checkify
 
 from laxify.ir.errors import Location, NeedsPython
@@ -31,20 +33,87 @@ class _NeedsCheckify(Exception):
 
 
 class Reported:
-    """A program's result with its report (``out``, ``report``). A pytree whose structure is
-    the report's rules: where a trace recorded none it is the result alone (unflattening gives
-    ``out`` itself), so a program without checks returns exactly what the function does."""
+    """A program's result with its report (``out``, ``packed``: see :class:`_Packed`). A pytree
+    whose structure is the report's rules: where a trace recorded none it is the result alone
+    (unflattening gives ``out`` itself), so a program without checks returns exactly what the
+    function does."""
 
-    __slots__ = ("out", "report")
+    __slots__ = ("out", "packed")
 
-    def __init__(self, out, found: report.Report):
-        self.out, self.report = out, found
+    def __init__(self, out, packed: "_Packed"):
+        self.out, self.packed = out, packed
+
+    def code(self) -> int:
+        """The report's code, read on the host (0: no check failed)."""
+        return int(np.asarray(self.packed.head)[0])
+
+    @property
+    def report(self) -> report.Report:
+        return self.packed.unpacked()
 
 
 jax.tree_util.register_pytree_node(
     Reported,
-    lambda r: ((r.out, r.report), True) if r.report.rules else ((r.out,), False),
+    lambda r: ((r.out, r.packed), True) if r.packed is not None else ((r.out,), False),
     lambda reported, children: Reported(*children) if reported else children[0],
+)
+
+_PACKABLE = frozenset(np.dtype(t) for t in (np.int32, np.uint32, np.float32, np.bool_))
+
+
+class _Packed:
+    """A report as the program returns it: its code and its payloads that are 32-bit scalars
+    (the common case: the numbers a ``raise``'s message formats) in one int32 vector ``head``,
+    the other payloads as they are (``rest``). Each output of a jitted call costs the cached
+    call about a microsecond: a guarded call returns one more array, not one per value."""
+
+    __slots__ = ("head", "rest", "spec")
+
+    def __init__(self, head, rest: tuple, spec: tuple):
+        self.head, self.rest, self.spec = head, rest, spec  # spec: (rules, treedef, dtype or None per payload)
+
+    @classmethod
+    def of(cls, found: report.Report) -> "_Packed | None":
+        if not found.rules:
+            return None
+        leaves, treedef = jax.tree_util.tree_flatten(found.payloads)
+        head, rest, kinds = [jnp.asarray(found.code, jnp.int32)], [], []
+        for leaf in leaves:
+            leaf = jnp.asarray(leaf)
+            if leaf.shape == () and leaf.dtype in _PACKABLE:
+                kinds.append(leaf.dtype)
+                as_int = leaf.astype(jnp.int32) if leaf.dtype == np.bool_ else lax.bitcast_convert_type(leaf, jnp.int32)
+                head.append(as_int)
+            else:
+                kinds.append(None)
+                rest.append(leaf)
+        return cls(jnp.stack(head), tuple(rest), (found.rules, treedef, tuple(kinds)))
+
+    def unpacked(self) -> report.Report:
+        """The :class:`~laxify.runtime.report.Report` again (traced inside an outer trace)."""
+        rules, treedef, kinds = self.spec
+        head = self.head
+        concrete = not isinstance(head, jax.core.Tracer)
+        if concrete:
+            head = np.asarray(head)
+        leaves, rest, k = [], iter(self.rest), 1
+        for kind in kinds:
+            if kind is None:
+                leaves.append(next(rest))
+                continue
+            value, k = head[k], k + 1
+            if kind == np.bool_:
+                leaves.append(jnp.asarray(value != 0))
+            elif concrete:
+                leaves.append(jnp.asarray(np.asarray(value, np.int32).view(kind)))
+            else:
+                leaves.append(lax.bitcast_convert_type(value, kind))
+        code = int(head[0]) if concrete else head[0]
+        return report.Report(rules, code, jax.tree_util.tree_unflatten(treedef, leaves))
+
+
+jax.tree_util.register_pytree_node(
+    _Packed, lambda p: ((p.head, p.rest), p.spec), lambda spec, children: _Packed(*children, spec)
 )
 
 
@@ -65,7 +134,7 @@ def _reporting(fn: Callable, program: "Program") -> Callable:
             # its prints are held too (the caller takes ``late``; see Program.concrete).
             program.reports = True
             program.late = hold()
-        return Reported(out, found)
+        return Reported(out, _Packed.of(found))
 
     return run
 
@@ -157,9 +226,15 @@ class Program:
             return self._read(result, kept)
         outer, kept = hold()
         try:
+            # (the program without checkify, inline: the cached call of a guarded function)
+            result = self.jitted(*args, **kwargs) if self.checked is None else self.run(*args, **kwargs)
+        except _NeedsCheckify:
+            self._make_checked()
             result = self.run(*args, **kwargs)
         finally:
             unhold(outer)
+        if type(result) is Reported and not kept and not result.code():
+            return result.out
         if type(result) is not Reported:
             if kept:
                 release(kept)
@@ -168,9 +243,9 @@ class Program:
 
     def _read(self, result: Reported, kept: list):
         """The result's outputs, or the exception its report says."""
-        found = result.report
-        code = int(np.asarray(found.code))
+        code = result.code()
         if code:
+            found = result.report
             try:
                 report.throw(found, code)
             except Int32OverflowError:
