@@ -182,7 +182,7 @@ def _endless_recursion(code: types.CodeType, levels: int, caller) -> NeedsPython
     col = text.find(code.co_name) if code.co_name in text else len(text) - len(text.lstrip())
     return NeedsPython(
         f"{name} calls itself {levels} levels deep while laxify traces "
-        f"it, and reached Python's recursion limit ({sys.getrecursionlimit()}): a recursive call is "
+        f"it, and reached Python's recursion limit (raised while laxify traces): a recursive call is "
         f"unrolled while tracing, so the recursion must end at a depth known then; when the test that "
         f"ends it depends on a traced value, both branches of that `if` are traced, and the one that "
         f"recurses calls {name} again, without end",
