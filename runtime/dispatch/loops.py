@@ -125,14 +125,15 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
         ]
         abstract = [k for k in range(len(init)) if k not in candidates]
         changed: dict[int, bool] = {}
+        as_python: list[bool] = []
 
-        def step(arrays, probe=probe, abstract=abstract, changed=changed):
+        def step(arrays, probe=probe, abstract=abstract, changed=changed, as_python=as_python):
             full = list(probe)
             for k, a in zip(abstract, arrays):
                 full[k] = a
             outs = one_step(tuple(full)) if body is None else body(tuple(full))
-            for k in flags:  # (set to a Python value: every run sets it, the old way decides)
-                changed[k] = "python" if type(outs[k]) is bool else outs[k] is not full[k]
+            if flags:  # never set, or set to a Python value (every run sets it): Python flags after all
+                as_python.append(all(outs[k] is full[k] for k in flags) or any(type(outs[k]) is bool for k in flags))
             kept = []
             for k in candidates:
                 out, before = outs[k], probe[k]
@@ -177,8 +178,8 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
                 f"Assign `{e.name}` before the loop.",
                 UnboundInLoop,
             ) from None
-        if flags and (not any(changed[k] for k in flags) or any(changed[k] == "python" for k in flags)):
-            for k in flags:  # (never set, or set as Python values: Python flags, probed again)
+        if flags and as_python[-1]:
+            for k in flags:  # (probed again as the Python values they were)
                 init[k] = python_flags[k]
             candidates, flags = sorted((*candidates, *flags)), []
             continue
