@@ -69,21 +69,9 @@ def _caught(e: Exception, site: Site) -> tuple:
     return tuple(True if is_stop_flag(name) else Fillable(name) for name in site.names)
 
 
-def _catching(branch, site: Site):
-    """``branch``, an exception Python raises while it is traced recorded (see :func:`_caught`)."""
-
-    def run(*ops):
-        try:
-            return branch(*ops)
-        except Exception as e:
-            return _caught(e, site)
-
-    return run
-
-
 def _traced_cond(pred, branches, operands, site: Site):
     if any(_appendable(v) for v in operands):
-        return _cond_appending(pred, [_catching(b, site) for b in branches], operands, site)
+        return _cond_appending(pred, branches, operands, site)  # (its `cond` catches what they raise)
     # Effects on Python objects are watched in the user's branch itself; an exception Python
     # raises there is recorded for the runs that take it (outside the watch).
     identity = effects.Identity(operands, site)
