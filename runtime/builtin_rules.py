@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from laxify.ir.errors import Location, NeedsPython
-from laxify.runtime import error_channel, int_overflow, trace
+from laxify.runtime import error_channel, numbers, trace
 from laxify.runtime.calls import call
 from laxify.runtime.dispatch.values import any_traced, is_traced
 
@@ -243,7 +243,9 @@ def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool
             raise _NotCovered
         if jnp.issubdtype(x.dtype, jnp.complexfloating):
             raise _NotCovered
-        return fn(x.astype(jnp.result_type(float)) if not floats_only else x)
+        if floats_only:
+            return fn(x)
+        return _python_float(fn(x.astype(jnp.result_type(float))), x)
 
     return rule
 
@@ -261,10 +263,10 @@ def _math_domain(fn: Callable, outside: Callable):
         x = jnp.reshape(jnp.asarray(args[0]), ())
         if jnp.issubdtype(x.dtype, jnp.complexfloating):
             raise _NotCovered
-        x = x.astype(jnp.result_type(float))
+        wide = x.astype(jnp.result_type(float))
         if outside is not None:
-            _raise_where(outside(x), lambda: ValueError("math domain error"))
-        return fn(x)
+            _raise_where(outside(wide), lambda: ValueError("math domain error"))
+        return _python_float(fn(wide), x)
 
     return rule
 
@@ -273,10 +275,22 @@ def _math_binary(fn: Callable):
     def rule(*args):
         if len(args) != 2 or not all(_scalar(a) for a in args):
             raise _NotCovered
-        a, b = (jnp.reshape(jnp.asarray(v), ()).astype(jnp.result_type(float)) for v in args)
-        return fn(a, b)
+        a, b = (jnp.reshape(jnp.asarray(v), ()) for v in args)
+        wide = jnp.result_type(float)
+        return _python_float(fn(a.astype(wide), b.astype(wide)), a, b)
 
     return rule
+
+
+def _python_float(result, *args):
+    """A ``math`` function's result: a Python float in eager code (``runtime/numbers.py``).
+    Python's float is weakly typed: with a float16 array it gives float16. The result is in
+    the float dtype of its arguments where they are floats (``math.cos`` of a float16 value
+    is float16, not float32 or float64 under x64), else in JAX's default float dtype."""
+    floats = [a.dtype for a in args if jnp.issubdtype(a.dtype, jnp.floating)]
+    if floats and len(floats) == len(args):
+        result = result.astype(jnp.result_type(*floats))
+    return numbers.mark(result, float)
 
 
 def _needs_python(reason: str, fix: str) -> NeedsPython:
@@ -301,13 +315,32 @@ def _text_of(name: str):
     return rule
 
 
+def _isinstance(value, classinfo):
+    """``isinstance(v, int)`` of a traced value that is a Python number in eager code (a loop's
+    index, a carried counter: ``runtime/numbers.py``): of the Python type it stands for."""
+    kind = numbers.python_type(value)
+    if kind is None:
+        raise _NotCovered
+    return issubclass(kind, classinfo)
+
+
+def _type(*args):
+    """``type(v)`` of a traced value that is a Python number in eager code: that Python type."""
+    kind = numbers.python_type(args[0]) if len(args) == 1 else None
+    if kind is None:
+        raise _NotCovered
+    return kind
+
+
 def _pow(*args, **kwargs):
-    """``pow(a, b)`` is ``a ** b`` (the builtin runs). ``pow(a, b, m)`` of traced integers:
+    """``pow(a, b)`` is ``a ** b`` (with Python's meaning for Python numbers: ``runtime/numbers.py``).
+    ``pow(a, b, m)`` of traced integers:
     Python's ints are unbounded, and the products of a modular power overflow JAX's int32
     (from ``m > 46341`` on): no program gives Python's value for every input, so eager Python
     runs it (``NeedsPython``: ``to_static`` falls back)."""
     if len(args) + len(kwargs) < 3:
-        raise _NotCovered
+        base, exp = (*args, *kwargs.values())
+        return numbers.at_users_line("**", base, exp)
     raise _needs_python(
         "`pow(a, b, m)` of traced integers computes with Python's unbounded ints, where the "
         "products of a modular power overflow JAX's int32",
@@ -331,6 +364,8 @@ RULES: dict[Any, Callable] = {
     builtins.repr: _text_of("repr"),
     builtins.format: _text_of("format"),
     builtins.pow: _pow,
+    builtins.isinstance: _isinstance,
+    builtins.type: _type,
     math.floor: _math_unary(jnp.floor, integer_result=True),
     math.ceil: _math_unary(jnp.ceil, integer_result=True),
     math.fabs: _math_unary(jnp.abs),
@@ -415,12 +450,10 @@ def builtin(fn, *args, **kwargs):
         state.where = before
     if result is _NotCovered:
         return fn(*args, **kwargs)  # outside the handler: its error is not chained to _NotCovered
-    if fn in _PYTHON_INT_RESULTS or (
-        fn in _PYTHON_INT_KEPT and args and all(int_overflow.is_python_int(a) for a in args)
-    ):
+    if fn in _PYTHON_INT_RESULTS or (fn in _PYTHON_INT_KEPT and args and all(numbers.is_python_int(a) for a in args)):
         # A Python int in eager code: its `+ - * **` with other Python ints are checked for
-        # int32 overflow (runtime/int_overflow.py).
-        int_overflow.mark_python_int(result)
+        # int32 overflow (runtime/numbers.py).
+        numbers.mark(result, int)
     return result
 
 

@@ -23,7 +23,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-import laxify.ir  # noqa: F401 (its folder, for _OWN_ROOTS)
+import laxify.ir  # noqa: F401 (its folder, for OWN_ROOTS)
 from laxify.ir.errors import ConversionError, Location
 from laxify.runtime import report, trace
 from laxify.runtime.capture import capture, output_avals
@@ -59,7 +59,7 @@ __all__ = [
 ABOUT_TRACED = "__laxify_about_a_traced_value__"
 
 # Files whose frames are not the user's (laxify's runtime and IR, JAX).
-_OWN_ROOTS = tuple(
+OWN_ROOTS = tuple(
     os.path.dirname(os.path.abspath(path)) + os.sep
     for path in (__file__, sys.modules["laxify.ir"].__file__, jax.__file__)
 )
@@ -593,7 +593,7 @@ def record_exception(error: BaseException) -> None:
     entry = error.__traceback__
     while entry is not None:
         code = entry.tb_frame.f_code
-        if not code.co_filename.startswith(_OWN_ROOTS):
+        if not code.co_filename.startswith(OWN_ROOTS):
             filename, line, name = code.co_filename, entry.tb_lineno, code.co_name
         entry = entry.tb_next
 

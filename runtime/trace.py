@@ -13,7 +13,6 @@ lasts while it runs.
 from __future__ import annotations
 
 import threading
-import weakref
 from typing import Any
 
 __all__ = ["TraceState", "current", "running"]
@@ -26,7 +25,8 @@ class TraceState:
     - ``depth``: how many traced regions (branches, loop bodies) hold the code being traced;
     - ``slots``, ``calls``: the statements collecting the ``raised`` flags of the functions
       they call, and the calls of converted functions under way (``runtime/error_channel.py``);
-    - ``python_ints``: traced values that stand for Python ints (``runtime/int_overflow.py``);
+    - ``python_values``: traced values that stand for Python numbers, with the Python type
+      each stands for (``runtime/numbers.py``);
     - ``watches``: the objects watched for effects while a traced function runs
       (``runtime/effects.py``);
     - ``marked``: arrays a ``for`` statement runs over that its body updates (``runtime/updates.py``);
@@ -43,7 +43,7 @@ class TraceState:
         "depth",
         "slots",
         "calls",
-        "python_ints",
+        "python_values",
         "watches",
         "marked",
         "options",
@@ -65,7 +65,7 @@ class TraceState:
         self.depth = 0
         self.slots: list = []
         self.calls: list = []
-        self.python_ints: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self.python_values: dict = {}
         self.watches: list = []
         self.marked: dict = {}
         self.options: list = []

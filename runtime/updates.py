@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from laxify.ir.errors import ConversionError
-from laxify.runtime import effects, trace
+from laxify.runtime import effects, numbers, trace
 from laxify.runtime.dispatch.values import any_traced, is_traced
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import location
@@ -190,7 +190,11 @@ def _store(container, step, op, value):
         if op is None:
             container[step] = value
         else:
-            container[step] = _INPLACE[op](container[step], value)
+            old = container[step]
+            if is_traced(old) or is_traced(value):  # Python numbers keep Python's meaning
+                container[step] = numbers.at_users_line(op + "=", old, value)
+            else:
+                container[step] = _INPLACE[op](old, value)
         return container
     return _functional(container, step, op, value)
 

@@ -100,7 +100,7 @@ CONVERTERS: list = [
     print_calls,
     # int arithmetic in loop bodies after every converter that moves statements into a loop's
     # body or rewrites `x[i] += v` (array updates: not a name target), and before builtins and
-    # calls, which leave the `_lx.int_op(...)` written here alone and route calls in its operands.
+    # calls, which leave the `_lx.python_op(...)` written here alone and route calls in its operands.
     int_arithmetic,
     # builtins with a rule for traced values (max, int, math.floor, ..., `in`): after and/or/not
     # and chained comparisons (a chain's `in` is `_lx.compare`'s), before calls, which leave the

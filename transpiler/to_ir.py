@@ -349,7 +349,7 @@ class _Builder:
             updates = self.updates.pop((span.line, span.col), None)
             if updates:
                 attrs["updates"] = tuple(updates)
-        if self.plain and type(stmt) is cst.SimpleStatementLine and ".int_op(" in attrs["code"]:
+        if self.plain and type(stmt) is cst.SimpleStatementLine and ".python_op(" in attrs["code"]:
             before = self.plain.get((span.line, span.col))
             if before:
                 # Lowered instead of `code` where every value the line reads is static.

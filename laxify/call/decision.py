@@ -41,7 +41,7 @@ from laxify.fallback import (
     located_trace_error,
 )
 from laxify.ir.errors import ConversionError
-from laxify.runtime.int_overflow import Int32OverflowError
+from laxify.runtime.numbers import Int32OverflowError, NumberNotHeld
 
 __all__ = ["Decision", "decide"]
 
@@ -83,7 +83,7 @@ def decide(error: BaseException, context: Context, outer: bool, staged: bool = F
     strict = context.fallback == "error" or staged
     warn = context.fallback == "warn"
     inner = context.inner
-    if isinstance(error, Int32OverflowError):
+    if isinstance(error, NumberNotHeld):
         if strict:
             return Decision("overflow", "raise", error=error)
         return Decision(
@@ -150,18 +150,23 @@ def outer_call(args: tuple, kwargs: dict) -> bool:
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
 
 
-def _warn_overflow(error: Int32OverflowError, inner: Callable) -> None:
+def _warn_overflow(error: NumberNotHeld, inner: Callable) -> None:
     from laxify.ir.errors import FallbackWarning, warn_at
 
-    what = f"`{error.name}`" if error.name else "An integer"
-    warn_at(
-        f"{what} is a Python int in eager code but an int32 array in the compiled loop, and on "
-        f"this input its value passed int32's range (2**31 - 1) here: {inner.__qualname__} "
-        f"ran eagerly, op by op, for Python's exact integer (this call only). To keep it "
-        f"compiled, enable 64-bit integers before any JAX call "
-        f'(jax.config.update("jax_enable_x64", True); pass int64 bounds), or compute it as a '
-        f"float.",
-        FallbackWarning,
-        error.filename,
-        error.line,
-    )
+    if isinstance(error, Int32OverflowError):
+        what = f"`{error.name}`" if error.name else "An integer"
+        text = (
+            f"{what} is a Python int in eager code but an int32 array in the compiled program, "
+            f"and on this input its value passed int32's range (2**31 - 1) here: "
+            f"{inner.__qualname__} ran eagerly, op by op, for Python's exact integer (this call only). "
+            f"To keep it compiled, enable 64-bit integers before any JAX call "
+            f'(jax.config.update("jax_enable_x64", True); pass int64 bounds), or compute it as a float.'
+        )
+    else:
+        what = f"`{error.name}`" if error.name else "A value"
+        text = (
+            f"{what} is a Python number in eager code, and on this input {error.what} here: "
+            f"{inner.__qualname__} ran eagerly, op by op, for Python's value (this call only). "
+            f"To keep it compiled: {error.FIX[0].lower()}{error.FIX[1:]}"
+        )
+    warn_at(text, FallbackWarning, error.filename, error.line)

@@ -26,7 +26,7 @@ from laxify.fallback import CONCRETE_ERRORS, raised_while_tracing, restoring_sha
 from laxify.ir.errors import ConversionError, FallbackWarning
 from laxify.models import nnx_jit
 from laxify.runtime.checks import AssertMode, with_assert_mode
-from laxify.runtime.int_overflow import Int32OverflowError
+from laxify.runtime.numbers import NumberNotHeld
 from laxify.runtime.lists import materialized
 from laxify.runtime.writeback import writing_back, written_back
 from laxify.split import SplitRunner
@@ -281,7 +281,7 @@ class CallPath(Converted):
                 failed = None
                 try:
                     return materialized(run(*args))
-                except (Int32OverflowError, *CONCRETE_ERRORS) as e:
+                except (NumberNotHeld, *CONCRETE_ERRORS) as e:
                     failed = e
                 except Exception as e:  # the user's error: shown with the user's frames only
                     if not raised_while_tracing(e):
@@ -314,7 +314,7 @@ class CallPath(Converted):
         failed = None
         try:
             return written_back(program(*wrapped_args, **wrapped_kwargs), wrapped_args, wrapped_kwargs)
-        except (Int32OverflowError, *CONCRETE_ERRORS) as e:
+        except (NumberNotHeld, *CONCRETE_ERRORS) as e:
             failed = e
         except Exception as e:
             if not raised_while_tracing(e):

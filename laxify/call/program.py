@@ -21,7 +21,7 @@ from laxify.ir.errors import Location, NeedsPython
 from laxify.runtime import report, trace
 from laxify.runtime.error_channel import PathRaised, at_top
 from laxify.runtime.dispatch.printing import hold, holding, release, unhold
-from laxify.runtime.int_overflow import Int32OverflowError
+from laxify.runtime.numbers import NumberNotHeld
 
 __all__ = ["Program", "returning_arrays"]
 
@@ -248,7 +248,7 @@ class Program:
             found = result.report
             try:
                 report.throw(found, code)
-            except Int32OverflowError:
+            except NumberNotHeld:
                 raise
             except BaseException:
                 release(kept)

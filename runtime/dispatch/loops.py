@@ -30,7 +30,7 @@ from laxify.runtime.dispatch.conditionals import (
     _scalar_predicate,
 )
 from laxify.runtime import error_channel
-from laxify.runtime import int_overflow
+from laxify.runtime import numbers
 from laxify.runtime import split
 from laxify.runtime.capture import capture, output_avals, promoted
 from laxify.runtime import report
@@ -394,7 +394,7 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
     after it (``effects.Identity``); a ``raise`` in the body waits for run time."""
     identity = effects.Identity(init, site, loop=True, may_skip=True)
     cond_fn, body_fn = _guarded(cond_fn, site, construct), _guarded(body_fn, site, construct, identity)
-    body_fn = int_overflow.marking(body_fn, init)  # its Python ints: overflow checked (int_overflow.py)
+    body_fn = numbers.marking(body_fn, init)  # its Python ints: overflow checked (numbers.py)
     try:
         with error_channel.traced_region():  # the body runs only for some data: a `raise` in it waits
             out = _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
@@ -402,7 +402,45 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
         if not error_channel.is_users_error(e):
             raise
         out = _raising_loop(e, cond_fn, body_fn, init, site, construct)
-    return int_overflow.mark_results(init, identity.write_back(out))
+    if construct == "while":
+        _python_floats(cond_fn, init, out, site)
+    return numbers.mark_results(init, identity.write_back(out))
+
+
+def _python_floats(cond_fn, init, out, site: Site) -> None:
+    """A carry that is a Python float before the loop and stays one through its body (only
+    ever combined with Python numbers: ``t = 0.0; while t < x: t += 0.1``) is float64 in eager
+    Python and float32 in the program, without ``jax_enable_x64``: where the loop's condition
+    reads it, the loop could run a different number of times. It runs as Python instead
+    (``NeedsPython``)."""
+    if jnp.zeros((), float).dtype == jnp.float64:
+        return
+    suspects = [
+        k
+        for k, (before, after) in enumerate(zip(init, out))
+        if numbers.python_type(before) is float and numbers.python_type(after) is float
+    ]
+    if not suspects:
+        return
+    # (a second trace of the condition, only for such loops: which carries it reads)
+    avals = [
+        jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v), weak_type=bool(getattr(v, "weak_type", False)))
+        for v in out
+    ]
+    closed = jax.make_jaxpr(report.discarded(cond_fn))(*avals)
+    read = {id(v) for eqn in closed.jaxpr.eqns for v in eqn.invars} | {id(v) for v in closed.jaxpr.outvars}
+    for k in suspects:
+        if id(closed.jaxpr.invars[k]) in read:
+            name = site.names[k] if k < len(site.names) else "a value"
+            raise site_error(
+                site,
+                f"this `while` loop's condition reads the Python float `{name}` (float64 in eager code), which "
+                f"the program would compute in float32 (without jax_enable_x64): the loop could run a different "
+                f"number of times",
+                f"Start `{name}` as an array of the dtype you want (`{name} = jnp.float32(0.0)`), or enable "
+                f'64-bit floats before any JAX call (jax.config.update("jax_enable_x64", True)).',
+                NeedsPython,
+            )
 
 
 def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construct: str):
@@ -723,7 +761,26 @@ def for_range(
             "or use `lax.dynamic_slice` instead of slicing with the index.",
             NeedsPython,
         )
+    _check_range_args(start, stop, step, site)
     return _traced_range(start, stop, step, body_fn, init, site)
+
+
+def _check_range_args(start, stop, step, site: Site) -> None:
+    """Python's errors of ``range()`` on traced arguments: a ``TypeError`` for a bound that is
+    no integer (its dtype decides, as eagerly), a ``ValueError`` for a step that is 0 (its value
+    decides: a run-time check)."""
+    for bound in (start, stop, step):
+        dtype = getattr(bound, "dtype", None)
+        if dtype is not None and not jnp.issubdtype(dtype, jnp.integer):
+            raise TypeError(
+                f"range() takes integers, and this bound is an array of dtype {dtype}, which cannot be "
+                f"interpreted as an integer (as in eager Python: only integer scalar arrays can be "
+                f"converted to a scalar index)"
+            )
+    if isinstance(step, jax.core.Tracer):
+        error_channel.check_at(
+            step != 0, lambda: ValueError("range() arg 3 must not be zero"), site.filename, site.line
+        )
 
 
 _NEEDS_PYTHON = (
@@ -771,7 +828,8 @@ def _early_exit_range(r: range, body_fn, init, site: Site, stops: tuple[int, ...
     form would run the remaining iterations with the body switched off, so the carries after
     the loop are the same."""
     trips = len(r)
-    body_fn = int_overflow.marking(body_fn, init, lead=1, index=True)  # range gives Python ints
+    nonneg = not r or min(r[0], r[-1]) >= 0
+    body_fn = numbers.marking(body_fn, init, lead=1, index=True, nonneg=nonneg)  # range gives Python ints
 
     def cond(k, *c):
         go = k < trips
@@ -793,6 +851,8 @@ def _early_exit_range(r: range, body_fn, init, site: Site, stops: tuple[int, ...
 
 def _traced_range(start, stop, step, body_fn, init, site: Site):
     """A range with traced bounds: a while loop over the trip count (any sign of step)."""
+    # (an index from a start that is a Python int >= 0 by a positive Python step is never negative)
+    nonneg = type(start) is int and start >= 0 and type(step) is int and step > 0
     # The bounds' integer dtype (int64 under x64 for an int64 bound: Python ints unbounded as
     # far as x64 goes), int32 otherwise.
     dtype = jnp.result_type(start, stop, step)
@@ -805,7 +865,7 @@ def _traced_range(start, stop, step, body_fn, init, site: Site):
     )
     trips = jnp.maximum(trips, 0)
     counted = replace(site, names=("(iteration)", *site.names))
-    body_fn = int_overflow.marking(body_fn, init, lead=1, index=True)  # range gives Python ints
+    body_fn = numbers.marking(body_fn, init, lead=1, index=True, nonneg=nonneg)  # range gives Python ints
     out = _traced_while(
         lambda k, *c: k < trips,
         lambda k, *c: (k + 1, *body_fn(start + k * step, *c)),
@@ -840,7 +900,9 @@ def _scan(body_fn, init, xs, site: Site):
     identity = effects.Identity(init, site, offset=1, loop=True)
     body_fn = _guarded(body_fn, site, "for", identity)
     # A range's index (a Count) and the carries that start as Python ints stand for Python ints.
-    body_fn = int_overflow.marking(body_fn, init, lead=1, index=isinstance(xs, Count))
+    counted = isinstance(xs, Count)
+    nonneg = counted and min(xs.start, xs.start + xs.step * (xs.length - 1)) >= 0
+    body_fn = numbers.marking(body_fn, init, lead=1, index=counted, nonneg=nonneg)
     try:
         out = _scan_carries(body_fn, init, xs, site)
     except error_channel.PathRaised:
@@ -851,7 +913,7 @@ def _scan(body_fn, init, xs, site: Site):
         # records the check again and stops the caller.
         body_fn(_first_item(xs), *fresh(init))
         raise
-    return int_overflow.mark_results(init, identity.write_back(out))
+    return numbers.mark_results(init, identity.write_back(out))
 
 
 def _first_item(xs):
@@ -1009,7 +1071,7 @@ def for_each(xs, body_fn, init, deps, site: Site):
     marked = updates.marked_rows()
     if (seq := as_scan_input(xs)) is not None:  # enumerate/zip over arrays: a pytree to scan
         if xs.kind == "enumerate":  # its index is a Python int in eager code
-            body_fn = int_overflow.marking(body_fn, (), lead=1, index=operator.itemgetter(0))
+            body_fn = numbers.marking(body_fn, (), lead=1, index=operator.itemgetter(0))
         live = _live_rows(seq, init, marked)
         if live:
             return _scan_live(body_fn, init, seq, live, site)

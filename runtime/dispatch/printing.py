@@ -37,7 +37,7 @@ def format_(template: str, *args, **kwargs):
 class holding:
     """``with holding() as held:`` around a run of a program whose result may be thrown away
     for an eager run of the same function (an int32 overflow of a Python int: see
-    ``runtime/int_overflow.py``): its prints are kept, and printed by ``held.flush()`` only
+    ``runtime/numbers.py``): its prints are kept, and printed by ``held.flush()`` only
     once the run's result stands, so that the eager run's prints are the only ones."""
 
     buffer: list | None = None
@@ -97,6 +97,11 @@ def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flus
     traced = [k for k, part in enumerate(parts) if any_traced(part)]
     trees = {k: jax.tree_util.tree_flatten(parts[k]) for k in traced}
     leaves = [leaf for leaves, _ in trees.values() for leaf in leaves if isinstance(leaf, Tracer)]
+    # A traced value that is a Python number in eager code prints as one (`[2, 1]`, not
+    # `[Array(2, dtype=int32), ...]`: runtime/numbers.py).
+    from laxify.runtime.numbers import python_type  # (numbers imports the error channel, which imports this)
+
+    kinds = [python_type(leaf) for leaf in leaves]
     if unless_raised is True:
         return
     gated = unless_raised is not False
@@ -107,7 +112,9 @@ def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flus
     def emit(*values):
         if gated and values[-1]:
             return
-        values = iter(values)
+        values = iter(
+            [kind(v) if kind is not None else v for kind, v in zip(kinds, values)] + list(values[len(kinds) :])
+        )
         objects = list(parts)
         for k, (flat, tree) in trees.items():
             flat = [next(values) if isinstance(leaf, Tracer) else leaf for leaf in flat]

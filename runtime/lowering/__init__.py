@@ -45,7 +45,7 @@ class Site:
     names: tuple[str, ...] = ()
     branches: tuple[str, ...] = ()  # "`if` branch", "`elif` branch on line 7", "`else` branch"
     branch_lines: tuple[int, ...] = ()  # the line of each branch's condition (the `else`: the `if` line)
-    int_checks: bool = False  # a loop whose body holds int arithmetic routed through `int_op`
+    int_checks: bool = False  # a loop whose body holds int arithmetic routed through `python_op`
     end_line: int = 0  # a segment's last line (runtime/segments.py); 0: the construct's own line
     # Whether the function changes a list, dict or set in place (an item assigned or deleted, a
     # method such as `append` called on a name): then which names share one object matters
@@ -190,10 +190,10 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
 
 
 def _holds_int_ops(op: Op) -> bool:
-    """Whether ``op``'s regions (at any depth) hold int arithmetic routed through ``int_op``
+    """Whether ``op``'s regions (at any depth) hold int arithmetic routed through ``python_op``
     (transpiler/converters/int_arithmetic.py)."""
     for region in op.regions:
         for inner in region.ops:
-            if ".int_op(" in (inner.attributes.get("code") or "") or _holds_int_ops(inner):
+            if ".python_op(" in (inner.attributes.get("code") or "") or _holds_int_ops(inner):
                 return True
     return False

@@ -62,7 +62,7 @@ def lower_py(low: Lowerer, op: PyOp) -> None:
         return
     plain = op.attributes.get("plain")
     if plain is not None and all(is_static(v.type) for v in op.operands):
-        code = plain  # Python ints only: no int32 to overflow (see int_overflow.py)
+        code = plain  # Python ints only: no int32 to overflow (see runtime/numbers.py)
     low.emitter.verbatim(code, line - _leading_comment_lines(code), col)
 
 

@@ -1237,6 +1237,10 @@ _GROWTH = (
     (["{q}, {r} = 0, 1"], ["{q}, {r} = {r}, {q} + {r}"], "{r}", (10, 12, 16)),  # fib(10n + 1)
     (["{r} = 0"], ["{r} = {r} + {i} * {i}"], "{r}", (400, 500, 700)),           # sum of squares below 400n
     (["{r} = 1"], ["{r} = {r} * 2"], "{r}", (7, 8, 11)),                        # 2 ** (7n): 2**28 fits
+    (["{r} = 1"], ["{r} <<= 1"], "{r}", (7, 8, 11)),                            # the same by shifts
+    (["{r} = 0"], ["{r} = {r} + pow(2, {i})"], "{r}", (7, 8, 11)),              # 2 ** (7n) - 1
+    (["{r} = 0"], ["{r} = {r} | (1 << {i})"], "{r}", (7, 8, 11)),               # a mask of 7n bits
+    (["{r} = 0"], ["{r} = {r} + 3 ** {i}"], "{r}", (5, 6, 7)),                  # (3 ** (5n) - 1) / 2
 )
 
 
@@ -1345,3 +1349,62 @@ def stmt_int_overflow_other(self: Builder, sc: Scope, ind: int):
 
 _EFFECT_OVERFLOW_STMTS = (stmt_traced_effect, stmt_int_overflow, stmt_int_overflow_other)
 _OBJECT_STMTS = _OBJECT_STMTS + _EFFECT_OVERFLOW_STMTS
+
+
+# `python_numbers`: Python numbers a traced construct makes traced, used as Python would
+# (runtime/numbers.py): `2 ** -i` of a range's index (a float), two bools a traced loop sets
+# added (an int), `isinstance(i, int)` of an index, an int compared with a float literal
+# exactly. No fallback: each stays one program.
+# `zero_division`: `12 // (i - 2)` in a `try` whose `except ZeroDivisionError` runs for some
+# inputs only (i reaches 2): the statement runs as Python (a FallbackWarning; jit(convert)
+# refuses it with the located error).
+NUMBER_FEATURES = ("python_numbers", "zero_division")
+KNOWN_FEATURES = KNOWN_FEATURES + NUMBER_FEATURES
+FALLBACK_FEATURES = FALLBACK_FEATURES | {"zero_division"}
+
+
+def stmt_python_numbers(self: Builder, sc: Scope, ind: int):
+    """A Python number made traced by a loop, then used where its Python type matters."""
+    floats, ints = _object_target(self, sc, FLOAT), _object_target(self, sc, INT)
+    if floats is None or ints is None or not self.allowed("python_numbers"):
+        return None
+    self.features.add("python_numbers")
+    r, i, p = self.fresh("pn"), self.fresh("pi"), self.pad(ind)
+    trips = self.pick([str(self.int_in(1, 5)), sc.small_int])
+    form = self.pick(["negative_power", "bools", "isinstance", "compare"])
+    if form == "negative_power":
+        lines = [f"{p}{r} = 0.0", f"{p}for {i} in range({trips}):",
+                 f"{p}    {r} = {r} + {self.pick(['2', '4', '10'])} ** (-{i})",
+                 f"{p}{floats.name} = {floats.name} + {r}"]
+    elif form == "bools":
+        a, b = r, self.fresh("pb")
+        lines = [f"{p}{a} = False", f"{p}{b} = False", f"{p}for {i} in range({trips}):",
+                 f"{p}    if {_traced_cond(self, sc)}:", f"{p}        {a} = True",
+                 f"{p}    if {_traced_cond(self, sc)}:", f"{p}        {b} = True",
+                 f"{p}{ints.name} = {ints.name} + ({a} + {b}) * 2 - ({a} - {b})"]
+    elif form == "isinstance":
+        lines = [f"{p}{r} = 0", f"{p}for {i} in range({trips}):",
+                 f"{p}    {r} = {r} + (3 if isinstance({i}, int) else 1)",
+                 f"{p}{ints.name} = {ints.name} + {r}"]
+    else:
+        lines = [f"{p}{r} = 0", f"{p}for {i} in range({trips}):",
+                 f"{p}    if {i} == {self.pick(['2.0', '2.5', '3.0'])}:", f"{p}        {r} = {r} + 7",
+                 f"{p}{ints.name} = {ints.name} + {r}"]
+    return lines, sc, False
+
+
+def stmt_zero_division(self: Builder, sc: Scope, ind: int):
+    """``ZeroDivisionError`` of a range's index caught by the function's own handler."""
+    ints = _object_target(self, sc, INT)
+    if ints is None or not sc.main or not sc.args or not self.allowed("zero_division"):
+        return None
+    self.features.add("zero_division")
+    r, i, p = self.fresh("zd"), self.fresh("zi"), self.pad(ind)
+    op = self.pick(["//", "%"])
+    lines = [f"{p}{r} = 0", f"{p}for {i} in range(k):", f"{p}    try:",
+             f"{p}        {r} = {r} + 12 {op} ({i} - 2)", f"{p}    except ZeroDivisionError:",
+             f"{p}        {r} = {r} + 100", f"{p}{ints.name} = {ints.name} + {r}"]
+    return lines, sc, False
+
+
+_OBJECT_STMTS = _OBJECT_STMTS + (stmt_python_numbers, stmt_zero_division)

@@ -31,20 +31,22 @@ def test_every_ruled_builtin_goes_through_the_runtime_with_its_arguments():
         a = max(x, 1) + min(x, 2, key=abs)
         b = any(xs), all(xs), bool(x), int(x), float(x)
         c = sorted(xs, reverse=True), str(x), repr(x), format(x, ".2f"), pow(x, 2)
-        return a, b, c
+        d = isinstance(x, int), type(x)
+        return a, b, c, d
     """, """
     def f(x, xs):
         a = _lx.builtin(max, x, 1) + _lx.builtin(min, x, 2, key=abs)
         b = _lx.builtin(any, xs), _lx.builtin(all, xs), _lx.builtin(bool, x), _lx.builtin(int, x), _lx.builtin(float, x)
         c = _lx.builtin(sorted, xs, reverse=True), _lx.builtin(str, x), _lx.builtin(repr, x), _lx.builtin(format, x, ".2f"), _lx.builtin(pow, x, 2)
-        return a, b, c
+        d = _lx.builtin(isinstance, x, int), _lx.builtin(type, x)
+        return a, b, c, d
     """)
 
 
 def test_the_golden_test_above_names_every_ruled_builtin():
     # A builtin added to the table gets a golden line above.
     assert RULED_BUILTINS == {"max", "min", "any", "all", "bool", "int", "float", "sorted", "str", "repr",
-                              "format", "pow"}
+                              "format", "pow", "isinstance", "type"}
 
 
 def test_builtins_without_a_rule_are_left_as_written():

@@ -37,9 +37,9 @@ def test_products_and_sums_of_python_ints_in_a_loop_body_are_routed():
         r = 1
         a, b = 0, 1
         for i in range(1, n + 1):
-            r = _lx.int_op('*', r, i, 'r')
-            a, b = b, _lx.int_op('+', a, b, 'b')
-            s = _lx.int_op('+', r, _lx.int_op('**', i, 2), 's')
+            r = _lx.python_op('*', r, i, 'r')
+            a, b = b, _lx.python_op('+', a, b, 'b')
+            s = _lx.python_op('+', r, _lx.python_op('**', i, 2), 's')
         return r, a, s
     """)
 
@@ -70,8 +70,8 @@ def test_a_step_whose_value_goes_on_is_routed():
     def f(n):
         r = 1
         for k in range(n):
-            r = _lx.int_op('*', r, _lx.int_op('+', k, 1), 'r')
-            m = _lx.int_op('+', k, 1, 'm')
+            r = _lx.python_op('*', r, _lx.python_op('+', k, 1), 'r')
+            m = _lx.python_op('+', k, 1, 'm')
         return r, m
     """)
 
@@ -93,10 +93,10 @@ def test_parameters_and_floats_are_left_alone_and_code_outside_loops_is_routed()
     def f(x, k, n):
         acc = 0.0
         t = 1
-        u = _lx.int_op('*', t, k, 'u')
+        u = _lx.python_op('*', t, k, 'u')
         for i in range(n):
             x = x + i
             acc = acc * 2
-            t = _lx.int_op('*=', t, k, 't')
+            t = _lx.python_op('*=', t, k, 't')
         return x, acc, t, u
     """)

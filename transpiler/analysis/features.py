@@ -51,7 +51,7 @@ IN_PLACE_CHANGE = "a change in place"
 # The builtins and math functions that have a rule for traced values (runtime/builtin_rules.py's
 # RULES; tests/e2e/test_builtins.py keeps the two in step).
 RULED_BUILTINS = frozenset(
-    {"max", "min", "any", "all", "bool", "int", "float", "sorted", "str", "repr", "format", "pow"}
+    {"max", "min", "any", "all", "bool", "int", "float", "sorted", "str", "repr", "format", "pow", "isinstance", "type"}
 )
 RULED_MATH = frozenset(
     {

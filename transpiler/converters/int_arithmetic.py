@@ -1,19 +1,23 @@
-"""``a * b``, ``a + b``, ``a - b``, ``a ** k`` and ``x += e``/``-=``/``*=`` in a function that
-holds a loop, an ``if``, a conditional expression or ``int(...)``, on names that may hold Python
-ints and int literals → ``_lx.int_op("*", a, b)``: the same operation, whose result is checked
-for int32 overflow at run time where both operands are Python ints in eager code and int32
-arrays in the program (``runtime/int_overflow.py``): in a traced loop's body, and after a
-traced construct on the values it gave (``return r * r``).
+"""The operators of names that may hold Python numbers → ``_lx.python_op("*", a, b)``: the
+same operation with Python's meaning where both operands are Python numbers in eager code and
+one is traced in the program (``runtime/numbers.py``: Python's result type, ``ZeroDivisionError``
+and the other errors Python raises, an int32 overflow or a value the program cannot hold
+checked at run time); the operator itself otherwise. In a function that holds a loop, an
+``if``, a conditional expression or ``int(...)``.
 
-Which names may hold Python ints is read from the function's own assignments: a ``range``
-loop's target, an ``enumerate`` loop's index, names assigned ``int(x)``, and names assigned int literals
-or such operations on them (``r = 1``,
-``a, b = 0, 1``, ``m = i // 2``), not parameters (which may be arrays); a parameter counts
-beside one of those where the result goes to such a name (a static ``k`` in ``r = r * k``).
-A counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16) and a step standing
-alone (``table[i - 1]``) are left as written: the runtime would not check them, and knows a
-counter for a Python int by its weak type. The user's form of each routed line is kept for
-the lowering (``Context.plain``), which emits it where the line reads only static values.
+Which names may hold Python numbers is read from the function's own assignments: a ``range``
+loop's target, an ``enumerate`` loop's index, names assigned ``int(x)``, and names assigned
+number literals (``r = 1``, ``t = 0.0``, ``flag = False``, ``a, b = 0, 1``) or such operations
+on them (``m = i // 2``), not parameters (which may be arrays); a parameter counts beside one
+of those where the result goes to such a name (a static ``k`` in ``r = r * k``). Routed:
+``+ - * / // % ** << >> & | ^`` and their augmented forms, unary ``-``, ``abs``, a comparison
+of such an int with a float literal, and ``acc[k] op= v`` of a list or dict of numbers. Left
+as written: a counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16), a step
+standing alone (``table[i - 1]``), a float's ``+ - *`` (JAX's is Python's), a division by a
+literal other than 0. An operation in the body of a ``try`` with handlers or of a ``with``
+carries ``in_try=True`` (a handler may catch what it raises). The user's form of each routed
+line is kept for the lowering (``Context.plain``), which emits it where the line reads only
+static values.
 """
 
 from __future__ import annotations
@@ -22,16 +26,51 @@ import libcst as cst
 
 from laxify.ir.naming import is_runtime_name
 from laxify.transpiler.analysis.features import BUILTIN_CALL
-from laxify.transpiler.analysis.walk import below, children
+from laxify.transpiler.analysis.walk import below, children, descendants
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 
 __all__ = ["transform"]
 
-_BINARY = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Power: "**", cst.FloorDivide: "//"}
-_AUGMENTED = {cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign: "*=", cst.FloorDivideAssign: "//="}
-_NOT_NUMBERS = frozenset({"True", "False", "None"})
-# Operations of Python ints that give Python ints (for which names may hold them).
-_INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Power, cst.FloorDivide, cst.Modulo)
+_BINARY = {
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.Power: "**",
+    cst.FloorDivide: "//",
+    cst.Divide: "/",
+    cst.Modulo: "%",
+    cst.LeftShift: "<<",
+    cst.RightShift: ">>",
+    cst.BitAnd: "&",
+    cst.BitOr: "|",
+    cst.BitXor: "^",
+}
+_AUGMENTED = {
+    cst.AddAssign: "+=",
+    cst.SubtractAssign: "-=",
+    cst.MultiplyAssign: "*=",
+    cst.FloorDivideAssign: "//=",
+    cst.DivideAssign: "/=",
+    cst.ModuloAssign: "%=",
+    cst.PowerAssign: "**=",
+    cst.LeftShiftAssign: "<<=",
+    cst.RightShiftAssign: ">>=",
+    cst.BitAndAssign: "&=",
+    cst.BitOrAssign: "|=",
+    cst.BitXorAssign: "^=",
+}
+_COMPARE = {
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+}
+_NOT_NUMBERS = frozenset({"None"})
+_BOOLS = frozenset({"True", "False"})
+# Operations of Python numbers that give Python numbers (for which names may hold them).
+_INT_OPERATORS = tuple(_BINARY)
 _SMALL = 2**16  # runtime/int_overflow.py's SMALL_CONSTANT
 # Calls that give a Python int in eager code (runtime/builtin_rules.py marks their results).
 _INT_CALLS = frozenset({"int", "floor", "ceil"})
@@ -54,7 +93,7 @@ def _int_expression(node, names: set, params: set) -> bool:
     """Whether ``node`` gives a Python int where ``names`` hold Python ints (and parameters
     may): an int literal, or those names, parameters and int literals under ``+ - * ** // %``
     with at least one of ``names`` among them (a parameter may be an array: ``x * 2`` is not)."""
-    if type(node) is cst.Integer or (type(node) is cst.UnaryOperation and type(node.expression) is cst.Integer):
+    if _number_literal(node) or (type(node) is cst.UnaryOperation and _number_literal(node.expression)):
         return True
     if (
         type(node) is cst.Call
@@ -75,7 +114,7 @@ def _int_expression(node, names: set, params: set) -> bool:
 
     def ok(n) -> bool:
         kind = type(n)
-        if kind is cst.Integer:
+        if _number_literal(n):
             return True
         if _int_call(n):  # `int(x)`, `math.floor(x)`: a Python int in eager code, of a traced `x` too
             found.append(n)
@@ -92,6 +131,11 @@ def _int_expression(node, names: set, params: set) -> bool:
         return False
 
     return ok(node) and bool(found)
+
+
+def _number_literal(node) -> bool:
+    """An int or float literal, ``True`` or ``False``."""
+    return type(node) in (cst.Integer, cst.Float) or (type(node) is cst.Name and node.value in _BOOLS)
 
 
 def _int_call(node) -> bool:
@@ -111,7 +155,7 @@ def _int_call(node) -> bool:
     return called in _INT_CALLS
 
 
-def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set]:
+def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set]:
     """The names of ``fn``'s own code that may hold Python ints (see the module's docstring),
     its parameters, the operations of its own code that may be routed (``+ - * ** //``,
     augmented assignments, unary ``-``, ``abs``), and its loop indices, found in one walk."""
@@ -121,6 +165,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set]:
     operations: list = []
     indices: set = set()  # loop indices (a range's, an enumerate's): bounded, never -2**31
     assigned: set[int] = set()  # values of assignments other than a counter's step
+    updates: list = []  # `a[k] += v`
     for node in below(fn, fn.body, _SCOPES):
         kind = type(node)
         if kind is cst.For and (index := _loop_index(node)) is not None:
@@ -142,11 +187,16 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set]:
                 assigned.add(id(value))  # (not a counter's `i = i + 1`)
         elif kind is cst.AnnAssign and node.value is not None:
             pairs.extend(_pairs(node.target, node.value))
+        if kind is cst.AugAssign and type(node.target) is cst.Subscript and type(node.operator) in _AUGMENTED:
+            updates.append(node)
         elif (
             (kind is cst.BinaryOperation and type(node.operator) in _BINARY)
             or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED)
             or _negation(node)
             or _abs_call(node)
+            or (
+                kind is cst.Comparison and len(node.comparisons) == 1 and type(node.comparisons[0].operator) in _COMPARE
+            )
         ):
             operations.append(node)
     grown = True
@@ -166,7 +216,33 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set]:
             or (_step(op, names) and id(op) not in assigned)
         )
     ]
-    return names, params, operations, indices
+    floats = {name for name, value in pairs if type(value) is cst.Float}
+    # Lists and dicts of number literals (`acc = [0, 0]`): an item's `acc[0] += v` is routed.
+    containers = {name for name, value in pairs if _numbers_literal(value)}
+    operations = [op for op in operations if type(op) is not cst.AugAssign or not _item_of(op.target, containers)]
+    operations += [op for op in updates if _item_of(op.target, containers)]
+    return names, params, operations, indices, floats
+
+
+def _numbers_literal(value) -> bool:
+    """A list, tuple or dict display of number literals (``[0, 0]``, ``{"a": 0}``)."""
+    if type(value) in (cst.List, cst.Tuple):
+        items = [e.value for e in value.elements if type(e) is cst.Element]
+        return bool(items) and len(items) == len(value.elements) and all(_number_literal(v) for v in items)
+    if type(value) is cst.Dict:
+        items = [e.value for e in value.elements if type(e) is cst.DictElement]
+        return bool(items) and len(items) == len(value.elements) and all(_number_literal(v) for v in items)
+    return False
+
+
+def _item_of(target, containers: set) -> bool:
+    """``a[k]`` with ``a`` one of ``containers`` and ``k`` a name or a literal (read twice
+    when the update is routed: nothing in it may change anything)."""
+    if type(target) is not cst.Subscript or type(target.value) is not cst.Name or target.value.value not in containers:
+        return False
+    if len(target.slice) != 1 or type(target.slice[0].slice) is not cst.Index:
+        return False
+    return type(target.slice[0].slice.value) in (cst.Name, cst.Integer, cst.SimpleString)
 
 
 def _negation(node) -> bool:
@@ -216,6 +292,8 @@ def _reads(node, names: set) -> bool:
         sides = (node.args[0].value,)
     elif type(node) is cst.BinaryOperation:
         sides = (node.left, node.right)
+    elif type(node) is cst.Comparison:
+        sides = (node.left, node.comparisons[0].comparator)
     else:
         sides = (node.target, node.value)
     for side in sides:
@@ -283,8 +361,8 @@ def _is_runtime_call(node: cst.BaseExpression, attr: str) -> bool:
     )
 
 
-def _is_int_op(node: cst.BaseExpression) -> bool:
-    return _is_runtime_call(node, "int_op")
+def _is_routed(node: cst.BaseExpression) -> bool:
+    return _is_runtime_call(node, "python_op")
 
 
 def _operand(node: cst.BaseExpression, names: set, params: set) -> str | None:
@@ -295,13 +373,13 @@ def _operand(node: cst.BaseExpression, names: set, params: set) -> str | None:
         if node.value in _NOT_NUMBERS or is_runtime_name(node.value):
             return None
         return "int" if node.value in names else "param" if node.value in params else None
-    if kind is cst.Integer:
+    if _number_literal(node):
         return "literal"
     if _int_call(node):
         return "int"
     if kind is cst.UnaryOperation and type(node.operator) is cst.Minus:
         return _operand(node.expression, names, params)
-    if _is_int_op(node) or _step(node, names):
+    if _is_routed(node) or _step(node, names):
         return "int"
     return None
 
@@ -317,7 +395,7 @@ def _step(node, names: set) -> bool:
         return False
     for value, step in ((node.left, node.right), (node.right, node.left)):
         if _small_step(op, step) and (
-            (type(value) is cst.Name and value.value in names) or _is_int_op(value) or _step(value, names)
+            (type(value) is cst.Name and value.value in names) or _is_routed(value) or _step(value, names)
         ):
             return True
     return False
@@ -350,25 +428,45 @@ def _literal(node: cst.BaseExpression) -> bool:
     )
 
 
-def _call(op: str, left: cst.BaseExpression, right: cst.BaseExpression, name: str | None = None) -> cst.Call:
+def _call(
+    op: str, left: cst.BaseExpression, right: cst.BaseExpression, name: str | None = None, in_try: bool = False
+) -> cst.Call:
     args = [cst.Arg(cst.SimpleString(repr(op))), cst.Arg(left), cst.Arg(right)]
     if name is not None:
         args.append(cst.Arg(cst.SimpleString(repr(name))))
-    return cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name("int_op")), args)
+    if in_try:
+        args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("in_try"), equal=_EQUAL))
+    return cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name("python_op")), args)
+
+
+_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 
 
 def _named(value: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExpression:
-    if type(target) is cst.Name and _is_int_op(value) and len(value.args) == 3 and not is_runtime_name(target.value):
+    if type(target) is cst.Name and _is_routed(value) and len(value.args) == 3 and not is_runtime_name(target.value):
         return value.with_changes(args=[*value.args, cst.Arg(cst.SimpleString(repr(target.value)))])
+    if (
+        type(target) is cst.Name
+        and _is_routed(value)
+        and len(value.args) == 4
+        and value.args[3].keyword is not None
+        and not is_runtime_name(target.value)
+    ):
+        name = cst.Arg(cst.SimpleString(repr(target.value)))
+        return value.with_changes(args=[*value.args[:3], name, value.args[3]])
     return value
 
 
 class IntArithmeticTransformer(OwnCodeConverter):
-    def __init__(self, ctx: Context, names: set, params: set, indices: set = frozenset()):
+    def __init__(
+        self, ctx: Context, names: set, params: set, indices=frozenset(), guarded=frozenset(), floats=frozenset()
+    ):
         super().__init__(ctx)
+        self.guarded = guarded  # ids of operations in the body of a `try` with handlers or a `with`
         self.indices = indices
         self.classes = 0
         self.names, self.params = names, params
+        self.floats = floats  # names assigned a float literal: their `+ - *` raise nothing
         self.steps: set[int] = set()  # `i = i + 1` values: a counter's step, left as it is
         self.assigned: set[int] = set()  # values of assignments (``visit_Assign``)
         # Whether the statement being visited assigns only names that may hold Python ints:
@@ -376,16 +474,19 @@ class IntArithmeticTransformer(OwnCodeConverter):
         self.into_int = False
 
     def _routed(self, op: str, left, right) -> bool:
-        """Whether ``left <op> right`` goes through ``_lx.int_op``: both operands may be Python
+        """Whether ``left <op> right`` goes through ``_lx.python_op``: both operands may be Python
         ints, one of them a name that may hold one (or a routed operation)."""
         params = self.params if self.into_int else ()
         kinds = (_operand(left, self.names, params), _operand(right, self.names, params))
         if None in kinds or "int" not in kinds:
             return False
-        if op == "**":
-            return type(right) is cst.Integer and 2 <= int(right.value, 0) <= 30
-        if op in ("//", "//=") and _literal(right):
-            return _literal_value(right) == -1  # (only -2**31 // -1 passes int32)
+        if op.rstrip("=") in ("+", "-", "*") and any(
+            type(side) is cst.Float or (type(side) is cst.Name and side.value in self.floats) for side in (left, right)
+        ):
+            return False  # a float's sum, difference or product: JAX's is Python's, and raises nothing
+        if op in ("//", "//=", "%", "%=", "/", "/=") and _literal(right):
+            # (a literal divisor other than 0 raises nothing; only -2**31 // -1 passes int32)
+            return _literal_value(right) in (0, -1) if op.startswith("//") else _literal_value(right) == 0
         return True
 
     def visit_ClassDef(self, node) -> bool:
@@ -441,16 +542,33 @@ class IntArithmeticTransformer(OwnCodeConverter):
             return updated_node
         if _step(updated_node, self.names) and id(original_node) not in self.assigned:
             return updated_node  # a step standing alone (`table[i - 1]`): see `_step`
-        call = _call(op, _unstepped(_bare(left), self.names), _unstepped(_bare(right), self.names))
+        call = _call(
+            op,
+            _unstepped(_bare(left), self.names),
+            _unstepped(_bare(right), self.names),
+            in_try=id(original_node) in self.guarded,
+        )
+        return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+    def leave_Comparison(self, original_node, updated_node):
+        """``i == 16777217.0``: an int compared with a float literal, exactly (as Python does)."""
+        if not self._active() or len(updated_node.comparisons) != 1:
+            return updated_node
+        target = updated_node.comparisons[0]
+        op = _COMPARE.get(type(target.operator))
+        left, right = updated_node.left, target.comparator
+        if op is None or not _int_float(left, right, self.names):
+            return updated_node
+        call = _call(op, _bare(left), _bare(right))
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     def leave_UnaryOperation(self, original_node, updated_node):
-        """``-x`` of a Python int (not a loop index, which is bounded): ``_lx.int_op("neg", x, 0)``,
+        """``-x`` of a Python int (not a loop index, which is bounded): ``_lx.python_op("neg", x, 0)``,
         checked at -2**31, the one int32 whose negation wraps."""
         if not (_negation(updated_node) and self._active()):
             return updated_node
         operand = updated_node.expression
-        if _operand(operand, self.names, ()) != "int" or (type(operand) is cst.Name and operand.value in self.indices):
+        if _operand(operand, self.names, ()) != "int":
             return updated_node
         return _call("neg", _bare(operand), cst.Integer("0")).with_changes(
             lpar=updated_node.lpar, rpar=updated_node.rpar
@@ -496,17 +614,23 @@ class IntArithmeticTransformer(OwnCodeConverter):
 
     def leave_AugAssign(self, original_node, updated_node):
         op = _AUGMENTED.get(type(updated_node.operator))
-        routed = op is not None and self._routed(op[0], updated_node.target, updated_node.value)
-        self.into_int = False
         target, value = updated_node.target, updated_node.value
+        if op is not None and type(target) is cst.Subscript and self._active():
+            # `acc[0] += v` of a list of numbers (see `_item_of`): the item is a Python number
+            self.into_int = False
+            if _operand(value, self.names, self.params) is None or _small_step(op, value):
+                return updated_node
+            call = _call(op, target, _unstepped(_bare(value), self.names), in_try=id(original_node) in self.guarded)
+            return cst.Assign([cst.AssignTarget(target)], call)
+        routed = op is not None and self._routed(op[:-1], updated_node.target, updated_node.value)
+        self.into_int = False
         if op is None or not self._active() or type(target) is not cst.Name or _small_step(op, value):
             return updated_node
         if is_runtime_name(target.value) or not routed:
             return updated_node
         value = _unstepped(_bare(value), self.names)
-        return cst.Assign(
-            [cst.AssignTarget(cst.Name(target.value))], _call(op, cst.Name(target.value), value, target.value)
-        )
+        call = _call(op, cst.Name(target.value), value, target.value, in_try=id(original_node) in self.guarded)
+        return cst.Assign([cst.AssignTarget(cst.Name(target.value))], call)
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).
@@ -516,9 +640,29 @@ TRIGGERS = (cst.For, cst.While, cst.If, cst.Lambda, BUILTIN_CALL)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    names, params, operations, indices = python_int_names(node)
+    names, params, operations, indices, floats = python_int_names(node)
     targets = {id(op) for op in operations if _reads(op, names)}
     if not targets:
         return node
+    guarded = _guarded(node, targets)
     # Only the nodes above the operations are entered (libcst rebuilds every node it enters).
-    return transform_above(node, IntArithmeticTransformer(ctx, names, params, indices), lambda n: id(n) in targets)
+    converter = IntArithmeticTransformer(ctx, names, params, indices, guarded, floats)
+    return transform_above(node, converter, lambda n: id(n) in targets)
+
+
+def _guarded(fn: cst.FunctionDef, targets: set) -> set:
+    """The operations among ``targets`` in the body of a ``try`` with ``except`` clauses or of
+    a ``with`` (whose context manager may suppress an error): what they raise may be caught."""
+    found: set = set()
+    for node in below(fn, fn.body, _SCOPES):
+        if (type(node) is cst.Try and node.handlers) or type(node) in (cst.With, cst.TryStar):
+            found.update(id(n) for n in descendants(node.body) if id(n) in targets)
+    return found
+
+
+def _int_float(left, right, names: set) -> bool:
+    """Whether a comparison is of a name that may hold a Python int and a float literal."""
+    for a, b in ((left, right), (right, left)):
+        if type(a) is cst.Name and a.value in names and type(b) is cst.Float:
+            return True
+    return False

@@ -1,0 +1,572 @@
+"""Python numbers in the program: a value that is a Python ``int``, ``float`` or ``bool`` in
+eager code and a traced scalar in the program keeps Python's meaning.
+
+Such a value is a *Python number* of the trace (:func:`python_type`): a Python scalar, a traced
+scalar *marked* with the Python type it stands for (a range's or an enumerate's index, a traced
+loop's carry that started as a Python number, the result of an operation below, ``int(x)``),
+or a weakly typed traced scalar (what JAX makes of a Python scalar: a carry that started as
+one and was only ever combined with Python numbers). The marks live in the trace state
+(``runtime/trace.py``), weakly held: a mark goes with its tracer.
+
+The converter (``transpiler/converters/int_arithmetic.py``) routes the operators of names that
+may hold Python numbers through :func:`python_op`. Where both operands are Python numbers and
+one is traced, the operation follows :data:`RULES`, one entry per operator: the result has
+Python's type (``bool + bool`` is an int, ``int ** -k`` a float, ``/`` a float), and where
+Python would raise (``ZeroDivisionError``, ``ValueError: negative shift count``) or give what
+the program cannot hold (an int past int32, a complex number, an int power past a float's
+exact range), a check is recorded in the run-time report (``runtime/report.py``): Python's own
+exception at the user's line, or :class:`NumberNotHeld`, which ``to_static`` answers with an
+eager run of the function (Python's exact value) and a ``FallbackWarning``. Inside the body of
+a ``try`` whose ``except`` may catch the error (``in_try``), the handler would run for some data
+only: :class:`OperationNeedsHandler`, the statement runs as Python. Anything else (an array
+operand) is the operator itself: JAX's meaning, as in eager code.
+
+Not checked (the cost rule, see docs/semantics.md "Numbers"): a sum or difference with a
+Python int smaller than 2**16 in magnitude (a counter's step: it needs more than 2**15
+iterations to get there), and int64 results (under ``jax_enable_x64``).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import sys
+import weakref
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from laxify.runtime import error_channel, trace
+
+__all__ = [
+    "Int32OverflowError",
+    "NumberNotHeld",
+    "OperationNeedsHandler",
+    "RULES",
+    "at_users_line",
+    "is_python_int",
+    "mark",
+    "mark_results",
+    "marking",
+    "python_op",
+    "python_type",
+]
+
+# Sums and differences with a Python int below this magnitude are not checked.
+SMALL_CONSTANT = 2**16
+
+_OPS = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "**": operator.pow,
+    "<<": operator.lshift,
+    ">>": operator.rshift,
+    "&": operator.and_,
+    "|": operator.or_,
+    "^": operator.xor,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "+=": operator.iadd,
+    "-=": operator.isub,
+    "*=": operator.imul,
+    "/=": operator.itruediv,
+    "//=": operator.ifloordiv,
+    "%=": operator.imod,
+    "**=": operator.ipow,
+    "<<=": operator.ilshift,
+    ">>=": operator.irshift,
+    "&=": operator.iand,
+    "|=": operator.ior,
+    "^=": operator.ixor,
+    "neg": lambda a, _: -a,
+    "abs": lambda a, _: abs(a),
+}
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+class NumberNotHeld(ArithmeticError):
+    """A value that is a Python number in eager code is one the program cannot hold on this
+    input (an int past int32, a complex number, an int power past a float's exact range):
+    ``to_static`` runs the function eagerly for Python's value (``laxify/call/decision.py``)."""
+
+    def __init__(self, what: str, name: str | None = None, filename: str = "<unknown>", line: int = 0):
+        subject = f"`{name}`" if name else "this number"
+        super().__init__(f"{subject} is a Python number in eager code, and on this input {what}. {self.FIX}")
+        self.what, self.name, self.filename, self.line = what, name, filename, line
+
+    FIX = "Compute it with arrays of an explicit dtype (jnp.float32, jnp.int32), or keep the arguments static."
+
+    def __reduce__(self):
+        return type(self), (self.what, self.name, self.filename, self.line)
+
+
+class Int32OverflowError(NumberNotHeld, OverflowError):
+    """A value that is a Python int in eager code passed int32's range in the program."""
+
+    FIX = (
+        'Enable 64-bit integers before any JAX call (jax.config.update("jax_enable_x64", True); '
+        "pass int64 bounds), or compute it as a float."
+    )
+
+    def __init__(self, name: str | None = None, filename: str = "<unknown>", line: int = 0):
+        what = f"`{name}`" if name else "this integer"
+        OverflowError.__init__(
+            self,
+            f"{what} is a Python int in eager code but an int32 array in the compiled program, and its "
+            f"value passed int32's range (-2**31 to 2**31 - 1) here, which Python's unbounded int never "
+            f"does. {self.FIX}",
+        )
+        self.what = "its value passed int32's range"
+        self.name, self.filename, self.line = name, filename, line
+
+    def __reduce__(self):
+        return type(self), (self.name, self.filename, self.line)
+
+
+class OperationNeedsHandler(error_channel.HandlerNeedsData):
+    """An operation on traced Python numbers that raises Python's error for some data (a
+    divisor that may be zero) inside a ``try`` whose ``except`` may catch it."""
+
+    CONSTRUCT = "operation"
+    REASON = (
+        "it raises Python's error for some data (a divisor that may be zero, a negative shift) "
+        "inside a `try` whose `except` clauses may catch it: which handler runs would depend on the data"
+    )
+    FIX = (
+        "Compute the handler's value with the condition instead (for example "
+        "`r = jnp.where(b == 0, 0, a // jnp.where(b == 0, 1, b))`), or move the operation out of the `try`."
+    )
+    MESSAGE = (
+        "This operation on Python numbers raises Python's error for some data (a divisor that may "
+        "be zero) inside a `try` whose `except` clauses may catch it: which of them runs would "
+        "depend on the data, and one XLA program cannot choose a handler at run time."
+    )
+
+
+# -- what a value is ---------------------------------------------------------------------------
+
+_KINDS = (bool, int, float)
+
+
+def python_type(value):
+    """``int``, ``float`` or ``bool`` where ``value`` is that Python type in eager code (see the
+    module's docstring), else ``None``."""
+    kind = type(value)
+    if kind in _KINDS:
+        return kind
+    if not isinstance(value, jax.core.Tracer) or getattr(value, "shape", None) != ():
+        return None
+    known = trace.current().python_values.get(id(value))
+    if known is not None and known[0]() is value:
+        return known[1]
+    if getattr(value, "weak_type", False):
+        return _kind_of(value.dtype)
+    return None
+
+
+def nonnegative(value) -> bool:
+    """Whether ``value`` (a Python number) is known never to be negative: a Python int ``>= 0``,
+    a range's index whose every value is, a marked value noted so."""
+    if type(value) in (int, bool):
+        return value >= 0
+    known = trace.current().python_values.get(id(value))
+    return known is not None and known[0]() is value and known[2]
+
+
+def _kind_of(dtype):
+    if dtype == jnp.bool_:
+        return bool
+    if jnp.issubdtype(dtype, jnp.integer):
+        return int
+    if jnp.issubdtype(dtype, jnp.floating):
+        return float
+    return None
+
+
+def mark(value, kind=None, nonneg: bool = False):
+    """``value``, noted as standing for a Python ``kind`` (by default, the one its dtype gives):
+    its operations with other Python numbers follow :data:`RULES`."""
+    if isinstance(value, jax.core.Tracer) and getattr(value, "shape", None) == ():
+        kind = kind or _kind_of(value.dtype)
+        if kind is not None:
+            trace.current().python_values[id(value)] = (weakref.ref(value), kind, nonneg)
+    return value
+
+
+def is_python_int(value) -> bool:
+    """Whether ``value`` is a Python int in eager code (not a ``bool``)."""
+    return python_type(value) is int
+
+
+def mark_results(init, out) -> tuple:
+    """``out``, a traced loop's carries after it, with those whose value before the loop
+    (``init``) is a Python number marked as the Python type their dtype gives (the body may
+    have made a carry strongly typed, ``r = r * (i + 1)`` with a range's index, which its weak
+    type would not tell after the loop)."""
+    for before, after in zip(init, out):
+        if type(after) not in _KINDS and python_type(before) is not None:
+            mark(after)
+    return out
+
+
+def marking(fn, init, lead: int = 0, index=False, nonneg: bool = False):
+    """``fn``, a traced loop's body called with ``(*carries)`` (``(x, *carries)`` with ``lead``
+    1), marking the carries whose value before the loop (``init``) is a Python number (and
+    ``x`` where it is a range's ``index``; ``index(x)`` where ``index`` is a function, such as
+    the first item of an ``enumerate``'s element; ``nonneg``: the index is never negative)
+    each time it runs."""
+    flags = tuple(k for k, v in enumerate(init) if python_type(v) is not None)
+    if not flags and not index:
+        return fn
+
+    def run(*args):
+        if index and args:
+            mark(index(args[0]) if callable(index) else args[0], int, nonneg)
+        for k in flags:
+            if lead + k < len(args):
+                mark(args[lead + k])
+        return fn(*args)
+
+    return run
+
+
+# -- operations --------------------------------------------------------------------------------
+
+
+def python_op(op: str, a, b=0, name: str | None = None, in_try: bool = False):
+    """``a <op> b`` with Python's meaning where both are Python numbers and one is traced (see
+    the module's docstring); the operator itself otherwise. ``name``: the variable the result
+    goes to (for messages); ``in_try``: the operation stands in the body of a ``try`` (or a
+    ``with``) whose handler may catch what it raises."""
+    traced = isinstance(a, jax.core.Tracer) or isinstance(b, jax.core.Tracer)
+    if not traced:
+        return _OPS[op](a, b)
+    ta, tb = python_type(a), python_type(b)
+    if ta is None or tb is None:
+        return _OPS[op](a, b)
+    kind = op[:-1] if op.endswith("=") and op not in ("==", "!=", "<=", ">=") else op
+    caller = sys._getframe(1)
+    site = _Site(name, caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name, in_try)
+    return RULES[kind](a, b, ta, tb, site, kind)
+
+
+def at_users_line(op: str, a, b):
+    """``a <op> b`` as :func:`python_op`, for laxify's runtime doing the user's operation (a
+    builtin ``pow``, an item's ``acc[0] += v``): its checks are at the user's line that called."""
+    if not (isinstance(a, jax.core.Tracer) or isinstance(b, jax.core.Tracer)):
+        return _OPS[op](a, b)
+    ta, tb = python_type(a), python_type(b)
+    if ta is None or tb is None:
+        return _OPS[op](a, b)
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(error_channel.OWN_ROOTS):
+        frame = frame.f_back
+    site = _Site(None, frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, False)
+    kind = op[:-1] if op.endswith("=") and op not in ("==", "!=", "<=", ">=") else op
+    return RULES[kind](a, b, ta, tb, site, kind)
+
+
+class _Site:
+    __slots__ = ("name", "filename", "line", "function", "in_try")
+
+    def __init__(self, name, filename, line, function, in_try):
+        self.name, self.filename, self.line, self.function, self.in_try = name, filename, line, function, in_try
+
+    def python_error(self, failed, example) -> None:
+        """Python's error where ``failed``: the exception ``example()`` raises (Python's own
+        operation on numbers that fail the same way: its type and message, this Python's)."""
+        try:
+            example()
+        except Exception as e:
+            error = e
+        else:  # (never: the example fails)
+            error = ArithmeticError("invalid operation")
+        if not isinstance(failed, jax.core.Tracer):
+            if failed:
+                raise error.with_traceback(None)
+            return
+        if self.in_try:
+            raise OperationNeedsHandler(self.filename, self.line)
+        kind, args = type(error), error.args
+        error_channel.check_at(jnp.logical_not(failed), lambda: kind(*args), self.filename, self.line)
+
+    def not_held(self, failed, what: str, overflow: bool = False) -> None:
+        """:class:`NumberNotHeld` where ``failed``: the program cannot hold Python's value."""
+        if isinstance(failed, bool) and not failed:
+            return
+        name, filename, line = self.name, self.filename, self.line
+        if overflow:
+            make = lambda: Int32OverflowError(name, filename, line)  # noqa: E731
+        else:
+            make = lambda: NumberNotHeld(what, name, filename, line)  # noqa: E731
+        error_channel.check_at(jnp.logical_not(failed), make, filename, line)
+
+
+def _x64() -> bool:
+    return jnp.zeros((), int).dtype == jnp.int64
+
+
+def _int(v):
+    """An int operand: a bool as the int it is (``True + True`` is 2)."""
+    if type(v) is bool:
+        return int(v)
+    if isinstance(v, jax.core.Tracer) and v.dtype == jnp.bool_:
+        return v.astype(jnp.int32)
+    return v
+
+
+def _float(v):
+    if type(v) in _KINDS:
+        return float(v)
+    return v.astype(jnp.result_type(float)) if not jnp.issubdtype(v.dtype, jnp.floating) else v
+
+
+def _big(v) -> bool:
+    """A Python int the int dtype cannot hold (JAX refuses it as an operand)."""
+    return type(v) is int and not _x64() and not (_INT32_MIN <= v <= _INT32_MAX)
+
+
+def _wrapped(v: int) -> int:
+    return (v - _INT32_MIN) % 2**32 + _INT32_MIN
+
+
+def _arith(a, b, ta, tb, site, kind):
+    """``+``, ``-``, ``*``."""
+    fn = _OPS[kind]
+    if float in (ta, tb):
+        return mark(fn(_int(a) if ta is bool else a, _int(b) if tb is bool else b), float)
+    a, b = _int(a), _int(b)
+    if _big(a) or _big(b):
+        return _big_operand(a, b, kind, site)
+    result = fn(a, b)
+    if not isinstance(result, jax.core.Tracer):
+        return result
+    mark(result, int)
+    if result.dtype != jnp.int32:
+        return result  # int64 (x64): not checked
+    if kind in ("+", "-") and any(type(v) is int and abs(v) < SMALL_CONSTANT for v in (a, b)):
+        return result  # a counter's step: not checked (see the module's docstring)
+    site.not_held(jnp.logical_not(_fits(kind, a, b, result)), "", overflow=True)
+    return result
+
+
+def _big_operand(a, b, kind, site):
+    """``n * 3000000000``, ``n + 2**40``: an int literal int32 cannot hold, with a traced int.
+    The result is exact where it fits int32 (computed modulo 2**32), else the check fails."""
+    big, small = (a, b) if _big(a) else (b, a)
+    if _big(small):
+        return _OPS[kind](a, b)  # (both Python ints: never here)
+    small = jnp.asarray(small, jnp.int32)
+    if kind == "*":
+        failed = small != 0
+        result = jnp.zeros((), jnp.int32)
+    else:
+        # a + B fits where a is in [MIN - B, MAX - B] (and B - a, a - B likewise)
+        if kind == "+" or big is b:
+            lo, hi = (_INT32_MIN - big, _INT32_MAX - big) if kind == "+" else (_INT32_MIN + big, _INT32_MAX + big)
+        else:  # B - a
+            lo, hi = big - _INT32_MAX, big - _INT32_MIN
+        lo, hi = max(lo, _INT32_MIN), min(hi, _INT32_MAX)
+        if lo > hi:
+            failed = jnp.bool_(True) | (small == small)
+            result = jnp.zeros((), jnp.int32)
+        else:
+            failed = (small < lo) | (small > hi)
+            wrapped = jnp.int32(_wrapped(big))
+            result = _OPS[kind](*((small, wrapped) if big is b else (wrapped, small)))
+    site.not_held(failed, "", overflow=True)
+    return mark(result, int)
+
+
+def _true_divide(a, b, ta, tb, site, kind):
+    if isinstance(b, jax.core.Tracer) or b == 0:
+        site.python_error(b == 0, lambda: ta(1) / tb(0))
+    af, bf = _float(a), _float(b)
+    safe = jnp.where(bf == 0, 1.0, bf) if isinstance(bf, jax.core.Tracer) else bf
+    return mark(af / safe, float)
+
+
+def _floor_divide(a, b, ta, tb, site, kind):
+    """``//`` and ``%``: Python's floor semantics (JAX's too), ``ZeroDivisionError`` by zero."""
+    fn = _OPS[kind]
+    if isinstance(b, jax.core.Tracer) or b == 0:
+        site.python_error(b == 0, lambda: fn(ta(1), tb(0)))
+    if float in (ta, tb):
+        bf = _float(b)
+        safe = jnp.where(bf == 0, 1.0, bf) if isinstance(bf, jax.core.Tracer) else bf
+        return mark(fn(_float(a), safe), float)
+    a, b = _int(a), _int(b)
+    if _big(a) or _big(b):
+        return site.not_held(True, "", overflow=True) or fn(jnp.int32(0), jnp.int32(1))
+    safe = jnp.where(b == 0, 1, b) if isinstance(b, jax.core.Tracer) else b
+    result = mark(fn(a, safe), int)
+    if kind == "//" and result.dtype == jnp.int32:  # -2**31 // -1 wraps to -2**31
+        site.not_held(jnp.logical_and(jnp.asarray(a) == _INT32_MIN, jnp.asarray(b) == -1), "", overflow=True)
+    return result
+
+
+def _power(a, b, ta, tb, site, kind):
+    """``**``: an int power where the exponent is a non-negative int (checked for overflow), a
+    float power where Python's is (``2 ** -k``, a float operand), the error Python raises for
+    ``0 ** -k``, and a complex result (a negative base, a fractional exponent) not held."""
+    if float not in (ta, tb) and type(b) in (int, bool) and b >= 0:
+        return _int_power(_int(a), int(b), site)
+    if float not in (ta, tb) and nonnegative(b):
+        return _traced_int_power(_int(a), _int(b), site)
+    af, bf = _float(a), _float(b)
+    site.python_error(jnp.logical_and(af == 0, bf < 0), lambda: 0.0**-1.0)
+    if tb is float:
+        fractional = jnp.logical_and(af < 0, bf != jnp.floor(bf))
+        site.not_held(fractional, "a negative number raised to a fractional power is a complex number")
+    result = mark(jnp.power(af, bf), float)
+    if float not in (ta, tb):
+        # An int ** int whose exponent may be negative: a float, exact where Python's int is
+        # (where the exponent is not negative) only within the float's integers.
+        exact = 2.0 ** (jnp.finfo(result.dtype).nmant + 1)
+        site.not_held(
+            jnp.logical_and(bf >= 0, jnp.abs(result) > exact),
+            f"an int power that is an int in Python passed the float's exact integers (2**{int(math.log2(exact))})",
+        )
+    return result
+
+
+def _int_power(a, e: int, site):
+    result = mark(a**e if isinstance(a, jax.core.Tracer) else jnp.asarray(a) ** e, int)
+    if result.dtype == jnp.int32 and e >= 2:
+        root = _root(e)
+        site.not_held(jnp.logical_not(jnp.logical_and(a <= root, a >= -root)), "", overflow=True)
+    return result
+
+
+def _traced_int_power(a, e, site):
+    a = jnp.asarray(a)
+    if not jnp.issubdtype(a.dtype, jnp.integer):
+        a = a.astype(jnp.int32)
+    result = mark(jnp.power(a, e.astype(a.dtype)), int)
+    if result.dtype == jnp.int32:
+        size = jnp.power(jnp.abs(a).astype(jnp.float32), e.astype(jnp.float32))
+        site.not_held(jnp.logical_and(jnp.abs(a) > 1, size >= 2.0**31), "", overflow=True)
+    return result
+
+
+def _shift(a, b, ta, tb, site, kind):
+    """``<<`` and ``>>`` of ints: ``ValueError`` for a negative count, ``<<`` checked for
+    overflow, ``>>`` by the width or more gives Python's 0 or -1."""
+    if float in (ta, tb):
+        return _OPS[kind](a, b)  # Python's TypeError, as eager
+    a, b = jnp.asarray(_int(a)), jnp.asarray(_int(b))
+    a = a if jnp.issubdtype(a.dtype, jnp.integer) else a.astype(jnp.int32)
+    b = b.astype(a.dtype)
+    site.python_error(b < 0, lambda: 1 << -1)
+    bits = jnp.iinfo(a.dtype).bits
+    count = jnp.clip(b, 0, bits - 1)
+    if kind == ">>":
+        return mark(jnp.where(b >= bits, jnp.where(a < 0, -1, 0).astype(a.dtype), a >> count), int)
+    result = jnp.where(b >= bits, jnp.zeros((), a.dtype), a << count)
+    if a.dtype == jnp.int32:
+        lost = jnp.logical_or(jnp.logical_and(b >= bits, a != 0), (result >> count) != a)
+        site.not_held(jnp.logical_and(b >= 0, lost), "", overflow=True)
+    return mark(result, int)
+
+
+def _bitwise(a, b, ta, tb, site, kind):
+    """``&``, ``|``, ``^``: of two bools a bool, else of ints an int."""
+    if float in (ta, tb):
+        return _OPS[kind](a, b)  # Python's TypeError, as eager
+    if ta is bool and tb is bool:
+        return mark(_OPS[kind](a, b), bool)
+    return mark(_OPS[kind](_int(a), _int(b)), int)
+
+
+def _unary(a, b, ta, tb, site, kind):
+    """``-x`` and ``abs(x)``: of a bool an int; of an int checked at -2**31 (the one int32
+    whose negation wraps)."""
+    a = _int(a)
+    result = _OPS[kind](a, 0)
+    if ta is float or not isinstance(result, jax.core.Tracer):
+        return mark(result, ta if ta is float else int)
+    if result.dtype == jnp.int32 and not nonnegative(a):
+        site.not_held(a == _INT32_MIN, "", overflow=True)
+    return mark(result, int, nonneg=kind == "abs")
+
+
+def _compare(a, b, ta, tb, site, kind):
+    """A comparison of an int with a float: exact, as Python's (not in float32, where
+    16777217 == 16777216.0)."""
+    fn = _OPS[kind]
+    if {ta, tb} != {int, float} or not (type(a) is float or type(b) is float):
+        return fn(_int(a) if ta is bool else a, _int(b) if tb is bool else b)
+    if type(a) is float:  # `2.5 < i` is `i > 2.5`
+        return _compare(b, a, tb, ta, site, _MIRROR[kind])
+    if math.isnan(b) or math.isinf(b):
+        return fn(jnp.asarray(a, jnp.float32), b)
+    floor = math.floor(b)
+    if not _x64() and not (_INT32_MIN <= floor <= _INT32_MAX):
+        above = b > 0  # every int32 is below it
+        return jnp.full((), kind in ("<", "<=", "!=") if above else kind in (">", ">=", "!="))
+    if b == floor:
+        return fn(a, int(floor))
+    if kind in ("==", "!="):
+        return jnp.full((), kind == "!=")
+    # i < 2.5 is i <= 2; i > 2.5 is i > 2
+    return a <= floor if kind in ("<", "<=") else a > floor
+
+
+_MIRROR = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+# The one table: an operator → its rule over two Python numbers, one of them traced.
+RULES = {
+    "+": _arith,
+    "-": _arith,
+    "*": _arith,
+    "/": _true_divide,
+    "//": _floor_divide,
+    "%": _floor_divide,
+    "**": _power,
+    "<<": _shift,
+    ">>": _shift,
+    "&": _bitwise,
+    "|": _bitwise,
+    "^": _bitwise,
+    "neg": _unary,
+    "abs": _unary,
+    **dict.fromkeys(("==", "!=", "<", "<=", ">", ">="), _compare),
+}
+
+
+def _fits(kind: str, a, b, r):
+    """Whether the int32 result ``r`` of ``a <kind> b`` is the exact integer."""
+    a = jnp.asarray(a, jnp.int32)
+    b = jnp.asarray(b, jnp.int32)
+    if kind == "+":  # overflow: both operands' sign differs from the result's
+        return jnp.bitwise_and(a ^ r, b ^ r) >= 0
+    if kind == "-":  # overflow: the operands' signs differ and the result's is not a's
+        return jnp.bitwise_and(a ^ b, a ^ r) >= 0
+    # `*`: the wrapped product divided by a is b exactly when it did not wrap (a wrapped one is
+    # off by a multiple of 2**32, at least 2 after the division); -1 * INT32_MIN wraps to itself.
+    safe = jnp.where(a == 0, jnp.int32(1), a)
+    exact = jnp.logical_or(a == 0, lax.div(r, safe) == b)
+    edge = jnp.logical_or(jnp.logical_and(a == -1, b == _INT32_MIN), jnp.logical_and(b == -1, a == _INT32_MIN))
+    return jnp.logical_and(exact, jnp.logical_not(edge))
+
+
+def _root(e: int) -> int:
+    """The largest ``x`` with ``x ** e`` within int32 (and ``(-x) ** e`` too)."""
+    if e <= 1:
+        return _INT32_MAX
+    x = int(round(_INT32_MAX ** (1.0 / e)))
+    while x**e > _INT32_MAX:
+        x -= 1
+    while (x + 1) ** e <= _INT32_MAX:
+        x += 1
+    return x

@@ -1,0 +1,312 @@
+"""A value that is a Python number in eager code keeps Python's meaning once traced
+(runtime/numbers.py): the oracle is the function run eagerly on the same inputs; `to_static`
+gives its value or its exception (converted, or by a fallback with a warning), and
+`laxify.checked(jax.jit(laxify.convert(f)))` gives its value or a located error."""
+
+import contextlib
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import laxify
+from laxify.ir.errors import ConversionError
+from laxify.runtime.numbers import NumberNotHeld
+
+
+def negative_power_in_static_loop(x):
+    total = 0.0
+    for k in range(6):
+        total = total + x * 2 ** (-k)
+    return total
+
+
+def negative_power_step(x):
+    outs = []
+    for bits in range(1, 5):
+        step = 2 ** -bits
+        outs.append(jnp.round(x / step) * step)
+    return outs
+
+
+def negative_power_traced_bound(n):
+    s = 0.0
+    for i in range(n):
+        s += 2 ** (-i)
+    return s
+
+
+def power_sum(x):
+    s = 0
+    for i in range(25):
+        s = s + 3 ** i
+        x = x + 1
+    return s, x
+
+
+def shifts(x):
+    r = 1
+    for _ in range(40):
+        r <<= 1
+        x = x + 1
+    return r, x
+
+
+def builtin_pow_sum(n):
+    s = 0
+    for i in range(n):
+        s += pow(2, i)
+    return s
+
+
+def high_power(n):
+    s = 0
+    for i in range(n):
+        s = s + i**31
+    return s
+
+
+def mask_bits(x, n):
+    mask = 0
+    for k in range(n):
+        mask = mask | (1 << k)
+        x = x + 1
+    return mask, x
+
+
+def list_item_sum(x):
+    acc = [0, 0]
+    for v in x:
+        if v > 0:
+            acc[0] += 1000000000
+    return acc[0]
+
+
+def big_literal_product(x):
+    n = 0
+    for v in x:
+        if v > 1:
+            n += 1
+    return n * 3000000000
+
+
+def floor_division_handler(n):
+    total = 0
+    for i in range(n):
+        try:
+            total += 12 // (i - 2)
+        except ZeroDivisionError:
+            total += 100
+    return total
+
+
+def true_division(n):
+    total = 0.0
+    for i in range(n):
+        total += 1 / (i - 2)
+    return total
+
+
+def modulo(n):
+    total = 0
+    for i in range(n):
+        total += 10 % i
+    return total
+
+
+def suppressed(n):
+    total = 0
+    for i in range(n):
+        with contextlib.suppress(ZeroDivisionError):
+            total += 12 // (i - 2)
+    return total
+
+
+def complex_root(n):
+    total = 0
+    for i in range(n):
+        total += (i - 2) ** 0.5
+    return total
+
+
+def index_is_int(n):
+    t = 0
+    for i in range(n):
+        if isinstance(i, int) and type(i) is int:
+            t += 100
+        else:
+            t += 1
+    return t
+
+
+def exact_comparison(n):
+    c = 0
+    for i in range(16777216, n):
+        if i == 16777217.0:
+            c += 1
+    return c
+
+
+def zero_step(n, step):
+    t = 0
+    for i in range(0, n, step):
+        t += i
+    return t
+
+
+def bool_flags(x):
+    a = False
+    b = False
+    for v in x:
+        if v > 0:
+            a = True
+        if v > 1:
+            b = True
+    return a + b, a - b, a * 3
+
+
+def float_counter(x):
+    t = 0.0
+    n = 0
+    while t < x:
+        t += 0.1
+        n += 1
+    return n
+
+
+def negative_shift(n):
+    r = 0
+    for i in range(n):
+        r = r + (1 << (i - 2))
+    return r
+
+
+CASES = [
+    (negative_power_in_static_loop, [(jnp.float32(1.0),), (jnp.float32(-3.0),)]),
+    (negative_power_step, [(jnp.array([0.3, 0.7]),)]),
+    (negative_power_traced_bound, [(jnp.int32(5),), (jnp.int32(0),), (jnp.int32(1),)]),
+    (power_sum, [(jnp.float32(0.0),)]),
+    (shifts, [(jnp.float32(0.0),)]),
+    (builtin_pow_sum, [(jnp.int32(40),), (jnp.int32(10),)]),
+    (high_power, [(jnp.int32(3),), (jnp.int32(2),)]),
+    (mask_bits, [(jnp.float32(0.0), 40), (jnp.float32(0.0), 20)]),
+    (list_item_sum, [(jnp.array([1.0, -1.0, 2.0, 3.0]),), (jnp.array([1.0, -1.0]),)]),
+    (big_literal_product, [(jnp.array([1.0, 2.0, 3.0]),), (jnp.array([0.0, 1.0]),)]),
+    (floor_division_handler, [(jnp.int32(5),), (jnp.int32(2),)]),
+    (true_division, [(jnp.int32(5),), (jnp.int32(2),)]),
+    (modulo, [(jnp.int32(5),), (jnp.int32(0),)]),
+    (suppressed, [(jnp.int32(5),), (jnp.int32(2),)]),
+    (complex_root, [(jnp.int32(5),), (jnp.int32(2),)]),
+    (index_is_int, [(jnp.int32(3),)]),
+    (exact_comparison, [(jnp.int32(16777218),), (jnp.int32(16777217),)]),
+    (zero_step, [(jnp.int32(3), jnp.int32(0)), (jnp.int32(3), jnp.int32(1))]),
+    (bool_flags, [(jnp.array([1.0, 2.0]),), (jnp.array([1.0, 0.0]),), (jnp.array([-1.0]),)]),
+    (float_counter, [(jnp.float32(3.0),), (jnp.float32(0.0),)]),
+    (negative_shift, [(jnp.int32(5),), (jnp.int32(2),)]),
+]
+
+
+def _outcome(fn, args):
+    try:
+        return "value", jax.tree_util.tree_map(lambda v: np.asarray(v).tolist() if hasattr(v, "shape") else v, fn(*args))
+    except Exception as e:
+        return "error", type(e)
+
+
+def _same(got, want) -> bool:
+    if got[0] != want[0]:
+        return False
+    if got[0] == "error":
+        return issubclass(got[1], want[1])
+    flat_got, flat_want = jax.tree_util.tree_leaves(got[1]), jax.tree_util.tree_leaves(want[1])
+    if len(flat_got) != len(flat_want):
+        return False
+    return all(
+        np.allclose(np.asarray(a, dtype=complex), np.asarray(b, dtype=complex), rtol=1e-6) for a, b in zip(flat_got, flat_want)
+    )
+
+
+@pytest.mark.parametrize("fn, inputs", CASES, ids=[fn.__name__ for fn, _ in CASES])
+def test_to_static_gives_eagers_value_or_error(fn, inputs):
+    static = laxify.to_static(fn)
+    for args in inputs:
+        want = _outcome(fn, args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", laxify.FallbackWarning)
+            got = _outcome(static, args)
+        assert _same(got, want), (args, got, want)
+
+
+@pytest.mark.parametrize("fn, inputs", CASES, ids=[fn.__name__ for fn, _ in CASES])
+def test_jit_of_convert_gives_eagers_value_or_a_located_error(fn, inputs):
+    for args in inputs:
+        want = _outcome(fn, args)
+        statics = tuple(k for k, a in enumerate(args) if isinstance(a, int))
+        jitted = laxify.checked(jax.jit(laxify.convert(fn), static_argnums=statics), static_argnums=statics)
+        got = _outcome(jitted, args)
+        if got[0] == "error" and issubclass(got[1], (NumberNotHeld, ConversionError)):
+            continue  # a located error: this input needs Python (to_static runs it eagerly)
+        assert _same(got, want), (args, got, want)
+
+
+def test_the_loops_stay_compiled_where_python_numbers_fit():
+    """The rules add checks to the program; they do not unroll or drop its loops."""
+    text = str(jax.make_jaxpr(laxify.convert(negative_power_in_static_loop))(jnp.float32(1.0)))
+    assert "scan" in text or "while" in text
+    text = str(jax.make_jaxpr(laxify.convert(builtin_pow_sum))(jnp.int32(5)))
+    assert "while" in text
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)  # converted: no fallback on these inputs
+        assert float(laxify.to_static(negative_power_traced_bound)(jnp.int32(5))) == 1.9375
+        assert int(laxify.to_static(builtin_pow_sum)(jnp.int32(10))) == 1023
+        assert int(laxify.to_static(index_is_int)(jnp.int32(3))) == 300
+        assert [int(v) for v in laxify.to_static(bool_flags)(jnp.array([1.0, 2.0]))] == [2, 0, 3]
+
+
+def test_an_overflow_says_where_and_falls_back_with_a_warning():
+    with pytest.warns(laxify.FallbackWarning, match="Python int in eager code") as caught:
+        assert int(laxify.to_static(shifts)(jnp.float32(0.0))[0]) == 2**40
+    assert caught[0].filename == __file__
+
+
+def test_a_division_by_zero_raises_pythons_error_at_the_users_line():
+    with pytest.raises(ZeroDivisionError, match="division by zero") as info:
+        laxify.to_static(true_division)(jnp.int32(5))
+    assert info.traceback[-1].path.name == "test_python_numbers.py"
+
+
+def test_a_float_carried_by_a_while_loop_falls_back_naming_it():
+    with pytest.warns(laxify.FallbackWarning, match="reads the Python float `t`"):
+        assert int(laxify.to_static(float_counter)(jnp.float32(3.0))) == float_counter(jnp.float32(3.0))
+
+
+def test_printing_a_list_of_python_ints_prints_python_ints(capsys):
+    def counts_of(x):
+        counts = [0, 0]
+        for v in x:
+            if v > 0:
+                counts[0] += 1
+            else:
+                counts[1] += 1
+        print(counts)
+        return x
+
+    laxify.to_static(counts_of)(jnp.array([1.0, -1.0, 2.0]))
+    assert capsys.readouterr().out == "[2, 1]\n"
+
+
+def test_range_of_a_float_array_is_a_type_error():
+    def loop(x):
+        t = 0
+        for i in range(x):
+            t += i
+        return t
+
+    with pytest.raises(TypeError):
+        loop(jnp.float32(3.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", laxify.FallbackWarning)
+        with pytest.raises(TypeError, match="integer"):
+            laxify.to_static(loop)(jnp.float32(3.0))
