@@ -47,6 +47,7 @@ __all__ = [
     "at_users_line",
     "is_python_int",
     "mark",
+    "mark_joined",
     "mark_results",
     "marking",
     "python_op",
@@ -217,6 +218,20 @@ def mark_results(init, out) -> tuple:
         if type(after) not in _KINDS and python_type(before) is not None:
             mark(after)
     return out
+
+
+def mark_joined(out, paths) -> None:
+    """Mark the outputs of a traced ``if`` (``out``) that every path (``paths``: each branch's
+    outputs) gives as the same Python type (``flag = True`` on one path, ``False`` on the
+    other: a Python bool after the ``if``, whose ``flag + flag`` is an int)."""
+    for j, value in enumerate(out):
+        if not isinstance(value, jax.core.Tracer) or getattr(value, "shape", None) != ():
+            continue
+        kinds = {python_type(path[j]) if j < len(path) else None for path in paths}
+        if len(kinds) == 1:
+            kind = kinds.pop()
+            if kind is not None and _kind_of(value.dtype) is kind:
+                mark(value, kind)
 
 
 def marking(fn, init, lead: int = 0, index=False, nonneg: bool = False):

@@ -17,7 +17,7 @@ from laxify.ir.naming import is_return_flag, is_return_value, is_stop_flag
 from laxify.runtime import effects, split
 from laxify.runtime import lists as lists_mod
 from laxify.ir.user_code import raised_by_array_library
-from laxify.runtime import error_channel, report
+from laxify.runtime import error_channel, numbers, report
 from laxify.runtime.capture import capture, output_avals
 from laxify.runtime.dispatch.values import Fillable, Undefined, array_like, fresh, is_traced
 from laxify.runtime.lowering import Site
@@ -95,7 +95,9 @@ def _joined_cond(pred, branches, operands, site: Site):
     else:
         out, found = lax.switch(jnp.asarray(pred, jnp.int32), fns)  # which clamps the index
     report.absorb(found)
-    return plan.restore(out)
+    joined = plan.restore(out)
+    numbers.mark_joined(joined, [run.outputs[0] for run in runs])
+    return joined
 
 
 def _branch_run(branch, operands, site: Site):

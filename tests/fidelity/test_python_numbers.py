@@ -183,7 +183,29 @@ def negative_shift(n):
     return r
 
 
+def bools_of_a_branch(x):
+    a = False
+    if x > 0:
+        a = True
+    n = 0
+    if x > 1:
+        n = 3
+    return a + a, isinstance(n, int), a - a
+
+
+def list_items(x):
+    acc = [0, 0]
+    for v in x:
+        if v > 0:
+            acc[0] = acc[0] + 1000000000
+        acc[1] = acc[1] * 3 + 1
+    n = len(acc)
+    return acc[0], acc[1], n * acc[1]
+
+
 CASES = [
+    (bools_of_a_branch, [(jnp.float32(2.0),), (jnp.float32(0.5),), (jnp.float32(-1.0),)]),
+    (list_items, [(jnp.array([1.0, -1.0, 2.0, 3.0]),), (jnp.array([1.0, -1.0]),), (jnp.zeros((21,)),)]),
     (negative_power_in_static_loop, [(jnp.float32(1.0),), (jnp.float32(-3.0),)]),
     (negative_power_step, [(jnp.array([0.3, 0.7]),)]),
     (negative_power_traced_bound, [(jnp.int32(5),), (jnp.int32(0),), (jnp.int32(1),)]),

@@ -73,7 +73,7 @@ _BOOLS = frozenset({"True", "False"})
 _INT_OPERATORS = tuple(_BINARY)
 _SMALL = 2**16  # runtime/int_overflow.py's SMALL_CONSTANT
 # Calls that give a Python int in eager code (runtime/builtin_rules.py marks their results).
-_INT_CALLS = frozenset({"int", "floor", "ceil"})
+_INT_CALLS = frozenset({"int", "floor", "ceil", "len"})
 
 
 _SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
@@ -155,7 +155,7 @@ def _int_call(node) -> bool:
     return called in _INT_CALLS
 
 
-def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set]:
+def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set]:
     """The names of ``fn``'s own code that may hold Python ints (see the module's docstring),
     its parameters, the operations of its own code that may be routed (``+ - * ** //``,
     augmented assignments, unary ``-``, ``abs``), and its loop indices, found in one walk."""
@@ -221,7 +221,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set]:
     containers = {name for name, value in pairs if _numbers_literal(value)}
     operations = [op for op in operations if type(op) is not cst.AugAssign or not _item_of(op.target, containers)]
     operations += [op for op in updates if _item_of(op.target, containers)]
-    return names, params, operations, indices, floats
+    return names, params, operations, indices, floats, containers
 
 
 def _numbers_literal(value) -> bool:
@@ -284,8 +284,9 @@ def _loop_index(node: cst.For) -> str | None:
     return None
 
 
-def _reads(node, names: set) -> bool:
-    """Whether an operation's operands name one of ``names`` (nested operations included)."""
+def _reads(node, names: set, containers: set = frozenset()) -> bool:
+    """Whether an operation's operands name one of ``names`` or an item of one of
+    ``containers`` (nested operations included)."""
     if type(node) is cst.UnaryOperation:
         sides = (node.expression,)
     elif type(node) is cst.Call:
@@ -302,7 +303,8 @@ def _reads(node, names: set) -> bool:
         if (
             (type(side) is cst.Name and side.value in names)
             or _int_call(side)
-            or (type(side) is cst.BinaryOperation and _reads(side, names))
+            or _item_of(side, containers)
+            or (type(side) is cst.BinaryOperation and _reads(side, names, containers))
         ):
             return True
     return False
@@ -365,7 +367,7 @@ def _is_routed(node: cst.BaseExpression) -> bool:
     return _is_runtime_call(node, "python_op")
 
 
-def _operand(node: cst.BaseExpression, names: set, params: set) -> str | None:
+def _operand(node: cst.BaseExpression, names: set, params: set, containers: set = frozenset()) -> str | None:
     """What an operand is: ``"int"`` (a name that may hold a Python int, an operation this
     converter routed), ``"param"``, ``"literal"`` (an int literal), or ``None`` (anything else)."""
     kind = type(node)
@@ -375,7 +377,7 @@ def _operand(node: cst.BaseExpression, names: set, params: set) -> str | None:
         return "int" if node.value in names else "param" if node.value in params else None
     if _number_literal(node):
         return "literal"
-    if _int_call(node):
+    if _int_call(node) or _item_of(node, containers):
         return "int"
     if kind is cst.UnaryOperation and type(node.operator) is cst.Minus:
         return _operand(node.expression, names, params)
@@ -459,7 +461,14 @@ def _named(value: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExp
 
 class IntArithmeticTransformer(OwnCodeConverter):
     def __init__(
-        self, ctx: Context, names: set, params: set, indices=frozenset(), guarded=frozenset(), floats=frozenset()
+        self,
+        ctx: Context,
+        names: set,
+        params: set,
+        indices=frozenset(),
+        guarded=frozenset(),
+        floats=frozenset(),
+        containers=frozenset(),
     ):
         super().__init__(ctx)
         self.guarded = guarded  # ids of operations in the body of a `try` with handlers or a `with`
@@ -467,6 +476,7 @@ class IntArithmeticTransformer(OwnCodeConverter):
         self.classes = 0
         self.names, self.params = names, params
         self.floats = floats  # names assigned a float literal: their `+ - *` raise nothing
+        self.containers = containers  # lists and dicts of number literals (see `_item_of`)
         self.steps: set[int] = set()  # `i = i + 1` values: a counter's step, left as it is
         self.assigned: set[int] = set()  # values of assignments (``visit_Assign``)
         # Whether the statement being visited assigns only names that may hold Python ints:
@@ -477,7 +487,10 @@ class IntArithmeticTransformer(OwnCodeConverter):
         """Whether ``left <op> right`` goes through ``_lx.python_op``: both operands may be Python
         ints, one of them a name that may hold one (or a routed operation)."""
         params = self.params if self.into_int else ()
-        kinds = (_operand(left, self.names, params), _operand(right, self.names, params))
+        kinds = (
+            _operand(left, self.names, params, self.containers),
+            _operand(right, self.names, params, self.containers),
+        )
         if None in kinds or "int" not in kinds:
             return False
         if op.rstrip("=") in ("+", "-", "*") and any(
@@ -640,13 +653,13 @@ TRIGGERS = (cst.For, cst.While, cst.If, cst.Lambda, BUILTIN_CALL)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    names, params, operations, indices, floats = python_int_names(node)
-    targets = {id(op) for op in operations if _reads(op, names)}
+    names, params, operations, indices, floats, containers = python_int_names(node)
+    targets = {id(op) for op in operations if _reads(op, names, containers)}
     if not targets:
         return node
     guarded = _guarded(node, targets)
     # Only the nodes above the operations are entered (libcst rebuilds every node it enters).
-    converter = IntArithmeticTransformer(ctx, names, params, indices, guarded, floats)
+    converter = IntArithmeticTransformer(ctx, names, params, indices, guarded, floats, containers)
     return transform_above(node, converter, lambda n: id(n) in targets)
 
 
