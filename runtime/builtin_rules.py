@@ -282,6 +282,19 @@ def _math_binary(fn: Callable):
     return rule
 
 
+def _math_pow(*args):
+    """``math.pow(a, b)``: a float, with Python's ``ValueError: math domain error`` for a
+    negative base and a fractional exponent, and for 0 to a negative power."""
+    if len(args) != 2 or not all(_scalar(a) for a in args):
+        raise _NotCovered
+    a, b = (jnp.reshape(jnp.asarray(v), ()) for v in args)
+    wide = jnp.result_type(float)
+    af, bf = a.astype(wide), b.astype(wide)
+    bad = jnp.logical_or(jnp.logical_and(af < 0, bf != jnp.floor(bf)), jnp.logical_and(af == 0, bf < 0))
+    _raise_where(bad, lambda: ValueError("math domain error"))
+    return _python_float(jnp.power(af, bf), a, b)
+
+
 def _python_float(result, *args):
     """A ``math`` function's result: a Python float in eager code (``runtime/numbers.py``).
     Python's float is weakly typed: with a float16 array it gives float16. The result is in
@@ -382,6 +395,7 @@ RULES: dict[Any, Callable] = {
     math.cos: _math_domain(jnp.cos, jnp.isinf),
     math.tan: _math_domain(jnp.tan, jnp.isinf),
     math.atan2: _math_binary(jnp.arctan2),
+    math.pow: _math_pow,
     math.copysign: _math_binary(jnp.copysign),
 }
 

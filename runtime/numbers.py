@@ -35,6 +35,7 @@ import weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from laxify.runtime import error_channel, trace
@@ -46,6 +47,7 @@ __all__ = [
     "RULES",
     "at_users_line",
     "is_python_int",
+    "item",
     "mark",
     "mark_joined",
     "mark_results",
@@ -585,3 +587,46 @@ def _root(e: int) -> int:
     while (x + 1) ** e <= _INT32_MAX:
         x += 1
     return x
+
+
+# -- a Python int as an index -----------------------------------------------------------------
+
+
+def item(obj, index):
+    """``obj[index]``; where ``obj`` is a Python list or tuple of numbers (or of arrays of one
+    shape) and ``index`` a traced int, the item the program picks: the items as one array,
+    indexed, with Python's ``IndexError`` checked at run time (a negative index counts from
+    the end, as Python's does)."""
+    if type(obj) not in (list, tuple) or not isinstance(index, jax.core.Tracer):
+        return obj[index]
+    if getattr(index, "shape", None) != () or not jnp.issubdtype(index.dtype, jnp.integer) or not obj:
+        return obj[index]
+    kinds = {type(v) for v in obj}
+    if kinds <= set(_KINDS):
+        kind = kinds.pop() if len(kinds) == 1 else (float if float in kinds else int)
+        stacked = jnp.asarray(obj if kind is not bool else [bool(v) for v in obj])
+    elif all(isinstance(v, (jax.Array, np.ndarray)) or type(v) in _KINDS for v in obj):
+        shapes = {jnp.shape(v) for v in obj}
+        if len(shapes) != 1:
+            return obj[index]
+        kind = None
+        try:
+            stacked = jnp.stack([jnp.asarray(v) for v in obj])
+        except TypeError:
+            return obj[index]
+        if stacked.shape == (len(obj),):
+            found = {python_type(v) for v in obj}
+            kind = found.pop() if len(found) == 1 else None
+    else:
+        return obj[index]  # (JAX's error: a traced index of a list of other things)
+    n = len(obj)
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(error_channel.OWN_ROOTS):
+        frame = frame.f_back
+    what = "list" if type(obj) is list else "tuple"
+    inside = jnp.logical_and(index >= -n, index < n)
+    error_channel.check_at(
+        inside, lambda: IndexError(f"{what} index out of range"), frame.f_code.co_filename, frame.f_lineno
+    )
+    value = stacked[jnp.where(index < 0, index + n, index)]
+    return mark(value, kind) if kind is not None else value

@@ -26,7 +26,7 @@ from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
 from laxify.runtime.dispatch.trying import internal_errors
 from laxify.runtime.updates import at, live_rows, setitem, setitem_op, shared_change
-from laxify.runtime.numbers import python_op
+from laxify.runtime.numbers import item, python_op
 from laxify.runtime.error_channel import (
     call_raised,
     exception_,
@@ -74,6 +74,7 @@ __all__ = [
     "for_range",
     "ifexp",
     "python_op",
+    "item",
     "internal_errors",
     "is_",
     "is_not",

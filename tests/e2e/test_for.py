@@ -541,11 +541,13 @@ STATIC_CASES = [
     case(for_builds_python_list, (f32(1.0, 2.0),), prims=STATIC),
     case(for_index_as_slice_bound, (f32(1.0, 2.0, 3.0, 4.0),), prims=STATIC),
     case(for_index_as_shape, (f32(1.0, 2.0, 3.0),), prims=STATIC),
-    case(for_index_into_python_list, (f32(1.0, 2.0, 3.0),), prims=STATIC),
     case(for_shape_grows_each_iteration, (f32(1.0, 2.0),), prims=STATIC),
     case(for_carries_python_string, (f32(1.0, 2.0),), prims=STATIC),
     case(for_stores_into_python_dict, (f32(1.0, 2.0, 3.0),), prims=STATIC),
 ]
+# A Python list of numbers indexed by the scan's index: its items as one array, indexed
+# (runtime/numbers.py `item`), not an unrolled loop.
+SCAN_CASES.append(case(for_index_into_python_list, (f32(1.0, 2.0, 3.0),), prims=SCAN))
 
 
 @pytest.mark.parametrize(CASE_FIELDS, SCAN_CASES)

@@ -4,6 +4,7 @@ gives its value or its exception (converted, or by a fallback with a warning), a
 `laxify.checked(jax.jit(laxify.convert(f)))` gives its value or a located error."""
 
 import contextlib
+import math
 import warnings
 
 import jax
@@ -203,7 +204,31 @@ def list_items(x):
     return acc[0], acc[1], n * acc[1]
 
 
+TORQUES = [-1.0, 0.0, 1.0]
+
+
+def list_indexed_by_a_traced_int(a, x):
+    t = TORQUES[a]
+    table = [1, 4, 9, 16]
+    s = 0
+    for i in range(3):
+        if x[i] > 0:
+            s = s + table[i + 1]
+    return t, s
+
+
+def math_power(action, p):
+    cost = math.pow(action[0], 2) * 0.5
+    if cost > 1.0:
+        cost = cost + math.pow(action[0], p)
+    return cost
+
+
 CASES = [
+    (math_power, [(jnp.array([1.0]), jnp.float32(0.5)), (jnp.array([-2.0]), jnp.float32(0.5)),
+                  (jnp.array([-2.0]), jnp.float32(2.0)), (jnp.array([0.5]), jnp.float32(-1.0))]),
+    (list_indexed_by_a_traced_int, [(jnp.int32(0), jnp.array([1.0, -1.0, 2.0])), (jnp.int32(-1), jnp.ones(3)),
+                                    (jnp.int32(3), jnp.ones(3)), (jnp.int32(-4), jnp.zeros(3))]),
     (bools_of_a_branch, [(jnp.float32(2.0),), (jnp.float32(0.5),), (jnp.float32(-1.0),)]),
     (list_items, [(jnp.array([1.0, -1.0, 2.0, 3.0]),), (jnp.array([1.0, -1.0]),), (jnp.zeros((21,)),)]),
     (negative_power_in_static_loop, [(jnp.float32(1.0),), (jnp.float32(-3.0),)]),
@@ -332,3 +357,12 @@ def test_range_of_a_float_array_is_a_type_error():
         warnings.simplefilter("ignore", laxify.FallbackWarning)
         with pytest.raises(TypeError, match="integer"):
             laxify.to_static(loop)(jnp.float32(3.0))
+
+
+def test_a_python_list_indexed_by_a_traced_int_stays_one_program():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        t, total = laxify.to_static(list_indexed_by_a_traced_int)(jnp.int32(2), jnp.array([1.0, -1.0, 2.0]))
+    assert (float(t), int(total)) == (1.0, 20)
+    text = str(jax.make_jaxpr(laxify.convert(list_indexed_by_a_traced_int))(jnp.int32(2), jnp.ones(3)))
+    assert "scan" in text or "while" in text

@@ -55,6 +55,7 @@ RULED_BUILTINS = frozenset(
 )
 RULED_MATH = frozenset(
     {
+        "pow",
         "floor",
         "ceil",
         "fabs",

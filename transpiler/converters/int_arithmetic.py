@@ -166,6 +166,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     indices: set = set()  # loop indices (a range's, an enumerate's): bounded, never -2**31
     assigned: set[int] = set()  # values of assignments other than a counter's step
     updates: list = []  # `a[k] += v`
+    subscripts: list = []  # `a[k]`
     for node in below(fn, fn.body, _SCOPES):
         kind = type(node)
         if kind is cst.For and (index := _loop_index(node)) is not None:
@@ -189,6 +190,8 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
             pairs.extend(_pairs(node.target, node.value))
         if kind is cst.AugAssign and type(node.target) is cst.Subscript and type(node.operator) in _AUGMENTED:
             updates.append(node)
+        elif kind is cst.Subscript:
+            subscripts.append(node)
         elif (
             (kind is cst.BinaryOperation and type(node.operator) in _BINARY)
             or (kind is cst.AugAssign and type(node.operator) in _AUGMENTED)
@@ -221,7 +224,17 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     containers = {name for name, value in pairs if _numbers_literal(value)}
     operations = [op for op in operations if type(op) is not cst.AugAssign or not _item_of(op.target, containers)]
     operations += [op for op in updates if _item_of(op.target, containers)]
+    # `table[i]`: an item of what may be a Python list or tuple, at what may be a traced
+    # Python int (stores are `_lx.setitem(...)` calls by now: converters/array_updates.py)
+    operations += [s for s in subscripts if _index_reads(s, names | params)]
     return names, params, operations, indices, floats, containers
+
+
+def _index_reads(node: cst.Subscript, names: set) -> bool:
+    """``a[k]`` (one index, no slice) with ``k`` reading one of ``names``."""
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+        return False
+    return any(type(n) is cst.Name and n.value in names for n in descendants(node.slice[0].slice.value))
 
 
 def _numbers_literal(value) -> bool:
@@ -295,6 +308,8 @@ def _reads(node, names: set, containers: set = frozenset()) -> bool:
         sides = (node.left, node.right)
     elif type(node) is cst.Comparison:
         sides = (node.left, node.comparisons[0].comparator)
+    elif type(node) is cst.Subscript:
+        return True  # (chosen by `_index_reads`)
     else:
         sides = (node.target, node.value)
     for side in sides:
@@ -573,6 +588,18 @@ class IntArithmeticTransformer(OwnCodeConverter):
         if op is None or not _int_float(left, right, self.names):
             return updated_node
         call = _call(op, _bare(left), _bare(right))
+        return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+    def leave_Subscript(self, original_node, updated_node):
+        """``table[i]`` → ``_lx.item(table, i)``: a Python list or tuple indexed by a traced
+        Python int is an array of its items indexed in the program (``runtime/numbers.py``);
+        anything else is indexed as written."""
+        if not self._active() or len(updated_node.slice) != 1 or type(updated_node.slice[0].slice) is not cst.Index:
+            return updated_node
+        index = updated_node.slice[0].slice.value
+        call = cst.Call(
+            cst.Attribute(cst.Name("_lx"), cst.Name("item")), [cst.Arg(_bare(updated_node.value)), cst.Arg(index)]
+        )
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     def leave_UnaryOperation(self, original_node, updated_node):
