@@ -110,3 +110,21 @@ def test_parameters_and_floats_are_left_alone_and_code_outside_loops_is_routed()
             t = _lx.python_op('*=', t, k, 't')
         return x, acc, t, u
     """)
+
+
+def test_an_item_read_goes_through_the_runtime_and_a_store_or_delete_stays():
+    check("""
+    def f(table, n):
+        for i in range(n):
+            table[i] = table[i - 1]
+            del table[i]
+            a, table[i] = table[i], 0
+        return table
+    """, """
+    def f(table, n):
+        for i in range(n):
+            table[i] = _lx.item(table, i - 1)
+            del table[i]
+            a, table[i] = _lx.item(table, i), 0
+        return table
+    """)

@@ -167,8 +167,12 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     assigned: set[int] = set()  # values of assignments other than a counter's step
     updates: list = []  # `a[k] += v`
     subscripts: list = []  # `a[k]`
+    stores: set[int] = set()  # the subscripts assigned or deleted (a statement kept as Python)
     for node in below(fn, fn.body, _SCOPES):
         kind = type(node)
+        if kind in _TARGETS:
+            for target in _TARGETS[kind](node):
+                _stored(target, stores)
         if kind is cst.For and (index := _loop_index(node)) is not None:
             names.add(index)
             indices.add(index)
@@ -226,8 +230,31 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     operations += [op for op in updates if _item_of(op.target, containers)]
     # `table[i]`: an item of what may be a Python list or tuple, at what may be a traced
     # Python int (stores are `_lx.setitem(...)` calls by now: converters/array_updates.py)
-    operations += [s for s in subscripts if _index_reads(s, names | params)]
+    operations += [s for s in subscripts if id(s) not in stores and _index_reads(s, names | params)]
     return names, params, operations, indices, floats, containers
+
+
+# The targets of the statements that store or delete: their subscripts are not reads.
+_TARGETS = {
+    cst.Assign: lambda n: [t.target for t in n.targets],
+    cst.AugAssign: lambda n: [n.target],
+    cst.AnnAssign: lambda n: [n.target],
+    cst.Del: lambda n: [n.target],
+    cst.For: lambda n: [n.target],
+    cst.WithItem: lambda n: [n.asname.name] if n.asname is not None else [],
+    cst.CompFor: lambda n: [n.target],
+}
+
+
+def _stored(target, stores: set) -> None:
+    kind = type(target)
+    if kind is cst.Subscript:
+        stores.add(id(target))
+    elif kind in (cst.Tuple, cst.List):
+        for element in target.elements:
+            _stored(element.value, stores)
+    elif kind is cst.StarredElement:
+        _stored(target.value, stores)
 
 
 def _index_reads(node: cst.Subscript, names: set) -> bool:
