@@ -304,12 +304,21 @@ class _Builder:
         return _jump_reason(stmt, in_loop=False)
 
     def shared_fix(self, stmt: cst.BaseStatement) -> str | None:
-        """The fix for a construct kept because it assigns a global or nonlocal name."""
+        """The fix for a construct kept because it assigns a global or nonlocal name, or changes
+        an object from outside the function."""
         if type(stmt) not in (cst.If, cst.While, cst.For):
             return None
-        shared = [n for n in stmt_access(stmt).writes if n in self.declared]
+        access = stmt_access(stmt)
+        shared = [n for n in access.writes if n in self.declared]
         if not shared:
-            return None
+            outside = [n for n in access.mutates if n not in self.bound and n not in self.declared]
+            if not outside:
+                return None
+            return (
+                f"One XLA program cannot change a Python object while it runs: build the values "
+                f"in a local list or array, return them, and change `{outside[0]}` where the "
+                f"function is called (or keep such state in an array that you pass in and return)."
+            )
         name = shared[0]
         return (
             f"One XLA program cannot assign a Python variable while it runs: return the new "
@@ -324,6 +333,15 @@ class _Builder:
         attrs: dict = {"code": self.code(stmt).rstrip("\n"), "kind": "stmt", "static": "never"}
         if reason is not None:
             attrs["fallback"] = reason
+            if type(stmt) is cst.For:
+                # Kept for its effect on an object from outside (or a global or nonlocal name):
+                # over a traced array it would run while tracing and make its change once per
+                # compilation (an `if` or `while` on a traced value cannot run while tracing), so
+                # the function runs as Python there (runtime/effects.py ``kept_effects``).
+                outside = [n for n in access.mutates if n not in self.bound and n not in self.declared]
+                touched = outside or [n for n in access.writes if n in self.declared]
+                if touched:
+                    attrs["effects"] = (touched[0], tuple(expr_reads(stmt.iter)), fix or "")
             height = attrs["code"].count("\n") + 1 - len(getattr(stmt, "leading_lines", ()))
             self.fallbacks.append(Fallback(span, _construct(stmt), reason, span.line + height - 1, fix=fix))
         self.emit_stmt(access, attrs, span)

@@ -27,6 +27,7 @@ from laxify.runtime.options import push_options
 from laxify.runtime.dispatch.trying import internal_errors
 from laxify.runtime.updates import at, live_rows, setitem, setitem_op, shared_change
 from laxify.runtime.int_overflow import int_op
+from laxify.runtime.effects import kept_effects
 from laxify.runtime.error_channel import (
     call_raised,
     exception_,
@@ -78,6 +79,7 @@ __all__ = [
     "is_",
     "is_not",
     "is_traced",
+    "kept_effects",
     "iterable",
     "leaving",
     "live_rows",
