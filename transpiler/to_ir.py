@@ -849,13 +849,15 @@ def build_ir(
     plain: Mapping[tuple[int, int], list[cst.SimpleStatementLine]] | None = None,
     in_place: bool = False,
     private: frozenset[str] = frozenset(),
+    changed_params: Mapping[str, tuple[int, int] | None] | None = None,
 ) -> tuple[Function, list[Fallback]]:
     """Build the IR of ``src.node`` (already canonicalised by the converters); ``updates``:
     the item updates the converters rewrote, by position (see ``Context.updates``); ``plain``:
     the lines before their int arithmetic was routed (see ``Context.plain``); ``in_place``:
     whether the function may change a list, dict or set in place (``Context.changes_objects``,
     ``Context.aliased_updates``); ``private``: the names whose object nothing else can reach
-    (``Context.private``)."""
+    (``Context.private``); ``changed_params``: the parameters whose array it may change in
+    place, and the position of the first such change (transpiler/analysis/in_place.py)."""
     node = src.node
     b = _Builder(src, positions, freevars)
     b.in_place, b.private = in_place, private
@@ -881,6 +883,12 @@ def build_ir(
         fn.attributes["changes_in_place"] = True  # (Site.changes_in_place; absent: false)
     if private:
         fn.attributes["private"] = tuple(sorted(private))  # (Site.private, for runtime/effects.py)
+    if changed_params:
+        # Parameters whose array the function may change in place, and where: a NumPy array
+        # given for one makes the function run as Python (runtime/writeback.py).
+        fn.attributes["numpy_params"] = tuple(
+            (name, *(where or (fn.span.line, fn.span.col))) for name, where in changed_params.items()
+        )
     if prefix != DEFAULT_PREFIX:
         fn.attributes["prefix"] = prefix
     if node.returns is not None:

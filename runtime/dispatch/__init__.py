@@ -28,6 +28,7 @@ from laxify.runtime.dispatch.trying import internal_errors
 from laxify.runtime.updates import at, live_rows, setitem, setitem_op, shared_change
 from laxify.runtime.int_overflow import int_op
 from laxify.runtime.effects import kept_effects
+from laxify.runtime.writeback import numpy_in_place
 from laxify.runtime.error_channel import (
     call_raised,
     exception_,
@@ -80,6 +81,7 @@ __all__ = [
     "is_not",
     "is_traced",
     "kept_effects",
+    "numpy_in_place",
     "iterable",
     "leaving",
     "live_rows",
