@@ -14,11 +14,18 @@ of times. So, while such a function is traced, the Python objects it can reach a
   holds the fresh copy while it runs (``_swap_cells``), so that it shows the function's
   changes as in Python;
 - everything else it can reach (the variables it reads, what they hold, the arguments,
-  defaults and globals of the functions it calls, the list whose method it calls) is
-  compared with a snapshot when it returns; a change there, and a call of a function that
-  assigns a global or an enclosing function's variable, is a :class:`NeedsPython` at the
-  construct: the objects get their contents back, and a ``to_static`` function runs eagerly
-  (with its warning), where Python makes each change exactly as written.
+  defaults and globals of the functions it calls, the list whose method it calls; the
+  attributes of the user's objects, classes and functions among them: ``Tally.hits += 1``,
+  ``BOX.n += 1``, ``bump.calls += 1``) is compared with a snapshot when it returns; a
+  change there, and a call of a function that assigns a global or an enclosing function's
+  variable, is a :class:`NeedsPython` at the construct: the objects get their contents
+  back, and a ``to_static`` function runs eagerly (with its warning), where Python makes
+  each change exactly as written.
+
+A ``for`` loop that the conversion keeps as Python because it changes such an object (or
+assigns a global or nonlocal name) runs while tracing; over a traced array it would make its
+change once per compilation, with traced values: :func:`kept_effects` makes it a
+:class:`NeedsPython` there.
 
 Nothing here runs when the compiled program runs: only while tracing, and only for the
 constructs that trace Python functions under a traced condition.
@@ -51,6 +58,7 @@ _UNWATCHED = (*ATOMS, type, types.ModuleType)  # never snapshotted (but the user
 _UNWATCHED_KINDS = frozenset((*ATOMS, type, types.ModuleType, types.FunctionType))
 _FUNCTION_DEPTH = 2  # how deep into the closures of functions reachable from a watched one
 _LARGE = 1 << 20  # NumPy arrays of more elements are not snapshotted
+_MISSING = object()
 
 
 def _state_of(obj):
@@ -129,7 +137,7 @@ def _restore(obj, before) -> None:
             if key not in old:
                 delattr(obj, key)
         for key, value in old.items():
-            if now.get(key, _restore) is not value:
+            if now.get(key, _MISSING) is not value:
                 setattr(obj, key, value)
     else:
         attrs = object.__getattribute__(obj, "__dict__")
