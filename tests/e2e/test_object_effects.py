@@ -424,3 +424,37 @@ def test_staging_with_a_numpy_argument_stages_the_jax_array_program():
     assert "tensor<2xf32>" in static.lower(x).as_text()
     assert static.eval_shape(x).shape == (2,)
     np.testing.assert_array_equal(x, [1.0, 2.0])
+
+
+def count_in_own_loop(x):
+    for v in x:
+        Tally.hits += 1
+        BOX.n += 1
+    return x.sum()
+
+
+def count_in_own_if(x):
+    if x > 0:
+        _bump_function.calls += 1
+    return x
+
+
+def count_in_own_while(x):
+    i = 0
+    while i < x.shape[0] and x[i] > 0:
+        CFG["n"] += 1
+        i += 1
+    return i
+
+
+@pytest.mark.parametrize(
+    "fn, inputs, snippet",
+    [
+        (count_in_own_loop, [(jnp.zeros((0,)),), (jnp.array([1.0]),), (jnp.array([1.0, -2.0, 3.0]),)], "for v in x:"),
+        (count_in_own_if, [(jnp.float32(-1.0),), (jnp.float32(2.0),)], "if x > 0:"),
+        (count_in_own_while, [(jnp.array([-1.0, 2.0]),), (jnp.array([1.0, 2.0, -3.0]),)], "while i < x.shape[0]"),
+    ],
+    ids=["for", "if", "while"],
+)
+def test_effects_written_in_the_function_itself_under_traced_control_flow(fn, inputs, snippet):
+    _compare(fn, inputs, snippet)
