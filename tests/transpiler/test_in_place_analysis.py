@@ -50,3 +50,7 @@ def test_changes_in_place_are_found(source, expected):
 )
 def test_other_code_changes_no_parameter(source):
     assert changed(source) == {}
+
+
+def test_a_lambda_is_a_scope_of_its_own():
+    assert changed("def f(x):\n    g = lambda x: x.sort()\n    return g\n") == {}

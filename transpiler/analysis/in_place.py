@@ -19,7 +19,7 @@ from __future__ import annotations
 import libcst as cst
 
 from laxify.transpiler.analysis.names import target_names
-from laxify.transpiler.analysis.walk import children
+from laxify.transpiler.analysis.walk import preorder
 
 __all__ = ["arrays_changed_in_place"]
 
@@ -29,7 +29,16 @@ _VIEW_METHODS = frozenset({"reshape", "view", "ravel", "transpose", "swapaxes", 
 _NOT_VIEWS = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"})
 # Methods of a NumPy array that change it in place.
 _CHANGING_METHODS = frozenset({"sort", "fill", "put", "itemset", "resize", "partition", "setfield", "byteswap"})
-_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+_WATCHED = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.Call})
+# The statements (where a change is reported): libcst's concrete statement classes.
+_STATEMENTS = frozenset(
+    kind
+    for kind in vars(cst).values()
+    if isinstance(kind, type)
+    and issubclass(kind, (cst.BaseSmallStatement, cst.BaseCompoundStatement))
+    and not kind.__name__.startswith("Base")
+)
 
 
 def _root(expr: cst.BaseExpression) -> str | None:
@@ -89,32 +98,46 @@ def arrays_changed_in_place(fn: cst.FunctionDef) -> dict[str, cst.CSTNode]:
             if root is not None:
                 changes.append((root, stmt))
 
-    stack: list[tuple[cst.CSTNode, cst.CSTNode]] = [(s, s) for s in reversed(fn.body.body)]
-    while stack:
-        node, stmt = stack.pop()
+    nodes, depths = preorder(fn)  # (one walk, shared with the other analyses of the tree)
+    statements: list[tuple[int, cst.CSTNode]] = []  # the statements around the node: (depth, node)
+    skip = -1  # the depth of a nested scope being skipped (-1: none)
+    for node, depth in zip(nodes, depths):
+        if skip >= 0:
+            if depth > skip:
+                continue
+            skip = -1
         kind = type(node)
         if kind in _SCOPES:
+            if depth:
+                skip = depth  # (a nested function's parameters are its own)
             continue
-        if kind is cst.SimpleStatementLine:
-            stack.extend((small, small) for small in reversed(node.body))
+        if kind not in _STATEMENTS and kind not in _WATCHED:
             continue
+        while statements and statements[-1][0] >= depth:
+            statements.pop()
+        if kind in _STATEMENTS:
+            statements.append((depth, node))
+            if kind not in _WATCHED:
+                continue
+        stmt = statements[-1][1] if statements else fn
         if kind is cst.Assign:
             for target in node.targets:
                 bind(target.target, node.value)
                 changed(target.target, stmt)
-        elif kind is cst.AnnAssign and node.value is not None:
-            bind(node.target, node.value)
-            changed(node.target, stmt)
+        elif kind is cst.AnnAssign:
+            if node.value is not None:
+                bind(node.target, node.value)
+                changed(node.target, stmt)
         elif kind is cst.AugAssign:
             root = _root(node.target)
             if root is not None:
                 changes.append((root, stmt))
-        elif kind in (cst.For, cst.CompFor):
+        elif kind is cst.For or kind is cst.CompFor:
             root = _root(node.iter)
             if root is not None:
                 for name in target_names(node.target):
                     views.setdefault(name, set()).add(root)
-        elif kind is cst.Call:
+        else:  # a call
             func = node.func
             if type(func) is cst.Attribute and func.attr.value in _CHANGING_METHODS:
                 root = _root(func.value)
@@ -127,9 +150,6 @@ def arrays_changed_in_place(fn: cst.FunctionDef) -> dict[str, cst.CSTNode]:
                         root = _root(value)
                         if root is not None:
                             changes.append((root, stmt))
-        if isinstance(node, cst.BaseCompoundStatement):
-            stmt = node  # (where a change in its header is reported)
-        stack.extend((child, stmt) for child in reversed(children(node)))
 
     found: dict[str, cst.CSTNode] = {}
     for name, stmt in changes:
