@@ -171,6 +171,7 @@ class StaticFunction(CallPath):
         ConversionError: it has no program to stage."""
         args = self._with_self(args)
         sig, wrapped_args, wrapped_kwargs = self._signature(args, kwargs)
+        sig = sig.staged()
         program = self._program_for(sig, args, kwargs)
         try:
             staged = method(program)(*wrapped_args, **wrapped_kwargs)
@@ -193,6 +194,7 @@ class StaticFunction(CallPath):
         works through the loaded function, as ``Exported.serialize``."""
         call_args = self._with_self(args)
         sig, args, kwargs = self._signature(call_args, kwargs)
+        sig = sig.staged()
         if sig.has_static:
             raise ValueError(
                 "export takes array arguments only; bind static arguments first "

@@ -94,7 +94,7 @@ def fallback_at(conversion: Conversion, error: BaseException) -> Fallback | None
     if isinstance(error, KeptPythonError):
         return error.fallback
     if isinstance(error, NeedsPython):
-        return _needs_python(error)
+        return _kept_at(conversion, error.location) or _needs_python(error)
     if isinstance(error, HandlerNeedsData):
         text = linecache.getline(error.filename, error.line)
         return Fallback(
@@ -110,6 +110,14 @@ def fallback_at(conversion: Conversion, error: BaseException) -> Fallback | None
         if any(fb.span.line <= ln <= fb.end_line for ln in lines):
             return fb
     return python_only_line(error)
+
+
+def _kept_at(conversion: Conversion, where: Location | None) -> Fallback | None:
+    """The construct of ``conversion`` kept as Python that starts at ``where`` (its own words
+    then say why it runs as Python: runtime/effects.py ``kept_effects``)."""
+    if where is None or where.filename != conversion.source.filename:
+        return None
+    return next((fb for fb in conversion.fallbacks if fb.span.line == where.line and fb.filename is None), None)
 
 
 def _needs_python(error: NeedsPython) -> Fallback:

@@ -14,11 +14,18 @@ of times. So, while such a function is traced, the Python objects it can reach a
   holds the fresh copy while it runs (``_swap_cells``), so that it shows the function's
   changes as in Python;
 - everything else it can reach (the variables it reads, what they hold, the arguments,
-  defaults and globals of the functions it calls, the list whose method it calls) is
-  compared with a snapshot when it returns; a change there, and a call of a function that
-  assigns a global or an enclosing function's variable, is a :class:`NeedsPython` at the
-  construct: the objects get their contents back, and a ``to_static`` function runs eagerly
-  (with its warning), where Python makes each change exactly as written.
+  defaults and globals of the functions it calls, the list whose method it calls; the
+  attributes of the user's objects, classes and functions among them: ``Tally.hits += 1``,
+  ``BOX.n += 1``, ``bump.calls += 1``) is compared with a snapshot when it returns; a
+  change there, and a call of a function that assigns a global or an enclosing function's
+  variable, is a :class:`NeedsPython` at the construct: the objects get their contents
+  back, and a ``to_static`` function runs eagerly (with its warning), where Python makes
+  each change exactly as written.
+
+A ``for`` loop that the conversion keeps as Python because it changes such an object (or
+assigns a global or nonlocal name) runs while tracing; over a traced array it would make its
+change once per compilation, with traced values: :func:`kept_effects` makes it a
+:class:`NeedsPython` there.
 
 Nothing here runs when the compiled program runs: only while tracing, and only for the
 constructs that trace Python functions under a traced condition.
@@ -35,7 +42,9 @@ import types
 import weakref
 from typing import Callable
 
+import jax
 import numpy as np
+from jax.core import Tracer
 
 from laxify.ir.errors import Location, NeedsPython
 from laxify.ir.naming import DEFAULT_PREFIX
@@ -43,16 +52,20 @@ from laxify.ir.user_code import is_library_function, is_library_type
 from laxify.runtime import trace
 from laxify.runtime.dispatch.values import ATOMS
 
-__all__ = ["Identity", "alias_error", "guarded", "note_aliased_change", "note_call", "watching"]
+__all__ = ["Identity", "alias_error", "guarded", "kept_effects", "note_aliased_change", "note_call", "watching"]
 
-_UNWATCHED = (*ATOMS, type, types.ModuleType)  # never snapshotted (nor their attributes)
+_UNWATCHED = (*ATOMS, type, types.ModuleType)  # never snapshotted (but the user's classes)
+_UNWATCHED_KINDS = frozenset((*ATOMS, type, types.ModuleType, types.FunctionType))
 _FUNCTION_DEPTH = 2  # how deep into the closures of functions reachable from a watched one
 _LARGE = 1 << 20  # NumPy arrays of more elements are not snapshotted
+_MISSING = object()
 
 
 def _state_of(obj):
     """What is compared to see whether ``obj`` changed in place (``None``: never changes)."""
     kind = type(obj)
+    if kind is types.FunctionType or isinstance(obj, type):
+        return _own_attributes(obj)
     if kind is list:
         return tuple(obj)
     if kind is dict:
@@ -73,6 +86,22 @@ def _attributes(obj):
     except Exception:  # noqa: BLE001 - no instance dict (slots), or a proxy that refuses
         return None
     return tuple(attrs.items()) if type(attrs) is dict else None
+
+
+def _own_attributes(obj) -> tuple:
+    """The attributes a class or a function holds itself (``Tally.hits``, ``bump.calls``), but
+    the dunder ones that Python and libraries set on their own (``__slotnames__``, ...)."""
+    return tuple(item for item in vars(obj).items() if not (item[0].startswith("__") and item[0].endswith("__")))
+
+
+def _attribute_changed(before, now) -> str | None:
+    """The name of the first attribute that ``now`` (attributes, as ``_attributes`` gives them)
+    holds differently from ``before`` (``None``: none, or not attributes)."""
+    old, new = dict(before), dict(now)
+    for key in (*old, *new):
+        if type(key) is str and (key not in old or key not in new or old[key] is not new[key]):
+            return key
+    return None
 
 
 def _same(kind: type, before, now) -> bool:
@@ -102,6 +131,14 @@ def _restore(obj, before) -> None:
         obj[:] = before
     elif kind is np.ndarray:
         obj[...] = before
+    elif kind is types.FunctionType or isinstance(obj, type):
+        old, now = dict(before), dict(_own_attributes(obj))
+        for key in now:
+            if key not in old:
+                delattr(obj, key)
+        for key, value in old.items():
+            if now.get(key, _MISSING) is not value:
+                setattr(obj, key, value)
     else:
         attrs = object.__getattribute__(obj, "__dict__")
         attrs.clear()
@@ -109,6 +146,11 @@ def _restore(obj, before) -> None:
 
 
 _USER_CLASSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _user_type(cls: type) -> bool:
+    """A class of the user's: its attributes (``Tally.hits``) are watched like an object's."""
+    return type(cls) is type and not any(is_library_type(c) for c in cls.__mro__[:-1])
 
 
 def _user_class(kind: type) -> bool:
@@ -141,15 +183,26 @@ class _Watch:
         saved = self.saved
         while stack:
             obj, word, mine, level = stack.pop()
-            if isinstance(obj, _UNWATCHED) or id(obj) in saved:
+            if id(obj) in saved:
                 continue
             kind = type(obj)
+            if kind is type and _user_type(obj):
+                # A class's own attributes (`Tally.hits += 1` in a helper), and what they hold.
+                state = _own_attributes(obj)
+                saved[id(obj)] = (obj, state, f"the class `{obj.__qualname__}`")
+                stack.extend((value, word, False, level) for _, value in state if type(value) is not types.FunctionType)
+                continue
+            if isinstance(obj, _UNWATCHED):
+                continue
             if kind is tuple:
                 stack.extend((item, word, mine, level) for item in obj)
                 continue
             if kind is types.FunctionType:
-                if level < _FUNCTION_DEPTH and not is_library_function(obj):
-                    _function_roots(obj, stack, level + 1)
+                if not is_library_function(obj):
+                    # Its attributes (`bump.calls += 1`), then what it reads.
+                    saved[id(obj)] = (obj, _own_attributes(obj), f"the function `{obj.__qualname__}`")
+                    if level < _FUNCTION_DEPTH:
+                        _function_roots(obj, stack, level + 1)
                 continue
             if kind is types.MethodType:
                 stack.append((obj.__self__, word, False, level))
@@ -162,6 +215,7 @@ class _Watch:
                 state = _state_of(obj)
             elif _user_class(kind):
                 state = _attributes(obj)
+                stack.append((kind, word, False, level))  # (`type(self).count += 1`)
             else:
                 continue
             if state is None:
@@ -185,7 +239,8 @@ class _Watch:
         (``private``: the words of the construct's names whose object nothing else reaches)."""
         returned = None
         for key, (obj, state, word) in self.saved.items():
-            if _same(type(obj), state, _state_of(obj)):
+            now = _state_of(obj)
+            if _same(type(obj), state, now):
                 continue
             if key in self.own:
                 # A copy the construct gave it: carried out (and written back) when returned.
@@ -196,6 +251,10 @@ class _Watch:
                     returned = _reachable(outputs)
                 if key in returned or word in private:
                     continue
+            if type(obj) not in (list, dict, set, bytearray, np.ndarray):
+                attribute = _attribute_changed(state, now)
+                if attribute is not None:
+                    return f"the attribute `{attribute}` of {word}"
             return word
         return None
 
@@ -234,11 +293,19 @@ def _function_roots(fn: types.FunctionType, stack: list, level: int) -> None:
 
 
 def _global_containers(fn: types.FunctionType) -> list[str]:
+    """The globals ``fn`` names that may change in place: containers, the user's objects,
+    classes and functions (their attributes)."""
     found = []
     namespace = fn.__globals__
     for name in fn.__code__.co_names:
         value = namespace.get(name)
-        if type(value) in (list, dict, set, bytearray, np.ndarray):
+        kind = type(value)
+        if (
+            kind in (list, dict, set, bytearray, np.ndarray)
+            or (kind is type and _user_type(value))
+            or kind is types.FunctionType
+            or (kind not in _UNWATCHED_KINDS and _user_class(kind))
+        ):
             found.append(name)
     return found
 
@@ -672,6 +739,27 @@ def shared_stores(code: types.CodeType) -> tuple[tuple[str, ...], tuple[str, ...
                 cells[ins.argval] = None
         known = _STORES[code] = (tuple(globals_), tuple(cells))
     return known
+
+
+def kept_effects(site, *values) -> None:
+    """Before an ``if``, ``while`` or ``for`` kept as Python because it changes an object from
+    outside the function in place or assigns a global or nonlocal name (``site.names[0]``):
+    ``values`` are the names it reads. Run while tracing, its change would be made once per
+    compilation (with traced values) instead of each time the function runs; where one of them
+    is traced, the function runs as Python (``for v in x: LOG.append(v)`` over an array)."""
+    if not any(isinstance(leaf, Tracer) for leaf in jax.tree_util.tree_leaves(values)):
+        return
+    from laxify.runtime.messages import location  # (messages imports the lowering)
+
+    name = site.names[0] if site.names else "an object"
+    reason, fix = site.kept
+    raise NeedsPython(
+        f"this `{site.construct}` over a traced value is kept as Python: {reason or f'it changes `{name}`'}",
+        location(site),
+        fix
+        or f"Return the new value from the function and apply it to `{name}` where the function is "
+        f"called, or keep such state in an array that the function carries.",
+    )
 
 
 def _changed_error(word: str, watch: _Watch) -> NeedsPython:

@@ -30,6 +30,8 @@ class TraceState:
     - ``watches``: the objects watched for effects while a traced function runs
       (``runtime/effects.py``);
     - ``marked``: arrays a ``for`` statement runs over that its body updates (``runtime/updates.py``);
+    - ``numpy``: the traced values that stand for NumPy array arguments, by id (held), which the
+      function may not change in place (``runtime/writeback.py``);
     - ``options``: the loop options in force (``runtime/options.py``); ``exporting``: the run
       traces a program for ``export`` (no host callbacks);
     - ``asserts``: the assert modes in force (``runtime/checks.py``);
@@ -46,6 +48,7 @@ class TraceState:
         "python_values",
         "watches",
         "marked",
+        "numpy",
         "options",
         "exporting",
         "asserts",
@@ -68,6 +71,7 @@ class TraceState:
         self.python_values: dict = {}
         self.watches: list = []
         self.marked: dict = {}
+        self.numpy: dict = {}
         self.options: list = []
         self.exporting = False
         self.asserts: list = []

@@ -29,8 +29,9 @@ import jax
 import numpy as np
 
 from laxify.ir.errors import NeedsPython
+from laxify.runtime import trace
 
-__all__ = ["Changes", "writing_back", "written_back"]
+__all__ = ["Changes", "marking_numpy", "numpy_in_place", "writing_back", "written_back"]
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 
@@ -228,3 +229,58 @@ def _roots_of(node) -> set:
         elif tag == "dict":
             stack.extend(node[3])
     return found
+
+
+# -- NumPy array arguments ---------------------------------------------------------------------
+# NumPy changes an array in place (`x += 1`, `x[0] = 5`, `a = x; a += 1`, `np.add(x, 1, out=x)`):
+# the caller sees the change, and so does every name of the array or of a view of it. A traced
+# value is never changed in place, so a function that may change a parameter's array in place
+# (transpiler/analysis/in_place.py) runs as Python where a NumPy array is given for it.
+
+
+def numpy_leaves(args: tuple, kwargs: dict) -> tuple[int, ...]:
+    """Which leaves of the call's arguments (``jax.tree_util.tree_leaves((args, kwargs))``) are
+    NumPy arrays; ``()`` where none is (the common case costs a type test per argument)."""
+    if not any(type(a) is np.ndarray or type(a) in (list, tuple, dict) for a in (*args, *kwargs.values())):
+        return ()
+    leaves = jax.tree_util.tree_leaves((args, kwargs))
+    return tuple(k for k, leaf in enumerate(leaves) if type(leaf) is np.ndarray)
+
+
+def marking_numpy(fn: Callable, where: tuple[int, ...]) -> Callable:
+    """``fn``, traced, with the traced values of the NumPy arrays at ``where`` (see
+    :func:`numpy_leaves`) noted on the trace state, for :func:`numpy_in_place`."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+        noted = trace.current().numpy
+        for k in where:
+            if k < len(leaves):
+                noted[id(leaves[k])] = leaves[k]
+        return fn(*args, **kwargs)
+
+    return run
+
+
+def numpy_in_place(site, value) -> None:
+    """At the start of a converted function that may change the array of its parameter
+    ``site.names[0]`` in place (at ``site``'s line): ``value``, the parameter's value, must not
+    be (or hold) a NumPy array argument being traced, else the function runs as Python."""
+    noted = trace.current().numpy
+    if not noted:
+        return
+    if not any(noted.get(id(leaf)) is leaf for leaf in jax.tree_util.tree_leaves(value)):
+        return
+    from laxify.runtime.messages import location  # (messages imports the lowering)
+
+    name = site.names[0]
+    raise NeedsPython(
+        f"`{name}` is a NumPy array (or holds one) that the function changes in place here: NumPy "
+        f"changes the caller's array, which every name of it and of its views then shows, where "
+        f"one XLA program computes a new array",
+        location(site),
+        f"Pass a JAX array (`jnp.asarray(...)`) to compile the function (it then leaves the "
+        f"caller's array as it is, as JAX arrays do), or assign a new array (`{name} = {name} + 1` "
+        f"instead of `{name} += 1`) and return it.",
+    )

@@ -14,6 +14,7 @@ from laxify.ir import Function
 from laxify.ir.mangling import private_owner, spellings
 from laxify.ir.naming import DEFAULT_PREFIX, choose_prefix
 from laxify.transpiler.analysis.features import IN_PLACE_CHANGE, SUBSCRIPT_UPDATE, features
+from laxify.transpiler.analysis.in_place import arrays_changed_in_place
 from laxify.transpiler.analysis.objects import private_objects
 from laxify.transpiler.analysis.names import stmt_access
 from laxify.transpiler.analysis.positions import statement_positions
@@ -193,6 +194,8 @@ def _convert_source(fn) -> Conversion:
     src = get_source(fn)
     positions = _positions(src, fn.__code__)
     ctx = Context(positions, namespace=getattr(fn, "__globals__", {}), local_names=local_names(fn.__code__))
+    # (on the user's own tree: its names and the nodes the positions know)
+    changed_params = arrays_changed_in_place(src.node)
     prefix = choose_prefix(src.text)
     if prefix != DEFAULT_PREFIX:
         # The user's own names start like laxify's: laxify's move out of their way.
@@ -215,5 +218,6 @@ def _convert_source(fn) -> Conversion:
         ctx.plain,
         ctx.aliased_updates or ctx.changes_objects,
         ctx.private,
+        {name: ctx.positions.get(stmt) for name, stmt in changed_params.items()},
     )
     return Conversion(src, src.node, ir_fn, fallbacks, ctx.pushes_loop_options)

@@ -304,12 +304,21 @@ class _Builder:
         return _jump_reason(stmt, in_loop=False)
 
     def shared_fix(self, stmt: cst.BaseStatement) -> str | None:
-        """The fix for a construct kept because it assigns a global or nonlocal name."""
+        """The fix for a construct kept because it assigns a global or nonlocal name, or changes
+        an object from outside the function."""
         if type(stmt) not in (cst.If, cst.While, cst.For):
             return None
-        shared = [n for n in stmt_access(stmt).writes if n in self.declared]
+        access = stmt_access(stmt)
+        shared = [n for n in access.writes if n in self.declared]
         if not shared:
-            return None
+            outside = [n for n in access.mutates if n not in self.bound and n not in self.declared]
+            if not outside:
+                return None
+            return (
+                f"One XLA program cannot change a Python object while it runs: build the values "
+                f"in a local list or array, return them, and change `{outside[0]}` where the "
+                f"function is called (or keep such state in an array that you pass in and return)."
+            )
         name = shared[0]
         return (
             f"One XLA program cannot assign a Python variable while it runs: return the new "
@@ -324,6 +333,15 @@ class _Builder:
         attrs: dict = {"code": self.code(stmt).rstrip("\n"), "kind": "stmt", "static": "never"}
         if reason is not None:
             attrs["fallback"] = reason
+            if type(stmt) is cst.For:
+                # Kept for its effect on an object from outside (or a global or nonlocal name):
+                # over a traced array it would run while tracing and make its change once per
+                # compilation (an `if` or `while` on a traced value cannot run while tracing), so
+                # the function runs as Python there (runtime/effects.py ``kept_effects``).
+                outside = [n for n in access.mutates if n not in self.bound and n not in self.declared]
+                touched = outside or [n for n in access.writes if n in self.declared]
+                if touched:
+                    attrs["effects"] = (touched[0], tuple(expr_reads(stmt.iter)), fix or "")
             height = attrs["code"].count("\n") + 1 - len(getattr(stmt, "leading_lines", ()))
             self.fallbacks.append(Fallback(span, _construct(stmt), reason, span.line + height - 1, fix=fix))
         self.emit_stmt(access, attrs, span)
@@ -831,13 +849,15 @@ def build_ir(
     plain: Mapping[tuple[int, int], list[cst.SimpleStatementLine]] | None = None,
     in_place: bool = False,
     private: frozenset[str] = frozenset(),
+    changed_params: Mapping[str, tuple[int, int] | None] | None = None,
 ) -> tuple[Function, list[Fallback]]:
     """Build the IR of ``src.node`` (already canonicalised by the converters); ``updates``:
     the item updates the converters rewrote, by position (see ``Context.updates``); ``plain``:
     the lines before their int arithmetic was routed (see ``Context.plain``); ``in_place``:
     whether the function may change a list, dict or set in place (``Context.changes_objects``,
     ``Context.aliased_updates``); ``private``: the names whose object nothing else can reach
-    (``Context.private``)."""
+    (``Context.private``); ``changed_params``: the parameters whose array it may change in
+    place, and the position of the first such change (transpiler/analysis/in_place.py)."""
     node = src.node
     b = _Builder(src, positions, freevars)
     b.in_place, b.private = in_place, private
@@ -863,6 +883,12 @@ def build_ir(
         fn.attributes["changes_in_place"] = True  # (Site.changes_in_place; absent: false)
     if private:
         fn.attributes["private"] = tuple(sorted(private))  # (Site.private, for runtime/effects.py)
+    if changed_params:
+        # Parameters whose array the function may change in place, and where: a NumPy array
+        # given for one makes the function run as Python (runtime/writeback.py).
+        fn.attributes["numpy_params"] = tuple(
+            (name, *(where or (fn.span.line, fn.span.col))) for name, where in changed_params.items()
+        )
     if prefix != DEFAULT_PREFIX:
         fn.attributes["prefix"] = prefix
     if node.returns is not None:

@@ -28,7 +28,7 @@ from laxify.models import nnx_jit
 from laxify.runtime.checks import AssertMode, with_assert_mode
 from laxify.runtime.numbers import NumberNotHeld
 from laxify.runtime.lists import materialized
-from laxify.runtime.writeback import writing_back, written_back
+from laxify.runtime.writeback import marking_numpy, writing_back, written_back
 from laxify.split import SplitRunner
 from laxify.tracebacks import hide_own_frames
 from laxify.transpiler.source import python_only_error
@@ -180,6 +180,9 @@ class CallPath(Converted):
             # What the function changes in its list and dict arguments, for the caller's objects
             # (runtime/writeback.py).
             fn = writing_back(fn, code.co_varnames[: code.co_argcount] if code is not None else ())
+            if sig.numpy:
+                # NumPy array arguments: the function may not change them in place (runtime/writeback.py).
+                fn = marking_numpy(fn, sig.numpy)
             # An argument holding a Flax NNX module: nnx.jit traces its state and writes back
             # what the function changes on it.
             jit = nnx_jit if sig.nnx else jax.jit

@@ -12,6 +12,7 @@ other leaves (an Equinox module) is *split*: its arrays traced, the rest static.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -21,6 +22,7 @@ import numpy as np
 
 from laxify.models import Split, holds_nnx, needs_split, unwrap
 from laxify.runtime.dispatch.values import ById
+from laxify.runtime.writeback import numpy_leaves
 
 __all__ = [
     "ARRAYS",
@@ -125,6 +127,14 @@ class Signature:
     static_argnums: tuple[int, ...]
     static_argnames: tuple[str, ...]
     special: frozenset = frozenset()
+    # The leaves of the arguments that are NumPy arrays (runtime/writeback.py ``numpy_leaves``):
+    # a function that changes one in place runs as Python, so such calls have programs of their own.
+    numpy: tuple[int, ...] = ()
+
+    def staged(self) -> "Signature":
+        """The signature of a staged trace (``lower``, ``export``, ...): NumPy array arguments
+        are arrays like any other there (nothing runs that NumPy could change in place)."""
+        return dataclasses.replace(self, numpy=()) if self.numpy else self
 
     @property
     def has_static(self) -> bool:
@@ -150,7 +160,7 @@ def signature(
     names = tuple(sorted(k for k, found in named.items() if found in _STATIC_KINDS))
     special = frozenset(found for found in (*kinds, *named.values()) if found not in ("static", "traced"))
     if not special:
-        return Signature(nums, names), args, kwargs
+        return Signature(nums, names, numpy=numpy_leaves(args, kwargs)), args, kwargs
     args = tuple(map(_wrapped, args, kinds))
     kwargs = {k: _wrapped(v, named[k]) for k, v in kwargs.items()}
-    return Signature(nums, names, special), args, kwargs
+    return Signature(nums, names, special, numpy_leaves(args, kwargs)), args, kwargs

@@ -27,6 +27,8 @@ from laxify.runtime.options import push_options
 from laxify.runtime.dispatch.trying import internal_errors
 from laxify.runtime.updates import at, live_rows, setitem, setitem_op, shared_change
 from laxify.runtime.numbers import item, python_op
+from laxify.runtime.effects import kept_effects
+from laxify.runtime.writeback import numpy_in_place
 from laxify.runtime.error_channel import (
     call_raised,
     exception_,
@@ -79,6 +81,8 @@ __all__ = [
     "is_",
     "is_not",
     "is_traced",
+    "kept_effects",
+    "numpy_in_place",
     "iterable",
     "leaving",
     "live_rows",

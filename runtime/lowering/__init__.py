@@ -54,6 +54,9 @@ class Site:
     # The function's local names whose object nothing else can reach: a change to their copy
     # that the construct does not carry out is lost to nobody (runtime/effects.py).
     private: tuple[str, ...] = ()
+    # A construct kept as Python for its effect on an object from outside the function: why it
+    # was kept, and the fix (runtime/effects.py ``kept_effects``).
+    kept: tuple[str, str] = ("", "")
 
 
 class SiteTable(tuple):
@@ -121,9 +124,12 @@ class Lowerer:
         self.counter += 1
         return f"{self.prefix}_{stem}_{self.counter}"
 
-    def site(self, op: Op, construct: str, names=(), branches=(), branch_lines=()) -> str:
-        line, col = (op.span.line, op.span.col) if op.span else (0, 0)
-        checks = construct in ("while", "for") and _holds_int_ops(op)
+    def site(
+        self, op: Op | None, construct: str, names=(), branches=(), branch_lines=(), kept=("", ""), at=None
+    ) -> str:
+        """A new site (``at``: its line and column, where ``op`` is ``None``), as the code reads it."""
+        line, col = (op.span.line, op.span.col) if op is not None and op.span else at or (0, 0)
+        checks = construct in ("while", "for") and op is not None and _holds_int_ops(op)
         self.sites.append(
             Site(
                 construct,
@@ -136,6 +142,7 @@ class Lowerer:
                 checks,
                 changes_in_place=self.fn.attributes.get("changes_in_place", False),
                 private=self.fn.attributes.get("private", ()),
+                kept=kept,
             )
         )
         return f"{self.prefix}{SITES[len(DEFAULT_PREFIX) :]}[{len(self.sites) - 1}]"
@@ -182,6 +189,11 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
     low.emitter.verbatim(header + ":", line, col)
     low.emitter.depth += 1
     start = len(low.emitter.lines)
+    for name, at_line, at_col in fn.attributes.get("numpy_params", ()):
+        # A parameter whose array the function changes in place: a NumPy array given for it
+        # makes the function run as Python (runtime/writeback.py ``numpy_in_place``).
+        site = low.site(None, "in-place change", (name,), at=(at_line, at_col))
+        low.emitter.line(f"{low.runtime}.numpy_in_place({site}, {name})", line, col)
     low.region(fn.body)
     if len(low.emitter.lines) == start:
         low.emitter.line("pass", line, col)

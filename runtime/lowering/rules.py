@@ -60,6 +60,15 @@ def lower_py(low: Lowerer, op: PyOp) -> None:
             return
         low.emitter.verbatim(f"{low.name(result)} = ({code})", line, col)
         return
+    effects = op.attributes.get("effects")
+    if effects is not None:
+        # A `for` kept for its effect on an object from outside: the function runs as Python
+        # where it runs over a traced value (runtime/effects.py ``kept_effects``).
+        touched, iterated, fix = effects
+        reads = [low.name(v) for v in op.operands if v.hint in iterated and id(v) not in low.inline]
+        if reads:
+            site = low.site(op, "for", (touched,), kept=(op.attributes["fallback"], fix))
+            low.line(f"{low.runtime}.kept_effects({site}, {', '.join(reads)})", op)
     plain = op.attributes.get("plain")
     if plain is not None and all(is_static(v.type) for v in op.operands):
         code = plain  # Python ints only: no int32 to overflow (see runtime/numbers.py)

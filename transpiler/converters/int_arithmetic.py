@@ -71,7 +71,7 @@ _NOT_NUMBERS = frozenset({"None"})
 _BOOLS = frozenset({"True", "False"})
 # Operations of Python numbers that give Python numbers (for which names may hold them).
 _INT_OPERATORS = tuple(_BINARY)
-_SMALL = 2**16  # runtime/int_overflow.py's SMALL_CONSTANT
+_SMALL = 2**16  # runtime/numbers.py's SMALL_CONSTANT
 # Calls that give a Python int in eager code (runtime/builtin_rules.py marks their results).
 _INT_CALLS = frozenset({"int", "floor", "ceil", "len"})
 
@@ -642,7 +642,7 @@ class IntArithmeticTransformer(OwnCodeConverter):
         )
 
     def leave_Call(self, original_node, updated_node):
-        """``abs(x)`` of a Python int: ``_lx.int_op("abs", x, 0)`` (see ``leave_UnaryOperation``)."""
+        """``abs(x)`` of a Python int: ``_lx.python_op("abs", x, 0)`` (see ``leave_UnaryOperation``)."""
         if not (_abs_call(updated_node) and self._active()):
             return updated_node
         operand = updated_node.args[0].value

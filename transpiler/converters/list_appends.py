@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from laxify.transpiler.analysis.features import APPEND_CALL
+from laxify.transpiler.analysis.names import block_access
 from laxify.transpiler.analysis.walk import children, concrete_kinds
 
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply, transform_above
@@ -34,13 +35,17 @@ def _append_call(small: cst.BaseSmallStatement) -> tuple[cst.Name, cst.BaseExpre
 
 class ListAppendTransformer(OwnCodeConverter):
     """``shared``: names whose list another name (or the caller) may refer to: their appends
-    stay Python's ``xs.append(v)`` (see ``shared_names``)."""
+    stay Python's ``xs.append(v)`` (see ``shared_names``). So do the appends to a name the
+    function does not bind itself (a module's list, a closure's): the object outlives the call,
+    and a loop carrying it would make it a local name with no value before the loop."""
 
-    def __init__(self, ctx: Context, shared: frozenset[str] = frozenset()):
+    def __init__(self, ctx: Context, fn: cst.FunctionDef, shared: frozenset[str] = frozenset()):
         super().__init__(ctx)
         self.loops = 0
         self.appended: set[str] = set()
         self.shared = shared
+        self.fn = fn
+        self.bound: frozenset[str] | None = None  # the names the function binds (when needed)
 
     def visit_While(self, node):
         self.loops += 1
@@ -61,7 +66,9 @@ class ListAppendTransformer(OwnCodeConverter):
         if found is None:
             return updated_node
         name, value = found
-        if name.value in self.shared:
+        if self.bound is None:
+            self.bound = _bound_names(self.fn)
+        if name.value in self.shared or name.value not in self.bound:
             return updated_node
         self.appended.add(name.value)
         return cst.Assign([cst.AssignTarget(cst.Name(name.value))], runtime_call("append", name, value))
@@ -105,6 +112,17 @@ def shared_names(fn: cst.FunctionDef) -> frozenset[str]:
             shared |= {item.name.value for item in node.names}
         stack.extend(children(node))
     return frozenset(shared)
+
+
+def _bound_names(fn: cst.FunctionDef) -> frozenset[str]:
+    """The names ``fn`` binds itself: its parameters and the names its body assigns."""
+    names = set(block_access(fn.body).binds)
+    params = fn.params
+    names.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+    for star in (params.star_arg, params.star_kwarg):
+        if type(star) is cst.Param:
+            names.add(star.name.value)
+    return frozenset(names)
 
 
 def _held(value) -> set[str]:
@@ -349,7 +367,7 @@ TRIGGERS = (APPEND_CALL,)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    appends = ListAppendTransformer(ctx, shared_names(node))
+    appends = ListAppendTransformer(ctx, node, shared_names(node))
     node = apply(node, appends)
     names = _list_names(node, appends.appended)
     if not names:
