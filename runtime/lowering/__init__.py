@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from laxify.ir import Function, Op, Region, UndefOp, Value
+from laxify.ir import CondOp, Function, Op, Region, UndefOp, Value, WhileOp
 from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.runtime.lowering.emitter import Emitter
 
@@ -99,6 +99,8 @@ class Lowerer:
     emitter: Emitter = field(default_factory=Emitter)
     sites: list[Site] = field(default_factory=list)
     uses: Counter = field(default_factory=Counter)
+    users: dict = field(default_factory=dict)  # id(value) -> [(op, operand index)]
+    tests: set = field(default_factory=set)  # id() of the yields that give a condition
     inline: dict[int, str] = field(default_factory=dict)
     inline_bare: dict[int, str] = field(default_factory=dict)  # the same, never parenthesised
     counter: int = 0
@@ -174,8 +176,13 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
     low.cells = frozenset(fn.attributes.get("cells", ()))
     low.prefix = fn.attributes.get("prefix", DEFAULT_PREFIX)
     for op in fn.walk():
-        for v in op.operands:
+        for k, v in enumerate(op.operands):
             low.uses[id(v)] += 1
+            low.users.setdefault(id(v), []).append((op, k))
+        if isinstance(op, WhileOp):
+            low.tests.add(id(op.regions[0].terminator))
+        elif isinstance(op, CondOp):
+            low.tests.update(id(t.terminator) for t in op.tests)
     line, col = fn.span.line, fn.span.col
     returns = fn.attributes.get("returns_code")
     header = f"def {fn.name}({fn.attributes.get('params_code', '')})" + (f" -> {returns}" if returns else "")
