@@ -238,7 +238,11 @@ def _checking_ran(cond_fn, body_fn, init, site: Site, construct: str, early_exit
         construct,
         early_exit,
     )
-    names = [site.names[k] for k in unset if k < len(site.names) and not site.names[k].startswith("(")]
+    names = [
+        site.names[k]
+        for k in unset
+        if k < len(site.names) and not site.names[k].startswith("(") and site.names[k] not in site.unread
+    ]
     if names:
 
         def unbound(name=names[0]):

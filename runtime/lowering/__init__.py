@@ -54,6 +54,9 @@ class Site:
     # The function's local names whose object nothing else can reach: a change to their copy
     # that the construct does not carry out is lost to nobody (runtime/effects.py).
     private: tuple[str, ...] = ()
+    # The names among ``names`` that nothing reads after the construct: a traced loop that may
+    # run zero times leaves them unset without a check (Python raises only where one is read).
+    unread: tuple[str, ...] = ()
 
 
 class SiteTable(tuple):
@@ -123,7 +126,7 @@ class Lowerer:
         self.counter += 1
         return f"{self.prefix}_{stem}_{self.counter}"
 
-    def site(self, op: Op, construct: str, names=(), branches=(), branch_lines=()) -> str:
+    def site(self, op: Op, construct: str, names=(), branches=(), branch_lines=(), unread=()) -> str:
         line, col = (op.span.line, op.span.col) if op.span else (0, 0)
         checks = construct in ("while", "for") and _holds_int_ops(op)
         self.sites.append(
@@ -138,6 +141,7 @@ class Lowerer:
                 checks,
                 changes_in_place=self.fn.attributes.get("changes_in_place", False),
                 private=self.fn.attributes.get("private", ()),
+                unread=tuple(unread),
             )
         )
         return f"{self.prefix}{SITES[len(DEFAULT_PREFIX) :]}[{len(self.sites) - 1}]"

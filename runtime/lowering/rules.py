@@ -391,7 +391,8 @@ def lower_while(low: Lowerer, op: WhileOp) -> None:
     params = [low.name(a) for a in before.args[:n]]
     _function(low, cond_name, params, before, op, "single")
     _function(low, body_name, [low.name(a) for a in body.args[:n]], body, op)
-    site = low.site(op, "while", [r.hint for r in op.results])
+    unread = [r.hint for r in op.results if not low.uses[id(r)]]
+    site = low.site(op, "while", [r.hint for r in op.results], unread=unread)
     call = f"{low.runtime}.while_loop({cond_name}, {body_name}, {low.tuple_of(op.inits)}, {_deps(low, op)}, {site})"
     _assign(low, op, call)
 
