@@ -326,7 +326,9 @@ class _Builder:
             attrs["fallback"] = reason
             height = attrs["code"].count("\n") + 1 - len(getattr(stmt, "leading_lines", ()))
             self.fallbacks.append(Fallback(span, _construct(stmt), reason, span.line + height - 1, fix=fix))
-        self.emit_stmt(access, attrs, span)
+        # A name the statement assigns on some of its paths only keeps its value on the others:
+        # the statement reads it (so that the value before it stays alive to be kept).
+        self.emit_stmt(access, attrs, span, keeps=access.writes)
 
     def simple(self, stmt, span: Span) -> None:
         line_node = stmt if type(stmt) is cst.SimpleStatementLine else cst.SimpleStatementLine([stmt])
@@ -334,7 +336,7 @@ class _Builder:
         rule, deps = stmt_static_rule(line_node, writes=bool(access.writes))
         if any(d in self.freevars for d in deps):
             rule, deps = "never", ()
-        attrs: dict = {"code": self.code(stmt).rstrip("\n"), "kind": "stmt", "static": rule}
+        attrs: dict = {"code": self.code(_unannotated(stmt, self.cells)).rstrip("\n"), "kind": "stmt", "static": rule}
         self.unset_locals(access.reads, span)
         self.set_deps(attrs, rule, deps, [self.scope.env[n] for n in access.reads if n in self.scope.env])
         small = line_node.body[0] if len(line_node.body) == 1 else None
@@ -370,11 +372,12 @@ class _Builder:
         if set(wanted) != {v.hint for v in operands}:
             attrs["deps"] = wanted
 
-    def emit_stmt(self, access, attrs: dict, span: Span) -> None:
+    def emit_stmt(self, access, attrs: dict, span: Span, keeps=()) -> None:
         results = [self.value(n) for n in access.writes]
+        reads = {**access.reads, **dict.fromkeys(keeps)}
         self.emit(
             PyOp(
-                operands=[self.scope.env[n] for n in access.reads if n in self.scope.env],
+                operands=[self.scope.env[n] for n in reads if n in self.scope.env],
                 results=results,
                 attributes=attrs,
                 span=span,
@@ -713,6 +716,34 @@ def _index_needs_python(body: cst.CSTNode, index: str) -> str | None:
 
 
 _UPDATES = frozenset({"setitem", "setitem_op"})
+
+
+def _unannotated(stmt, cells: frozenset):
+    """``stmt`` with ``name: T = v`` written ``name = v`` where a closure captures ``name``:
+    the branch or loop function the statement may land in declares it ``nonlocal``, which
+    Python refuses for an annotated name. A local variable's annotation is never evaluated,
+    so the two are the same statement."""
+    if not cells:
+        return stmt
+    smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else [stmt]
+    if not any(_captured_annotation(small, cells) for small in smalls):
+        return stmt
+    plain = [
+        cst.Assign([cst.AssignTarget(small.target)], small.value, semicolon=small.semicolon)
+        if _captured_annotation(small, cells)
+        else small
+        for small in smalls
+    ]
+    return stmt.with_changes(body=plain) if type(stmt) is cst.SimpleStatementLine else plain[0]
+
+
+def _captured_annotation(small, cells: frozenset) -> bool:
+    return (
+        type(small) is cst.AnnAssign
+        and small.value is not None
+        and type(small.target) is cst.Name
+        and small.target.value in cells
+    )
 
 
 def _changed_objects(stmt: cst.CSTNode, direct: bool) -> list[str]:
