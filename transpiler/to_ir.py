@@ -127,6 +127,7 @@ class _Builder:
         self.bound: set[str] = set()  # the function's local variables (parameters, assigned names)
         self.item_name = ITEM_NAME
         self.cells: frozenset[str] = frozenset()  # names the function's closures capture
+        self.stand_ins: set[int] = set()  # id() of the values that stand for a name with no value yet
         self.updates: dict[tuple[int, int], list] = {}  # rewritten item updates (Context.updates)
         self.plain: dict[tuple[int, int], list[cst.SimpleStatementLine]] = {}  # (Context.plain)
         self.shared_lists: frozenset[str] = frozenset()  # lists other names may refer to (list_appends)
@@ -157,6 +158,7 @@ class _Builder:
         found = self.scope.env.get(name)
         if found is None:
             found = self.emit(UndefOp(results=[self.value(name)], span=self.here)).results[0]
+            self.stand_ins.add(id(found))
         return found
 
     @contextmanager
@@ -523,6 +525,7 @@ class _Builder:
             if n in self.scope.env or (n in access.writes and (n in live_out or n in later))
         ]
         operands = [self.lookup(n) for n in inputs]  # a stand-in for a name with no value yet
+        unset = {n for n, v in zip(inputs, operands) if id(v) in self.stand_ins}
         blocks = [(stmt, stmt.body, [])]
         for handler in stmt.handlers:
             blocks.append((handler, handler.body, target_names(handler.name.name) if handler.name else []))
@@ -530,6 +533,8 @@ class _Builder:
         regions, headers, places, targets = [], [], [], []
         for part, suite, bound in blocks:
             region = Region(args=[self.value(n) for n in inputs + bound])
+            if part is stmt:  # the body starts from the values before the statement
+                self.stand_ins.update(id(a) for n, a in zip(inputs, region.args) if n in unset)
             with self.region(region, inputs + bound):
                 self.block(suite, live)
                 region.ops.append(YieldOp(operands=[self.lookup(n) for n in outputs]))
@@ -555,7 +560,10 @@ class _Builder:
         """Whether a construct carries ``name`` out, as far as closures are concerned: a name a
         closure captures is live everywhere (the closure may run later), but only one with a
         value before the construct (or set by every branch of ``stmt``) can be carried."""
-        if name not in self.cells or name in self.scope.env:
+        if name not in self.cells:
+            return True
+        value = self.scope.env.get(name)
+        if value is not None and id(value) not in self.stand_ins:
             return True
         if stmt is None:
             return False
