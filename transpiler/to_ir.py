@@ -247,6 +247,9 @@ class _Builder:
                 self.try_(stmt, span, live)
             elif type(stmt) in (cst.FunctionDef, cst.ClassDef):
                 self.keep(stmt, span, None)
+            elif type(stmt) is cst.Match:
+                # (converters/match_statements.py: its cases' bodies follow it, converted)
+                self.keep(stmt, span, "its sequence, mapping or class patterns are matched as Python")
             else:
                 self.keep(stmt, span, f"`{_construct(stmt)}` statements are not converted")
             return None
