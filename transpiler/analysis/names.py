@@ -213,11 +213,45 @@ def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
     else:  # Expr, Return, Assert, Raise, Pass, Break, Continue
         acc.read(expr_reads(node))
     walrus = _mutating_calls(node, acc)
+    if not walrus:
+        return
     before = set(acc.writes)
     acc.write(walrus)
-    # A name bound by `:=` and read later in the same statement is not a read from before it.
+    # A name bound by `:=` and read later in the same statement is not a read from before it;
+    # one read before the binding (`(t := t * 0.5)`) is.
+    early = _reads_before_binding(node)
     for name in set(acc.writes) - before:
-        acc.reads.pop(name, None)
+        if name not in early:
+            acc.reads.pop(name, None)
+
+
+def _reads_before_binding(node: cst.CSTNode) -> set[str]:
+    """The names ``node`` reads before a ``:=`` in it binds them, in evaluation order (left to
+    right, a walrus's value before its target; nested scopes left out)."""
+    out: set[str] = set()
+    bound: set[str] = set()
+    stack: list = [node]
+    while stack:
+        item = stack.pop()
+        if type(item) is tuple:
+            bound.update(item)
+            continue
+        kind = type(item)
+        if kind is cst.Name:
+            if item.value not in bound:
+                out.add(item.value)
+        elif kind is cst.NamedExpr:
+            stack.append(tuple(target_names(item.target)))
+            stack.append(item.value)
+        elif kind is cst.Attribute or kind is cst.Arg:
+            stack.append(item.value)
+        elif kind is cst.Assign:  # the value, then the targets (which read no names of their own)
+            stack.append(item.value)
+        elif kind not in _SCOPES:
+            kids = list(children(item))
+            kids.reverse()
+            stack.extend(kids)
+    return out
 
 
 _SCOPES = (cst.Lambda, cst.FunctionDef, cst.ClassDef)
