@@ -301,8 +301,15 @@ def _mutating_calls(node: cst.CSTNode, acc: Access) -> list[str]:
     """Mark the names whose objects the calls in ``node`` change in place; return the names
     bound by ``:=`` in it (one walk for both)."""
     walrus: list[str] = []
+    used: set[int] = set()  # calls whose value the code uses (see below)
     for node in _own_nodes(node):
         kind = type(node)
+        if kind in _VALUE_HOLDERS:
+            value = getattr(node, "value", None)
+            if value is not None:
+                used.add(id(value))
+            if kind is cst.BinaryOperation:
+                used.update((id(node.left), id(node.right)))
         if kind is cst.NamedExpr:
             walrus.extend(target_names(node.target))
         elif kind is cst.Call:
@@ -320,9 +327,29 @@ def _mutating_calls(node: cst.CSTNode, acc: Access) -> list[str]:
                 and type(func.value) is cst.Name
                 and func.attr.value in MUTATING_METHODS
                 and not is_runtime_name(func.value.value)
+                and (id(node) not in used or func.attr.value in VALUE_METHODS)
             ):
                 acc.mutate(func.value.value)
     return walrus
+
+
+# Where a call's value is used: assigned, returned, passed on, computed with. A method of a
+# list, dict or set that returns None is a statement of its own, so such a call is a module's
+# function or another object's method (`s = jnp.append(s, v)`, `lax.sort(s)[0]`), not a change
+# of its receiver in place.
+_VALUE_HOLDERS = frozenset(
+    {
+        cst.Assign,
+        cst.AnnAssign,
+        cst.AugAssign,
+        cst.Return,
+        cst.Arg,
+        cst.Element,
+        cst.Subscript,
+        cst.Attribute,
+        cst.BinaryOperation,
+    }
+)
 
 
 def _walrus_writes(node: cst.CSTNode, acc: Access) -> None:
