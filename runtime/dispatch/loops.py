@@ -1031,12 +1031,17 @@ def for_each(xs, body_fn, init, deps, site: Site):
         live = _live_rows(seq, init, marked)
         if live:
             return _scan_live(body_fn, init, seq, live, site)
-        if split.runs_as_python((seq, init)):
+
+        def python_items():
             vals = init
             for item in xs:
                 vals = tuple(body_fn(item, *vals))
             return vals
-        return _scan(body_fn, init, seq, site)
+
+        if _python_values(init) or split.runs_as_python((seq, init)):
+            return python_items()
+        # As for an array: a body that needs Python's semantics runs as the Python loop.
+        return _scan_or_python(lambda: _scan(body_fn, init, seq, site), python_items)
     if is_array(xs) or is_traced(xs):
         if xs.ndim == 0:
             error = TypeError("iteration over a 0-d array")  # JAX's own text
