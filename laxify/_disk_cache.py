@@ -41,7 +41,7 @@ from laxify.runtime.lowering.emitter import Emitter, Line
 __all__ = ["set_cache_dir", "cache_dir", "key", "load", "store"]
 
 ENV = "LAXIFY_CACHE_DIR"
-_FORMAT = 3  # 2: a site's end_line, changes_in_place and private names; 3: its kept reason and fix
+_FORMAT = 4  # 2: a site's end_line, changes_in_place and private names; 3: its kept reason and fix; 4: its unread names
 _UNSET = object()
 _directory: object = _UNSET  # set_cache_dir's choice; _UNSET: read the environment
 
@@ -198,6 +198,7 @@ def load(directory: Path, key: str, fn, code: types.CodeType, make):
                     bool(s[9]),
                     tuple(s[10]),
                     tuple(s[11]),
+                    tuple(s[12]),
                 )
                 for s in meta["sites"]
             ],
@@ -233,6 +234,7 @@ def store(directory: Path, key: str, converted) -> None:
                 s.changes_in_place,
                 list(s.private),
                 list(s.kept),
+                list(s.unread),
             ]
             for s in lowered.sites
         ],

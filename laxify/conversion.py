@@ -21,7 +21,7 @@ import weakref
 from dataclasses import dataclass
 
 from laxify.ir import Function
-from laxify.ir.errors import ConversionError, Location, NeedsPython
+from laxify.ir.errors import ConversionError, FallbackWarning, Location, NeedsPython, warn_at
 from laxify.ir.passes.infer_types import MergeTypeError
 from laxify.ir.passes import default_passes, run_passes
 from laxify.runtime.calls import set_converter
@@ -376,8 +376,23 @@ def clear_cache() -> None:
 
 
 def _convert_called(fn: types.FunctionType):
-    """How converted code converts the user functions it calls."""
-    return convert_function(fn).bind(fn)
+    """How converted code converts the user functions it calls. A failure of laxify's own
+    while converting one (a bug: never the callee's fault) leaves the callee to run as
+    written, with a warning that says so, rather than an exception in the user's face."""
+    try:
+        return convert_function(fn).bind(fn)
+    except (ConversionError, RecursionError):
+        raise
+    except Exception as e:  # noqa: BLE001 - laxify's own failure, reported below
+        code = fn.__code__
+        warn_at(
+            f"laxify failed to convert `{code.co_qualname}` ({type(e).__name__}: {e}), an error "
+            "of laxify's own: it runs as written, as plain Python. Please report it.",
+            FallbackWarning,
+            code.co_filename,
+            code.co_firstlineno,
+        )
+        raise ConversionError(f"laxify failed to convert `{code.co_qualname}`") from None
 
 
 set_converter(_convert_called)

@@ -139,7 +139,9 @@ class _Context:
 
     def is_match(self, op: CondOp) -> bool:
         sel = self.defining.get(id(op.selector))
-        return isinstance(sel, PyOp) and any(self.generated(v.hint) and "subject" in v.hint for v in sel.operands)
+        return isinstance(sel, PyOp) and any(
+            self.generated(v.hint) and ("subject" in v.hint or "_arm_" in v.hint) for v in sel.operands
+        )
 
 
 _NOTES = {

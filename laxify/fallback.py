@@ -3,6 +3,7 @@ fallback of a construct kept as Python (with its warning), or a located error.""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import inspect
@@ -376,13 +377,69 @@ def _iterates_a_tracer(error: BaseException) -> bool:
 def located_trace_error(error: BaseException, fn) -> ConversionError:
     """The located text of an error that stopped the trace where eager Python runs on (or, under
     an outer transformation, may run on) concrete values."""
+    code = getattr(fn, "__code__", None)
+    refusal = _call_given_traced(error, code.co_filename) if code is not None else None
+    if refusal is not None:
+        callee, name = refusal
+        what = (
+            f"Tracing {fn.__qualname__} stopped at this line: `{callee}` needs a concrete value, and "
+            f"`{name}` is a traced value here (it raised {_qualified_name(type(error))}: {_first_line(error)}); "
+            f"eager Python calls it with concrete values."
+        )
+    else:
+        what = (
+            f"Tracing {fn.__qualname__} stopped at this line with {type(error).__name__}: "
+            f"{_first_line(error)}; eager Python decides this line with concrete values."
+        )
     return ConversionError(
-        f"Tracing {fn.__qualname__} stopped at this line with {type(error).__name__}: "
-        f"{_first_line(error)}; eager Python decides this line with concrete values.",
+        what,
         _concrete_location(error, fn),
         "Keep the values this line depends on static (Python values, static_argnums), or use a "
         "jax.numpy / jax.lax operation that accepts traced values (jnp.where, lax.dynamic_slice, ...).",
     )
+
+
+def _call_given_traced(error: BaseException, filename: str) -> tuple[str, str] | None:
+    """Where ``error`` was raised by a function without Python code (``struct.pack``, a C
+    extension) called on the user's line with a traced value: that function as the line
+    writes it and the traced name given to it; None where the line does not say it plainly
+    (one innermost call that is given a traced name)."""
+    tb = _innermost(error)
+    if tb is None or tb.tb_frame.f_code.co_filename != filename:
+        return None
+    try:
+        traced = {n for n, v in tb.tb_frame.f_locals.items() if isinstance(v, jax.core.Tracer)}
+    except Exception:  # noqa: BLE001 - a frame whose locals cannot be read says nothing
+        return None
+    text = linecache.getline(filename, tb.tb_lineno).strip()
+    if not traced or not text:
+        return None
+    try:
+        tree = ast.parse(text + (" pass" if text.endswith(":") else ""))
+    except SyntaxError:
+        return None
+    given = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            args = [*node.args, *(k.value for k in node.keywords)]
+            names = [a.id for a in args if isinstance(a, ast.Name) and a.id in traced]
+            if names:
+                given[node] = names[0]
+    innermost = [call for call in given if not any(other is not call and _inside(other, call) for other in given)]
+    if len(innermost) != 1:
+        return None
+    call = innermost[0]
+    return ast.unparse(call.func), given[call]
+
+
+def _qualified_name(kind: type) -> str:
+    """``struct.error`` rather than ``error``; a builtin exception by its name alone."""
+    module = kind.__module__
+    return kind.__qualname__ if module in ("builtins", "__main__") else f"{module}.{kind.__qualname__}"
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    return any(child is node for child in ast.walk(outer))
 
 
 def restoring_shared_names(traced, original):

@@ -85,6 +85,7 @@ class _Namer:
             (re.compile(rf"\b{p}_retval\b"), "return value"),
             (re.compile(rf"\b{p}_item_\d+\b"), "item"),
             (re.compile(rf"\b{p}_subject_\d+\b"), "subject"),
+            (re.compile(rf"\b{p}_arm_\d+\b"), "case"),
             (re.compile(rf"\b{p}\.not_\(([^()]*)\)"), r"not \1"),
             (re.compile(rf"\b{p}\."), ""),
             (re.compile(rf"\b{p}_[A-Za-z]+_?\d*\b"), "tmp"),

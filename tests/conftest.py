@@ -18,7 +18,7 @@ from laxify.ir.errors import ConversionError, FallbackWarning
 # Generated names (see laxify.ir.naming): `_lx.`/`_lx1.` calls, `_lx_sites`, flags, branch and
 # loop functions, the return slot, cell parameters, temporaries and the factory.
 MADE_UP = re.compile(r"\b_lx\d*(\.|_sites\b|_retval\b|_do_return\b|_factory\b|_cell_|_t\d+\b|"
-                     r"_(break|continue|item|test|options|subject|if|while|for|for_each)_)")
+                     r"_(break|continue|item|test|options|subject|arm|if|while|for|for_each)_)")
 
 _SEEN: list[str] = []
 

@@ -127,6 +127,7 @@ class _Builder:
         self.bound: set[str] = set()  # the function's local variables (parameters, assigned names)
         self.item_name = ITEM_NAME
         self.cells: frozenset[str] = frozenset()  # names the function's closures capture
+        self.stand_ins: set[int] = set()  # id() of the values that stand for a name with no value yet
         self.updates: dict[tuple[int, int], list] = {}  # rewritten item updates (Context.updates)
         self.plain: dict[tuple[int, int], list[cst.SimpleStatementLine]] = {}  # (Context.plain)
         self.shared_lists: frozenset[str] = frozenset()  # lists other names may refer to (list_appends)
@@ -157,6 +158,7 @@ class _Builder:
         found = self.scope.env.get(name)
         if found is None:
             found = self.emit(UndefOp(results=[self.value(name)], span=self.here)).results[0]
+            self.stand_ins.add(id(found))
         return found
 
     @contextmanager
@@ -245,6 +247,9 @@ class _Builder:
                 self.try_(stmt, span, live)
             elif type(stmt) in (cst.FunctionDef, cst.ClassDef):
                 self.keep(stmt, span, None)
+            elif type(stmt) is cst.Match:
+                # (converters/match_statements.py: its cases' bodies follow it, converted)
+                self.keep(stmt, span, "its sequence, mapping or class patterns are matched as Python")
             else:
                 self.keep(stmt, span, f"`{_construct(stmt)}` statements are not converted")
             return None
@@ -344,7 +349,9 @@ class _Builder:
                     attrs["effects"] = (touched[0], tuple(expr_reads(stmt.iter)), fix or "")
             height = attrs["code"].count("\n") + 1 - len(getattr(stmt, "leading_lines", ()))
             self.fallbacks.append(Fallback(span, _construct(stmt), reason, span.line + height - 1, fix=fix))
-        self.emit_stmt(access, attrs, span)
+        # A name the statement assigns on some of its paths only keeps its value on the others:
+        # the statement reads it (so that the value before it stays alive to be kept).
+        self.emit_stmt(access, attrs, span, keeps=access.writes)
 
     def simple(self, stmt, span: Span) -> None:
         line_node = stmt if type(stmt) is cst.SimpleStatementLine else cst.SimpleStatementLine([stmt])
@@ -352,7 +359,7 @@ class _Builder:
         rule, deps = stmt_static_rule(line_node, writes=bool(access.writes))
         if any(d in self.freevars for d in deps):
             rule, deps = "never", ()
-        attrs: dict = {"code": self.code(stmt).rstrip("\n"), "kind": "stmt", "static": rule}
+        attrs: dict = {"code": self.code(_unannotated(stmt, self.cells)).rstrip("\n"), "kind": "stmt", "static": rule}
         self.unset_locals(access.reads, span)
         self.set_deps(attrs, rule, deps, [self.scope.env[n] for n in access.reads if n in self.scope.env])
         small = line_node.body[0] if len(line_node.body) == 1 else None
@@ -388,11 +395,12 @@ class _Builder:
         if set(wanted) != {v.hint for v in operands}:
             attrs["deps"] = wanted
 
-    def emit_stmt(self, access, attrs: dict, span: Span) -> None:
+    def emit_stmt(self, access, attrs: dict, span: Span, keeps=()) -> None:
         results = [self.value(n) for n in access.writes]
+        reads = {**access.reads, **dict.fromkeys(keeps)}
         self.emit(
             PyOp(
-                operands=[self.scope.env[n] for n in access.reads if n in self.scope.env],
+                operands=[self.scope.env[n] for n in reads if n in self.scope.env],
                 results=results,
                 attributes=attrs,
                 span=span,
@@ -538,6 +546,7 @@ class _Builder:
             if n in self.scope.env or (n in access.writes and (n in live_out or n in later))
         ]
         operands = [self.lookup(n) for n in inputs]  # a stand-in for a name with no value yet
+        unset = {n for n, v in zip(inputs, operands) if id(v) in self.stand_ins}
         blocks = [(stmt, stmt.body, [])]
         for handler in stmt.handlers:
             blocks.append((handler, handler.body, target_names(handler.name.name) if handler.name else []))
@@ -545,6 +554,8 @@ class _Builder:
         regions, headers, places, targets = [], [], [], []
         for part, suite, bound in blocks:
             region = Region(args=[self.value(n) for n in inputs + bound])
+            if part is stmt:  # the body starts from the values before the statement
+                self.stand_ins.update(id(a) for n, a in zip(inputs, region.args) if n in unset)
             with self.region(region, inputs + bound):
                 self.block(suite, live)
                 region.ops.append(YieldOp(operands=[self.lookup(n) for n in outputs]))
@@ -570,7 +581,10 @@ class _Builder:
         """Whether a construct carries ``name`` out, as far as closures are concerned: a name a
         closure captures is live everywhere (the closure may run later), but only one with a
         value before the construct (or set by every branch of ``stmt``) can be carried."""
-        if name not in self.cells or name in self.scope.env:
+        if name not in self.cells:
+            return True
+        value = self.scope.env.get(name)
+        if value is not None and id(value) not in self.stand_ins:
             return True
         if stmt is None:
             return False
@@ -731,6 +745,34 @@ def _index_needs_python(body: cst.CSTNode, index: str) -> str | None:
 
 
 _UPDATES = frozenset({"setitem", "setitem_op"})
+
+
+def _unannotated(stmt, cells: frozenset):
+    """``stmt`` with ``name: T = v`` written ``name = v`` where a closure captures ``name``:
+    the branch or loop function the statement may land in declares it ``nonlocal``, which
+    Python refuses for an annotated name. A local variable's annotation is never evaluated,
+    so the two are the same statement."""
+    if not cells:
+        return stmt
+    smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else [stmt]
+    if not any(_captured_annotation(small, cells) for small in smalls):
+        return stmt
+    plain = [
+        cst.Assign([cst.AssignTarget(small.target)], small.value, semicolon=small.semicolon)
+        if _captured_annotation(small, cells)
+        else small
+        for small in smalls
+    ]
+    return stmt.with_changes(body=plain) if type(stmt) is cst.SimpleStatementLine else plain[0]
+
+
+def _captured_annotation(small, cells: frozenset) -> bool:
+    return (
+        type(small) is cst.AnnAssign
+        and small.value is not None
+        and type(small.target) is cst.Name
+        and small.target.value in cells
+    )
 
 
 def _changed_objects(stmt: cst.CSTNode, direct: bool) -> list[str]:

@@ -238,7 +238,11 @@ def _checking_ran(cond_fn, body_fn, init, site: Site, construct: str, early_exit
         construct,
         early_exit,
     )
-    names = [site.names[k] for k in unset if k < len(site.names) and not site.names[k].startswith("(")]
+    names = [
+        site.names[k]
+        for k in unset
+        if k < len(site.names) and not site.names[k].startswith("(") and site.names[k] not in site.unread
+    ]
     if names:
 
         def unbound(name=names[0]):
@@ -720,12 +724,25 @@ def _static_int(x):
 
 
 def for_range(
-    start, stop, step, body_fn, init, deps, site: Site, python_index=None, range_fn=builtins.range, range_args: int = 3
+    start,
+    stop,
+    step,
+    body_fn,
+    init,
+    deps,
+    site: Site,
+    python_index=None,
+    range_fn=builtins.range,
+    range_args: int = 3,
+    index_carries: tuple[int, ...] = (),
 ):
     """``for i in range(start, stop, step)``: static bounds scan, traced bounds loop while.
     ``range_fn`` is what the name ``range`` is where the loop stands: when a global or a
     closure variable shadows the builtin, the loop is Python's, over ``range_fn`` called with
-    the ``range_args`` arguments written (``range(n)``: 1, ``range(a, b)``: 2)."""
+    the ``range_args`` arguments written (``range(n)``: 1, ``range(a, b)``: 2).
+    ``index_carries``: the carries that hold the index at the end of every iteration (the loop
+    variable read after the loop); after a scan over static bounds they are the range's last
+    item, the Python int that Python leaves in the variable."""
     init = tuple(init)
     if range_fn is not builtins.range:
         vals = init
@@ -752,7 +769,8 @@ def for_range(
         stops = _stop_flags(site.names) if options.current().early_exit else ()
         if stops:
             return _scan_or_python(lambda: _early_exit_range(r, body_fn, init, site, stops), python_loop)
-        return _scan_or_python(lambda: _scan(body_fn, init, Count(r.start, r.step, len(r)), site), python_loop)
+        out = _scan_or_python(lambda: _scan(body_fn, init, Count(r.start, r.step, len(r)), site), python_loop)
+        return tuple(r[-1] if k in index_carries else v for k, v in enumerate(out))
     if python_index is not None:
         raise site_error(
             site,
@@ -1075,12 +1093,17 @@ def for_each(xs, body_fn, init, deps, site: Site):
         live = _live_rows(seq, init, marked)
         if live:
             return _scan_live(body_fn, init, seq, live, site)
-        if split.runs_as_python((seq, init)):
+
+        def python_items():
             vals = init
             for item in xs:
                 vals = tuple(body_fn(item, *vals))
             return vals
-        return _scan(body_fn, init, seq, site)
+
+        if _python_values(init) or split.runs_as_python((seq, init)):
+            return python_items()
+        # As for an array: a body that needs Python's semantics runs as the Python loop.
+        return _scan_or_python(lambda: _scan(body_fn, init, seq, site), python_items)
     if is_array(xs) or is_traced(xs):
         if xs.ndim == 0:
             error = TypeError("iteration over a 0-d array")  # JAX's own text

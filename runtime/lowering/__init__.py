@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from laxify.ir import Function, Op, Region, UndefOp, Value
+from laxify.ir import CondOp, Function, Op, Region, UndefOp, Value, WhileOp
 from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.runtime.lowering.emitter import Emitter
 
@@ -57,6 +57,9 @@ class Site:
     # A construct kept as Python for its effect on an object from outside the function: why it
     # was kept, and the fix (runtime/effects.py ``kept_effects``).
     kept: tuple[str, str] = ("", "")
+    # The names among ``names`` that nothing reads after the construct: a traced loop that may
+    # run zero times leaves them unset without a check (Python raises only where one is read).
+    unread: tuple[str, ...] = ()
 
 
 class SiteTable(tuple):
@@ -102,6 +105,8 @@ class Lowerer:
     emitter: Emitter = field(default_factory=Emitter)
     sites: list[Site] = field(default_factory=list)
     uses: Counter = field(default_factory=Counter)
+    users: dict = field(default_factory=dict)  # id(value) -> [(op, operand index)]
+    tests: set = field(default_factory=set)  # id() of the yields that give a condition
     inline: dict[int, str] = field(default_factory=dict)
     inline_bare: dict[int, str] = field(default_factory=dict)  # the same, never parenthesised
     counter: int = 0
@@ -125,7 +130,7 @@ class Lowerer:
         return f"{self.prefix}_{stem}_{self.counter}"
 
     def site(
-        self, op: Op | None, construct: str, names=(), branches=(), branch_lines=(), kept=("", ""), at=None
+        self, op: Op | None, construct: str, names=(), branches=(), branch_lines=(), kept=("", ""), at=None, unread=()
     ) -> str:
         """A new site (``at``: its line and column, where ``op`` is ``None``), as the code reads it."""
         line, col = (op.span.line, op.span.col) if op is not None and op.span else at or (0, 0)
@@ -143,6 +148,7 @@ class Lowerer:
                 changes_in_place=self.fn.attributes.get("changes_in_place", False),
                 private=self.fn.attributes.get("private", ()),
                 kept=kept,
+                unread=tuple(unread),
             )
         )
         return f"{self.prefix}{SITES[len(DEFAULT_PREFIX) :]}[{len(self.sites) - 1}]"
@@ -181,8 +187,13 @@ def lower_function(fn: Function, filename: str = "<unknown>") -> LoweredSource:
     low.cells = frozenset(fn.attributes.get("cells", ()))
     low.prefix = fn.attributes.get("prefix", DEFAULT_PREFIX)
     for op in fn.walk():
-        for v in op.operands:
+        for k, v in enumerate(op.operands):
             low.uses[id(v)] += 1
+            low.users.setdefault(id(v), []).append((op, k))
+        if isinstance(op, WhileOp):
+            low.tests.add(id(op.regions[0].terminator))
+        elif isinstance(op, CondOp):
+            low.tests.update(id(t.terminator) for t in op.tests)
     line, col = fn.span.line, fn.span.col
     returns = fn.attributes.get("returns_code")
     header = f"def {fn.name}({fn.attributes.get('params_code', '')})" + (f" -> {returns}" if returns else "")

@@ -306,24 +306,62 @@ def _unbind_unset(low: Lowerer, op, regions) -> None:
     ``Undefined`` stand-in) and that the loop reads before assigning it is deleted, so that
     every read of it raises UnboundLocalError as in Python (also ``acc is None``, which the
     stand-in cannot refuse)."""
-    lead = 1 if isinstance(op, (ScanOp, ForRangeOp)) else 0
-    for k, init in enumerate(op.inits):
-        if id(init) not in low.undefined:
-            continue
-        if any(low.uses[id(r.args[lead + k])] for r in regions):
-            name = low.name(regions[0].args[lead + k])
-            low.line(f"if isinstance({name}, {low.runtime}.Undefined):", op)
-            low.emitter.depth += 1
-            low.line(f"del {name}", op)
-            low.emitter.depth -= 1
+    for k in _unset_reads(low, op, regions):
+        name = low.name(regions[0].args[_lead(op) + k])
+        low.line(f"if isinstance({name}, {low.runtime}.Undefined):", op)
+        low.emitter.depth += 1
+        low.line(f"del {name}", op)
+        low.emitter.depth -= 1
 
 
 def _needs_unbind(low: Lowerer, op, regions) -> bool:
-    lead = 1 if isinstance(op, (ScanOp, ForRangeOp)) else 0
-    return any(
-        id(init) in low.undefined and any(low.uses[id(r.args[lead + k])] for r in regions)
+    return bool(_unset_reads(low, op, regions))
+
+
+def _lead(op) -> int:
+    return 1 if isinstance(op, (ScanOp, ForRangeOp)) else 0
+
+
+def _unset_reads(low: Lowerer, op, regions) -> list[int]:
+    """The carries of a loop kept as Python that have no value yet and that its regions read."""
+    lead = _lead(op)
+    return [
+        k
         for k, init in enumerate(op.inits)
-    )
+        if id(init) in low.undefined and any(_read(low, r.args[lead + k]) for r in regions)
+    ]
+
+
+def _read(low: Lowerer, value) -> bool:
+    """Whether the user's code reads ``value``: a use that only hands it on (a loop body's or
+    branch's yield, the initial carry of a nested loop or the input of a nested construct
+    whose regions do not read it) is no read. A carry deleted for being unset is still
+    named where it is handed on (``(a, i) = _lx.for_range(..., (a, i), ...)``), so deleting
+    it for such a use would make the handing-on raise where Python does not."""
+    for user, k in low.users.get(id(value), ()):
+        if isinstance(user, YieldOp):
+            if id(user) in low.tests:
+                return True
+            continue
+        inner = _inner_args(user, k)
+        if inner is None or any(_read(low, arg) for arg in inner):
+            return True
+    return False
+
+
+def _inner_args(op, k: int):
+    """The region arguments through which operand ``k`` of ``op`` enters its regions, or None
+    where the operand is used otherwise (a loop bound, a condition, a plain statement)."""
+    if isinstance(op, (WhileOp, ForRangeOp, ScanOp)):
+        if k < op.lead:
+            return None
+        lead = _lead(op)
+        return [r.args[lead + k - op.lead] for r in op.regions]
+    if isinstance(op, CondOp):
+        return None if k == 0 else [r.args[k - 1] for r in op.regions]
+    if isinstance(op, (TryOp, WithOp)):
+        return [r.args[k] for r in op.regions]
+    return None
 
 
 def _inlinable(low: Lowerer, op) -> bool:
@@ -362,7 +400,8 @@ def lower_while(low: Lowerer, op: WhileOp) -> None:
     params = [low.name(a) for a in before.args[:n]]
     _function(low, cond_name, params, before, op, "single")
     _function(low, body_name, [low.name(a) for a in body.args[:n]], body, op)
-    site = low.site(op, "while", [r.hint for r in op.results])
+    unread = [r.hint for r in op.results if not low.uses[id(r)]]
+    site = low.site(op, "while", [r.hint for r in op.results], unread=unread)
     call = f"{low.runtime}.while_loop({cond_name}, {body_name}, {low.tuple_of(op.inits)}, {_deps(low, op)}, {site})"
     _assign(low, op, call)
 
@@ -380,6 +419,11 @@ def lower_for_range(low: Lowerer, op: ForRangeOp) -> None:
     # `range` as the user's code finds it: the runtime checks that it is still the builtin
     # (a global or closure variable may shadow it) and otherwise calls it as written.
     shadow = ", range_fn=range" + (f", range_args={written}" if written != 3 else "")
+    # The carries that hold the index at the end of each iteration (the loop variable, read
+    # after the loop): with static bounds its last value is the range's last item, a Python int.
+    index = tuple(k for k, y in enumerate(body.terminator.operands) if y is body.args[0])
+    if index:
+        shadow += f", index_carries={index!r}"
     _loop_function(low, op, "for_range", f"{start}, {stop}, {step}", shadow)
 
 

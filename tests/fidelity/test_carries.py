@@ -224,8 +224,9 @@ def method_named_update_in_scanned_loop(params, tx):
 
 OBJECT_CASES = [
     case(method_named_update_in_traced_while, (XS, SGD), prims={"while"}, static_argnums=(1,)),
-    # A static-trip loop carrying a Python object runs as Python (DESIGN §5): values agree.
-    case(method_named_update_in_scanned_loop, (XS, SGD), prims=set(), static_argnums=(1,)),
+    # `tx.update(...)`'s value is used, so it is no dict's `update` and `tx` is not carried:
+    # the static-trip loop is one scan.
+    case(method_named_update_in_scanned_loop, (XS, SGD), prims={"scan"}, static_argnums=(1,)),
 ]
 
 

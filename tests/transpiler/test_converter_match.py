@@ -508,7 +508,7 @@ def test_nested_function_is_left_alone():
     ("Point(x=0)", "class patterns are not converted"),
     ("(1 as a) | (2 as a)", "an alternative of `|` binds a name"),
 ])
-def test_other_patterns_leave_the_match_untouched(pattern, why):
+def test_other_patterns_match_as_python_and_the_bodies_follow(pattern, why):
     before = f"""
     def f(x, k):
         match k:
@@ -518,12 +518,52 @@ def test_other_patterns_leave_the_match_untouched(pattern, why):
                 y = -x
         return y
     """
+    after = f"""
+    def f(x, k):
+        _lx_arm_2 = None
+        match k:
+            case 0:
+                _lx_arm_2 = 0
+            case {pattern}:
+                _lx_arm_2 = 1
+        if _lx_arm_2 == 0:
+            y = x
+        elif _lx_arm_2 == 1:
+            y = -x
+        return y
+    """
     code, ctx = convert(before)
-    assert code == textwrap.dedent(before).lstrip("\n")
+    assert code == textwrap.dedent(after).lstrip("\n")
     assert len(ctx.notes) == 1 and why in ctx.notes[0]
 
 
-def test_as_name_read_by_guard_leaves_the_match_untouched():
+def test_a_last_catch_all_case_is_the_else_and_needs_no_unset_number():
+    before = """
+    def f(x, k):
+        match k:
+            case [a, b]:
+                return a + b
+            case _:
+                x = x - 1
+        return x
+    """
+    after = """
+    def f(x, k):
+        match k:
+            case [a, b]:
+                _lx_arm_2 = 0
+            case _:
+                _lx_arm_2 = 1
+        if _lx_arm_2 == 0:
+            return a + b
+        else:
+            x = x - 1
+        return x
+    """
+    check(before, after)
+
+
+def test_as_name_read_by_guard_stays_in_the_python_match():
     before = """
     def f(x, k):
         match k:
@@ -531,12 +571,22 @@ def test_as_name_read_by_guard_leaves_the_match_untouched():
                 y = x * m
         return y
     """
+    after = """
+    def f(x, k):
+        _lx_arm_2 = None
+        match k:
+            case (1 | 2) as m if m > 1:
+                _lx_arm_2 = 0
+        if _lx_arm_2 == 0:
+            y = x * m
+        return y
+    """
     code, ctx = convert(before)
-    assert code == textwrap.dedent(before).lstrip("\n")
+    assert code == textwrap.dedent(after).lstrip("\n")
     assert "guard reads a name bound by an `as` pattern" in ctx.notes[0]
 
 
-def test_walrus_in_guard_of_refutable_pattern_leaves_the_match_untouched():
+def test_walrus_in_guard_of_refutable_pattern_stays_in_the_python_match():
     before = """
     def f(x, k):
         match k:
@@ -544,8 +594,18 @@ def test_walrus_in_guard_of_refutable_pattern_leaves_the_match_untouched():
                 y = m
         return y
     """
+    after = """
+    def f(x, k):
+        _lx_arm_2 = None
+        match k:
+            case 1 if (m := x + 1) > 0:
+                _lx_arm_2 = 0
+        if _lx_arm_2 == 0:
+            y = m
+        return y
+    """
     code, ctx = convert(before)
-    assert code == textwrap.dedent(before).lstrip("\n")
+    assert code == textwrap.dedent(after).lstrip("\n")
     assert ctx.notes
 
 

@@ -213,11 +213,45 @@ def _small_access(node: cst.BaseSmallStatement, acc: Access) -> None:
     else:  # Expr, Return, Assert, Raise, Pass, Break, Continue
         acc.read(expr_reads(node))
     walrus = _mutating_calls(node, acc)
+    if not walrus:
+        return
     before = set(acc.writes)
     acc.write(walrus)
-    # A name bound by `:=` and read later in the same statement is not a read from before it.
+    # A name bound by `:=` and read later in the same statement is not a read from before it;
+    # one read before the binding (`(t := t * 0.5)`) is.
+    early = _reads_before_binding(node)
     for name in set(acc.writes) - before:
-        acc.reads.pop(name, None)
+        if name not in early:
+            acc.reads.pop(name, None)
+
+
+def _reads_before_binding(node: cst.CSTNode) -> set[str]:
+    """The names ``node`` reads before a ``:=`` in it binds them, in evaluation order (left to
+    right, a walrus's value before its target; nested scopes left out)."""
+    out: set[str] = set()
+    bound: set[str] = set()
+    stack: list = [node]
+    while stack:
+        item = stack.pop()
+        if type(item) is tuple:
+            bound.update(item)
+            continue
+        kind = type(item)
+        if kind is cst.Name:
+            if item.value not in bound:
+                out.add(item.value)
+        elif kind is cst.NamedExpr:
+            stack.append(tuple(target_names(item.target)))
+            stack.append(item.value)
+        elif kind is cst.Attribute or kind is cst.Arg:
+            stack.append(item.value)
+        elif kind is cst.Assign:  # the value, then the targets (which read no names of their own)
+            stack.append(item.value)
+        elif kind not in _SCOPES:
+            kids = list(children(item))
+            kids.reverse()
+            stack.extend(kids)
+    return out
 
 
 _SCOPES = (cst.Lambda, cst.FunctionDef, cst.ClassDef)
@@ -267,8 +301,15 @@ def _mutating_calls(node: cst.CSTNode, acc: Access) -> list[str]:
     """Mark the names whose objects the calls in ``node`` change in place; return the names
     bound by ``:=`` in it (one walk for both)."""
     walrus: list[str] = []
+    used: set[int] = set()  # calls whose value the code uses (see below)
     for node in _own_nodes(node):
         kind = type(node)
+        if kind in _VALUE_HOLDERS:
+            value = getattr(node, "value", None)
+            if value is not None:
+                used.add(id(value))
+            if kind is cst.BinaryOperation:
+                used.update((id(node.left), id(node.right)))
         if kind is cst.NamedExpr:
             walrus.extend(target_names(node.target))
         elif kind is cst.Call:
@@ -286,9 +327,29 @@ def _mutating_calls(node: cst.CSTNode, acc: Access) -> list[str]:
                 and type(func.value) is cst.Name
                 and func.attr.value in MUTATING_METHODS
                 and not is_runtime_name(func.value.value)
+                and (id(node) not in used or func.attr.value in VALUE_METHODS)
             ):
                 acc.mutate(func.value.value)
     return walrus
+
+
+# Where a call's value is used: assigned, returned, passed on, computed with. A method of a
+# list, dict or set that returns None is a statement of its own, so such a call is a module's
+# function or another object's method (`s = jnp.append(s, v)`, `lax.sort(s)[0]`), not a change
+# of its receiver in place.
+_VALUE_HOLDERS = frozenset(
+    {
+        cst.Assign,
+        cst.AnnAssign,
+        cst.AugAssign,
+        cst.Return,
+        cst.Arg,
+        cst.Element,
+        cst.Subscript,
+        cst.Attribute,
+        cst.BinaryOperation,
+    }
+)
 
 
 def _walrus_writes(node: cst.CSTNode, acc: Access) -> None:

@@ -15,7 +15,7 @@ import libcst as cst
 from laxify.transpiler.analysis.positions import Positions
 from laxify.transpiler.analysis.walk import SMALL_STATEMENTS, STATEMENT_HOLDERS, code_fields, preorder, statement_fields
 
-__all__ = ["Context", "Converter", "OwnCodeConverter", "apply", "transform_above"]
+__all__ = ["Context", "Converter", "OwnCodeConverter", "apply", "parenthesized_generator", "transform_above"]
 
 
 @dataclass
@@ -257,3 +257,12 @@ class OwnCodeConverter(Converter):
     def leave_FunctionDef(self, original_node, updated_node):
         self.def_depth -= 1
         return updated_node
+
+
+def parenthesized_generator(arg: cst.Arg) -> cst.Arg:
+    """A generator expression that was a call's only argument (``any(v > 0 for v in xs)``)
+    needs its own parentheses once the call has another argument (``_lx.call(any, (...))``)."""
+    value = arg.value
+    if isinstance(value, cst.GeneratorExp) and not value.lpar:
+        return arg.with_changes(value=value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+    return arg

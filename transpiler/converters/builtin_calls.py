@@ -15,21 +15,12 @@ import math
 import libcst as cst
 
 from laxify.transpiler.analysis.features import BUILTIN_CALL, CONTAINS, RULED_BUILTINS, RULED_MATH
-from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, parenthesized_generator, transform_above
 
 __all__ = ["BUILTIN_NAMES", "MATH_NAMES", "transform"]
 
 BUILTIN_NAMES, MATH_NAMES = RULED_BUILTINS, RULED_MATH
 _MATH_FUNCTIONS = frozenset(id(getattr(math, name)) for name in MATH_NAMES)
-
-
-def _parenthesized(arg: cst.Arg) -> cst.Arg:
-    """A generator expression that was a call's only argument (``any(v > 0 for v in xs)``)
-    needs its own parentheses once it is not."""
-    value = arg.value
-    if isinstance(value, cst.GeneratorExp) and not value.lpar:
-        return arg.with_changes(value=value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
-    return arg
 
 
 def _runtime(name: str) -> cst.Attribute:
@@ -55,7 +46,7 @@ class BuiltinCallTransformer(OwnCodeConverter):
     def leave_Call(self, original_node, updated_node):
         if not self.ruled(updated_node.func):
             return updated_node
-        args = [_parenthesized(a) for a in updated_node.args]
+        args = [parenthesized_generator(a) for a in updated_node.args]
         return updated_node.with_changes(func=_runtime("builtin"), args=[cst.Arg(updated_node.func), *args])
 
     def leave_Comparison(self, original_node, updated_node):

@@ -23,7 +23,7 @@ import libcst as cst
 
 from laxify.ir.user_code import converts_calls_of, is_library_type, keeps_module
 from laxify.transpiler.analysis.features import USER_CALL, attribute_root, user_callee
-from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, parenthesized_generator, transform_above
 
 __all__ = ["transform"]
 
@@ -98,7 +98,8 @@ class CallTransformer(OwnCodeConverter):
         if not self.routed(updated_node.func):
             return updated_node
         callee = cst.Attribute(cst.Name("_lx"), cst.Name("call"))
-        return updated_node.with_changes(func=callee, args=[cst.Arg(updated_node.func), *updated_node.args])
+        args = [parenthesized_generator(a) for a in updated_node.args]
+        return updated_node.with_changes(func=callee, args=[cst.Arg(updated_node.func), *args])
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).

@@ -5,7 +5,21 @@ Converted patterns: literals and values (``case 1:``, ``case -1:``, ``case "a":`
 ``_``, captures (``case n:`` binds the subject), ``as`` names at the top of a case, and
 guards. Or-patterns and guards combine with ``_lx.or_``/``_lx.and_``, which keep Python's
 short-circuit on Python values and use ``jnp.logical_*`` on traced ones. A ``match`` with any
-other pattern (sequence, mapping, class, star) is left untouched and stays plain Python.
+other pattern (sequence, mapping, class, star) matches as Python: the ``match`` statement is
+kept with each case's body replaced by the number of that case, and the bodies follow as an
+``if`` chain on that number, converted like any other block (a ``return`` or ``break`` in
+them, a traced loop):
+
+    match p:                          _lx_arm_1 = None
+        case [a, b]:                  match p:
+            return a + b                  case [a, b]:
+        case _:               →                _lx_arm_1 = 0
+            x = x - 1                     case _:
+                                               _lx_arm_1 = 1
+                                      if _lx_arm_1 == 0:
+                                          return a + b
+                                      elif _lx_arm_1 == 1:
+                                          x = x - 1
 
     match f(x):                       _lx_subject_1 = f(x)
         case 1 | 2:                   if _lx.or_(_lx_subject_1 == 1, lambda: _lx_subject_1 == 2):
@@ -154,8 +168,8 @@ class MatchTransformer(OwnCodeConverter):
         try:
             arms = [_arm(case, subject) for case in updated_node.cases]
         except _Unsupported as why:
-            self.ctx.notes.append(f"`match` kept as Python: {why}")
-            return updated_node
+            self.ctx.notes.append(f"`match` patterns matched as Python: {why}")
+            return self.matched_as_python(updated_node)
         if updated_node.footer:
             last = arms[-1]
             if isinstance(last.body, cst.IndentedBlock):
@@ -182,6 +196,39 @@ class MatchTransformer(OwnCodeConverter):
             stmts[0] = stmts[0].with_changes(leading_lines=[*rest.leading_lines, *stmts[0].leading_lines])
             return cst.FlattenSentinel([assign, *stmts])
         return cst.FlattenSentinel([assign, rest])
+
+    def matched_as_python(self, node: cst.Match) -> cst.FlattenSentinel:
+        """The ``match`` kept to match and bind as Python, setting the number of the case that
+        matched; the cases' bodies after it as an ``if`` chain on that number."""
+        arm = self.ctx.fresh("arm")
+
+        def number(k: int) -> cst.IndentedBlock:
+            return cst.IndentedBlock(
+                [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(arm))], cst.Integer(str(k)))])]
+            )
+
+        cases = [case.with_changes(body=number(k)) for k, case in enumerate(node.cases)]
+        kept = node.with_changes(cases=cases, leading_lines=(), footer=())
+        last = node.cases[-1]
+        irrefutable = last.guard is None and isinstance(last.pattern, cst.MatchAs) and last.pattern.pattern is None
+        rest: cst.If | cst.Else | None = None
+        for k in reversed(range(len(node.cases))):
+            case = node.cases[k]
+            body = case.body
+            if k == len(node.cases) - 1 and node.footer and isinstance(body, cst.IndentedBlock):
+                body = body.with_changes(footer=[*body.footer, *node.footer])
+            if irrefutable and k == len(node.cases) - 1 and k > 0:
+                rest = cst.Else(body, leading_lines=case.leading_lines)
+                continue
+            test = _compare(arm, cst.Equal(), cst.Integer(str(k)))
+            rest = cst.If(test, body, orelse=rest, leading_lines=case.leading_lines)
+        unset = cst.SimpleStatementLine(
+            [cst.Assign([cst.AssignTarget(cst.Name(arm))], cst.Name("None"))],
+            leading_lines=node.leading_lines,
+        )
+        if irrefutable:
+            return cst.FlattenSentinel([kept.with_changes(leading_lines=node.leading_lines), rest])
+        return cst.FlattenSentinel([unset, kept, rest])
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).

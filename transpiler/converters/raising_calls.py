@@ -25,7 +25,7 @@ import types
 import libcst as cst
 
 from laxify.transpiler.analysis.walk import children, preorder, statement_children
-from laxify.transpiler.converters.base import Context
+from laxify.transpiler.converters.base import Context, parenthesized_generator
 from laxify.transpiler.converters.guards import contains, loop_test, runtime_call
 from laxify.transpiler.converters.guards import lazy_lambda
 from laxify.transpiler.converters.raise_statements import FLAG, _calls, _deferred, _may_raise
@@ -362,7 +362,7 @@ class _Quiet(cst.CSTTransformer):
         func = updated_node.func
         if not (type(func) is cst.Name and func.value == "print"):
             return updated_node
-        args = list(updated_node.args)
+        args = [parenthesized_generator(a) for a in updated_node.args]
         flag = cst.Arg(
             cst.Name(FLAG),
             keyword=cst.Name("unless_raised"),
