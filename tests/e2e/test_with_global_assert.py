@@ -14,6 +14,8 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import subprocess
+import sys
 import warnings
 
 import jax
@@ -775,3 +777,20 @@ def test_carry_that_changes_shape_is_a_located_two_sided_error(way):
 
 def test_static_loop_whose_carry_changes_shape_stays_python():
     check(static_loop_carry_grows, (POS,), expect_prims=())
+
+
+def test_python_dash_o_removes_asserts_on_traced_values(tmp_path):
+    """`python -O` removes asserts before laxify sees them, as Python does: nothing checked."""
+    script = tmp_path / "optimized.py"
+    script.write_text(
+        "import sys\n"
+        "import jax.numpy as jnp\n"
+        "import laxify\n"
+        "def f(x):\n"
+        "    assert x.sum() > 0, 'sum must be positive'\n"
+        "    return x + 1\n"
+        "print(sys.flags.optimize, float(laxify.to_static(f)(-jnp.ones(2)).sum()))\n"
+    )
+    done = subprocess.run([sys.executable, "-O", str(script)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "0.0"], done.stdout
