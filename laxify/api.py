@@ -36,20 +36,21 @@ def do_not_convert(fn: Callable) -> Callable:
     return fn
 
 
-def convert(fn: Callable, *, checks: bool = False) -> Callable:
+def convert(fn: Callable, *, checks: bool | None = None) -> Callable:
     """The converted, un-jitted Python function: composable with ``jax.jit``/``grad``/``vmap``.
 
     Takes functions, lambdas, bound methods, ``functools.partial`` objects, objects whose class
     defines ``__call__`` (their bound ``__call__`` is converted), and ``staticmethod`` /
-    ``classmethod`` objects (converted inside, same kind returned). ``checks=True``: an
-    ``assert`` on a traced value becomes a ``checkify.check``, for the caller to functionalize
-    with ``jax.experimental.checkify.checkify``."""
+    ``classmethod`` objects (converted inside, same kind returned). An ``assert`` on a traced
+    value is checked where a report collects it (``to_static``, ``laxify.checked``);
+    ``checks=True``: also as a ``checkify.check`` for the caller to functionalize with
+    ``jax.experimental.checkify.checkify``; ``checks=False``: not checked."""
     if isinstance(fn, StaticFunction):
         fn = fn._unconverted()
     if isinstance(fn, (staticmethod, classmethod)):
         return type(fn)(convert(fn.__func__, checks=checks))
-    if checks:
-        return with_assert_mode(convert(fn), AssertMode(checks=True))
+    if checks is not None:
+        return with_assert_mode(convert(fn), AssertMode(checks=checks, checkify=checks))
     target = callable_target(fn, "laxify.convert")
     lazy = python_only_error(function_and_arguments(target, (), {})[0])
     if lazy is not None:
@@ -215,7 +216,7 @@ class StaticFunction(CallPath):
         # A program of its own, traced without run-time warnings (host callbacks, which a
         # serialized program cannot hold) and without its report.
         program = Program(
-            self._traceable(self.converted(), checks=False),
+            self._traceable(self.converted(), checks=self.checks),
             exporting=True,
             donate_argnums=self._donate,
             **self._jit_options,
@@ -270,7 +271,7 @@ def to_static(
     fallback: Literal["warn", "error", "silent"] = "warn",
     strict: bool = False,
     donate_argnums: int | Sequence[int] = (),
-    checks: bool = False,
+    checks: bool = True,
     **jit_options: Any,
 ) -> StaticFunction: ...
 
@@ -285,7 +286,7 @@ def to_static(
     fallback: Literal["warn", "error", "silent"] = "warn",
     strict: bool = False,
     donate_argnums: int | Sequence[int] = (),
-    checks: bool = False,
+    checks: bool = True,
     **jit_options: Any,
 ) -> Callable[[Callable[..., Any]], StaticFunction]: ...
 
@@ -295,8 +296,9 @@ def to_static(fn: Callable | None = None, **options) -> StaticFunction | Callabl
 
     Use bare (``@to_static``) or with options (``@to_static(static_argnums=1)``). Options:
     ``static_argnums``/``static_argnames`` (as ``jax.jit``), ``fallback="warn"|"error"|"silent"``
-    (``strict=True`` is ``fallback="error"``), ``donate_argnums``, ``checks`` (asserts on traced
-    values are checked), and other ``jax.jit`` keywords, passed through.
+    (``strict=True`` is ``fallback="error"``), ``donate_argnums``, ``checks`` (``True`` by default: asserts on
+    traced values are checked at run time, as Python checks them; ``False`` turns that off, as
+    ``python -O`` does), and other ``jax.jit`` keywords, passed through.
     """
     if fn is None:
         return lambda f: StaticFunction(f, **options)

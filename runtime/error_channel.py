@@ -24,10 +24,10 @@ import jax
 import jax.numpy as jnp
 
 import laxify.ir  # noqa: F401 (its folder, for OWN_ROOTS)
-from laxify.ir.errors import ConversionError, Location
+from laxify.ir.errors import ConversionError, Location, NeedsPython
 from laxify.runtime import report, trace
 from laxify.runtime.capture import capture, output_avals
-from laxify.runtime.dispatch.printing import Formatted
+from laxify.runtime.dispatch.printing import Formatted, shows_tracer
 from laxify.runtime.dispatch.values import UndefinedReturn
 
 __all__ = [
@@ -330,7 +330,6 @@ def at_top(error: PathRaised):
     could not hold it, which laxify cannot convert (to_static runs the function eagerly)."""
     if error.depth == 0:
         return None  # (the report says it raised)
-    from laxify.ir.errors import NeedsPython
 
     text = linecache.getline(error.filename, error.line)
     raise NeedsPython(  # to_static runs the function eagerly: Python's exact result
@@ -410,6 +409,40 @@ class Deferred:
         return _instance(self.func(*args, **kwargs))
 
 
+def _message_parts(value):
+    return (value.args, value.kwargs) if isinstance(value, Deferred) else value
+
+
+def formatted_too_early(construct: str, filename: str, line: int) -> NeedsPython:
+    """The located error (an eager fallback for ``to_static``) of a ``raise`` or ``assert``
+    whose message holds a string formatted from a traced value while tracing."""
+    text = linecache.getline(filename, line)
+    return NeedsPython(
+        f"the message of this `{construct}` holds a string formatted from a traced value before the "
+        f"`{construct}` runs (in an earlier statement or another function), which would show JAX's "
+        "placeholder for the value instead of the value",
+        Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")),
+        f"Format the message in the `{construct}` statement itself (for example "
+        f'`{construct} {"ValueError(" if construct == "raise" else "x > 0, "}f"bad value {{x}}"'
+        f"{')' if construct == 'raise' else ''}`): laxify formats it with the values of the run.",
+    )
+
+
+def message_needs_the_run(construct: str, filename: str, line: int) -> NeedsPython:
+    """The located error (an eager fallback for ``to_static``) of a ``raise`` or ``assert``
+    that every run reaching it makes, whose message formats a traced value, where nothing
+    reports an error after the run (a plain ``jax.jit(laxify.convert(f))``)."""
+    text = linecache.getline(filename, line)
+    return NeedsPython(
+        f"this `{construct}` fails on every run that reaches it, and its message formats a traced "
+        "value, which is only known when the program runs: under a plain `jax.jit` nothing raises it "
+        "after the run",
+        Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")),
+        "Call the function through laxify.to_static, or wrap the jitted function in laxify.checked(...): "
+        "the exception is then raised after the call, with the values of the run.",
+    )
+
+
 def exception_(func, *args, **kwargs) -> Deferred:
     """``func(*args, **kwargs)`` in ``raise func(...)``: called when the exception is raised."""
     return Deferred(func, args, kwargs)
@@ -417,7 +450,7 @@ def exception_(func, *args, **kwargs) -> Deferred:
 
 def _text(value):
     if isinstance(value, Formatted):
-        return value.template.format(*value.args, **value.kwargs)
+        return value.text()
     return value
 
 
@@ -476,9 +509,13 @@ def _raise(exception, cause, in_try: bool, frame) -> None:
     if in_try and in_traced_region():
         raise HandlerNeedsData(frame.f_code.co_filename, frame.f_lineno)
     reason = cause() if cause is not None else None
+    if shows_tracer(tuple(_message_parts(v) for v in (value, reason))):
+        raise formatted_too_early("raise", frame.f_code.co_filename, frame.f_lineno)
     leaves, rebuild = _split((value, reason))
     state = trace.current()
     if not in_traced_region() and not (state.reporting and (leaves or _after_checks(state, in_try))):
+        if leaves:  # (its message would show JAX's placeholders for them)
+            raise message_needs_the_run("raise", frame.f_code.co_filename, frame.f_lineno)
         error = _made(value)
         if cause is not None:
             error.__cause__ = None if reason is None else _made(reason)
@@ -534,7 +571,7 @@ def _opened(v):
     if isinstance(v, Deferred):
         return _Open(Deferred, v.func, tuple(map(_opened, v.args)), {k: _opened(x) for k, x in v.kwargs.items()})
     if isinstance(v, Formatted):
-        return _Open(Formatted, v.template, tuple(v.args), dict(v.kwargs))
+        return _Open(type(v), v.template, tuple(v.args), dict(v.kwargs))
     return v
 
 

@@ -55,6 +55,7 @@ __all__ = [
     "on_path",
     "raise_at",
     "record",
+    "reported",
     "throw",
     "throw_checkify",
 ]
@@ -395,9 +396,17 @@ def _to_checkify(ok, rule: Rule, values: list) -> None:
 
 
 def _asserts_checked(state) -> bool:
-    """Whether the run checks asserts (``laxify.convert(f, checks=True)``: its caller
-    functionalizes the checks itself, with ``checkify``)."""
-    return bool(state.asserts) and state.asserts[-1].checks
+    """Whether the run sends asserts to checkify (``laxify.convert(f, checks=True)``: its
+    caller functionalizes the checks itself, with ``checkify``)."""
+    return bool(state.asserts) and state.asserts[-1].checkify
+
+
+def reported() -> bool:
+    """Whether a check recorded now reaches something that reports it: a frame of this JAX
+    trace, checkify's channel under ``laxify.checked`` (or ``convert(f, checks=True)``), or the
+    warning of a program traced for ``export``. Not under a plain ``jax.jit(laxify.convert(f))``."""
+    state = trace.current()
+    return state.exporting or _innermost() is not None or state.reporting or _asserts_checked(state)
 
 
 def throw_checkify(error) -> None:
@@ -440,7 +449,7 @@ def raise_at(exc: BaseException, filename: str, line: int, name: str) -> None:
     stripped = text.strip()
     indent = len(text) - len(text.lstrip())
     # The statement spans the user's own statement, so a traceback marks all of it or nothing.
-    width = max(len(stripped) - len("raise "), 1) if stripped.startswith("raise") else 12
+    width = max(len(stripped) - len("raise "), 1)
     holder = ("_" * width)[:width]
     if line > 1 and indent:
         code_text = "\n" * (line - 2) + "if 1:\n" + " " * indent + f"raise {holder}\n"

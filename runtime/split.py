@@ -387,7 +387,9 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
         state.watches.append(watch)
         try:
             with report.frame():
-                out = checks.with_assert_mode(dispatcher, checks.AssertMode(False, "error"))(*args, **kwargs)
+                out = checks.with_assert_mode(dispatcher, checks.AssertMode(checks=False, unchecked="error"))(
+                    *args, **kwargs
+                )
             if watch.changed(out) is not None:
                 watch.restore()
                 raise _TraceFailed("it changes a Python object in place")

@@ -39,6 +39,7 @@ from laxify.transpiler.converters import (
     raise_statements,
     raising_calls,
     return_statements,
+    try_statements,
     walrus_conditions,
 )
 from laxify.transpiler.converters.base import Context
@@ -91,6 +92,10 @@ CONVERTERS: list = [
     # return last: it guards what follows a `return`, including loops already rewritten above,
     # and stops loops that contain a `return`.
     return_statements,
+    # try and with after return: the return converter writes the `finally` that returns, which
+    # the `finally` written here must enclose; before calls, which route the user's calls in the
+    # managers written here (and leave `_lx.unsuppressing(...)` alone).
+    try_statements,
     # list appends are plain statements; they may stand anywhere the converters above moved
     # them, so they are rewritten last.
     list_appends,

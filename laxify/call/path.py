@@ -64,7 +64,7 @@ class CallPath(Converted):
         fallback: str = "warn",
         strict: bool = False,
         donate_argnums=(),
-        checks: bool = False,
+        checks: bool = True,
         **jit_options,
     ):
         if strict:
@@ -167,7 +167,7 @@ class CallPath(Converted):
         assignments of restored (see ``restoring_shared_names``), and its results checked to
         be what one XLA program can return."""
         fn = returning_arrays(fn, self.inner)
-        return restoring_shared_names(with_assert_mode(fn, AssertMode(checks, self.fallback)), self.plain)
+        return restoring_shared_names(with_assert_mode(fn, AssertMode(checks)), self.plain)
 
     def _program(self, sig: Signature) -> Program:
         program = self._programs.get(sig)

@@ -24,7 +24,7 @@ from laxify.runtime.iterables import enumerate_, iterable, reversed_, zip_
 from laxify.runtime.lists import append, as_list, list_len
 from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
-from laxify.runtime.dispatch.trying import internal_errors
+from laxify.runtime.dispatch.trying import finally_block, internal_errors, unsuppressing
 from laxify.runtime.updates import at, live_rows, setitem, setitem_op, shared_change
 from laxify.runtime.numbers import item, python_op
 from laxify.runtime.effects import kept_effects
@@ -78,6 +78,8 @@ __all__ = [
     "python_op",
     "item",
     "internal_errors",
+    "finally_block",
+    "unsuppressing",
     "is_",
     "is_not",
     "is_traced",

@@ -1,6 +1,5 @@
 """``assert``: Python's assert on Python values; on a traced value a check in the run-time
-report when checks are on (``to_static(checks=True)``), otherwise not checked, said once at
-its line."""
+report (by default, as Python checks asserts), or nothing with ``to_static(..., checks=False)``."""
 
 from __future__ import annotations
 
@@ -10,13 +9,15 @@ import sys
 import threading
 import warnings
 
+import jax
 import jax.numpy as jnp
 
 from laxify.ir.errors import ConversionError, FallbackWarning
 from laxify.runtime import checks, report
 from laxify.runtime.dispatch.conditionals import _scalar_predicate
-from laxify.runtime.dispatch.printing import Formatted
+from laxify.runtime.dispatch.printing import Formatted, Percent, shows_tracer
 from laxify.runtime.dispatch.values import any_traced, is_traced
+from laxify.runtime.error_channel import formatted_too_early, message_needs_the_run
 from laxify.runtime.lowering import Site
 from laxify.runtime.messages import location
 
@@ -24,12 +25,6 @@ __all__ = ["assert_"]
 
 _warned: set[tuple[str, int]] = set()
 _lock = threading.Lock()
-
-_FIX = (
-    "Pass checks=True to laxify.to_static to check it at run time (a failed assert then "
-    "raises AssertionError after the call), or assert on a static value (a shape, a Python "
-    "argument)."
-)
 
 
 def _site(depth: int) -> Site:
@@ -44,58 +39,91 @@ def assert_(test, message=None) -> None:
     the message only when the assert fails)."""
     if not is_traced(test):
         if not test:
-            raise AssertionError() if message is None else AssertionError(_evaluated(message))
+            if message is None:
+                raise AssertionError()
+            value = _evaluated(message)
+            if any_traced(value.args if isinstance(value, Formatted) else value) or shows_tracer(value):
+                # A message only the run can format: a check that fails on every run, where
+                # something reports it; else a located error.
+                site = _site(1)
+                if not report.reported():
+                    raise message_needs_the_run("assert", site.filename, site.line)
+                _check(False, message, site)
+                return
+            raise AssertionError(value)
         return
     site = _site(1)
     pred = _scalar_predicate(test, site, "assert")
     mode = checks.current()
     if mode.checks:
-        _check(pred, message, site)
+        if report.reported():
+            _check(pred, message, site)
+        else:
+            _warn_once(
+                site,
+                "This `assert` tests a traced value, and nothing reports a failed check under a plain "
+                "`jax.jit(laxify.convert(f))`: it is not checked there. Call the function through "
+                "laxify.to_static, or wrap the jitted function in laxify.checked(...) to raise its "
+                "AssertionError after the call.",
+            )
         return
-    if mode.unchecked == "silent":
-        return
-    text = (
-        "This `assert` tests a traced value, which is only known when the program runs; "
-        "laxify does not check it at run time (one XLA program cannot raise an exception)."
-    )
     if mode.unchecked == "error":
-        raise ConversionError(text, location(site), _FIX)
+        raise ConversionError(
+            "This `assert` tests a traced value, which is only known when the program runs.",
+            location(site),
+            "Assert on a static value (a shape, a Python argument), or let the loop run as Python.",
+        )
+
+
+def _warn_once(site: Site, text: str) -> None:
     with _lock:
         if (site.filename, site.line) in _warned:
             return
         _warned.add((site.filename, site.line))
-    warnings.warn_explicit(f"{text} {_FIX}", FallbackWarning, site.filename, site.line)
+    warnings.warn_explicit(text, FallbackWarning, site.filename, site.line)
 
 
 def _check(pred, message, site: Site) -> None:
-    """Record the assert in the run-time report: its ``AssertionError`` says the assert's
-    message (formatted with the values of the run) or, without one, the assert's source text;
-    then where it stands."""
-    where = f" (assert at {site.filename}:{site.line})"
+    """Record the assert in the run-time report: its ``AssertionError`` is Python's (the
+    assert's message, formatted with the values of the run; none without one), raised at the
+    assert's line. Checkify's text of it (where only checkify carries the check) also says
+    where the assert stands."""
+    where = _escape(f" (assert at {site.filename}:{site.line})")
     value = _evaluated(message)
-    if isinstance(value, Formatted):
-        template, traced = _traced_fields(value)
-        text = template + _escape(where)
+    if shows_tracer(value):
+        raise formatted_too_early("assert", site.filename, site.line)
+    if isinstance(value, Percent):
+        leaves, tree = jax.tree_util.tree_flatten(value.args)
+        at = [k for k, leaf in enumerate(leaves) if is_traced(leaf)]
+        text, traced = _escape(value.template) + where, [leaves[k] for k in at]
 
         def make(values):
-            return AssertionError(template.format(*values) + where)
+            filled = list(leaves)
+            for k, v in zip(at, values):
+                filled[k] = v
+            return AssertionError(Percent(value.template, jax.tree_util.tree_unflatten(tree, filled), {}).text())
+    elif isinstance(value, Formatted):
+        template, traced = _traced_fields(value)
+        text = template + where
+
+        def make(values):
+            return AssertionError(template.format(*values))
     elif value is None:
         source = linecache.getline(site.filename, site.line).strip()
-        source = source if source.startswith("assert") else "assert"
-        text, traced = _escape(source + where), []
+        text, traced = _escape(source if source.startswith("assert") else "assert") + where, []
 
         def make(values):
-            return AssertionError(source + where)
+            return AssertionError()
     elif any_traced(value):
-        text, traced = "{0}" + _escape(where), [value]
+        text, traced = "{0}" + where, [value]
 
         def make(values):
-            return AssertionError(f"{values[0]}{where}")
+            return AssertionError(values[0])
     else:
-        text, traced = _escape(str(value) + where), []
+        text, traced = _escape(str(value)) + where, []
 
         def make(values):
-            return AssertionError(f"{value}{where}")
+            return AssertionError(value)
 
     function = _user_function(site.filename)
     report.record(jnp.logical_not(pred), report.Rule(make, site.filename, site.line, function, text), traced)

@@ -4,25 +4,80 @@ and ``format_``, the strings built from traced values for it (f-strings, ``str.f
 
 from __future__ import annotations
 
+import re
 import sys
 
 import jax
 
 from laxify.runtime.dispatch.values import Tracer, any_traced
 
-__all__ = ["Formatted", "format_", "hold", "holding", "print_", "release", "unhold"]
+__all__ = [
+    "Formatted",
+    "Percent",
+    "format_",
+    "hold",
+    "holding",
+    "percent_",
+    "print_",
+    "release",
+    "shows_tracer",
+    "unhold",
+]
 
 
 class Formatted:
-    """A ``str.format`` template and its values, some traced: formatted when printed."""
+    """A ``str.format`` template and its values, some traced: formatted when printed (or when
+    the exception whose message it is is made, with the values of the run)."""
 
     __slots__ = ("template", "args", "kwargs")
 
     def __init__(self, template: str, args: tuple, kwargs: dict):
         self.template, self.args, self.kwargs = template, args, kwargs
 
+    def text(self) -> str:
+        """The string, from the values it holds (concrete ones: a run's)."""
+        return self.template.format(*self.args, **self.kwargs)
+
+    def __str__(self) -> str:
+        return self.text() if not any_traced((self.args, self.kwargs)) else repr(self)
+
     def __repr__(self) -> str:
+        if not any_traced((self.args, self.kwargs)):
+            return repr(self.text())  # (inside a container: the string it stands for)
         return f"<{self.template!r} formatted when printed>"
+
+
+class Percent(Formatted):
+    """``template % values`` (``args``: ``(values,)``), some of them traced."""
+
+    __slots__ = ()
+
+    def text(self) -> str:
+        return self.template % self.args[0]
+
+
+# What JAX's tracers print as (`JitTracer(int32[])`, `VmapTracer(...)`, `Traced<...>` in
+# older versions): a string that holds it was formatted from a traced value while tracing.
+_TRACER_TEXT = re.compile(r"\w*Tracer\(|Traced<")
+
+
+def shows_tracer(value, depth: int = 0) -> bool:
+    """Whether ``value`` (a message, an exception's arguments) holds a string formatted from a
+    traced value while tracing, which shows JAX's text for the tracer instead of the value
+    that eager Python would show."""
+    if depth > 8:
+        return False
+    if isinstance(value, str):
+        return _TRACER_TEXT.search(value) is not None
+    if isinstance(value, Formatted):
+        value = (value.template, value.args, value.kwargs)
+    elif isinstance(value, BaseException):
+        value = value.args
+    if isinstance(value, (tuple, list)):
+        return any(shows_tracer(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return any(shows_tracer(item, depth + 1) for item in value.values())
+    return False
 
 
 def format_(template: str, *args, **kwargs):
@@ -32,6 +87,13 @@ def format_(template: str, *args, **kwargs):
     if not any_traced((args, kwargs)):
         return template.format(*args, **kwargs)
     return Formatted(template, args, kwargs)
+
+
+def percent_(template: str, values):
+    """``template % values`` for Python values; for traced ones a :class:`Percent`."""
+    if not any_traced(values):
+        return template % values
+    return Percent(template, (values,), {})
 
 
 class holding:
@@ -93,7 +155,7 @@ def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flus
     before this print, which Python would not have reached; it does not print."""
     _check_text("sep", sep)
     _check_text("end", end)
-    parts = [(a.template, a.args, a.kwargs) if isinstance(a, Formatted) else a for a in args]
+    parts = [(type(a), a.template, a.args, a.kwargs) if isinstance(a, Formatted) else a for a in args]
     traced = [k for k, part in enumerate(parts) if any_traced(part)]
     trees = {k: jax.tree_util.tree_flatten(parts[k]) for k in traced}
     leaves = [leaf for leaves, _ in trees.values() for leaf in leaves if isinstance(leaf, Tracer)]
@@ -120,8 +182,8 @@ def print_(*args, sep: str | None = " ", end: str | None = "\n", file=None, flus
             flat = [next(values) if isinstance(leaf, Tracer) else leaf for leaf in flat]
             objects[k] = jax.tree_util.tree_unflatten(tree, flat)
         for k in formatted:
-            template, f_args, f_kwargs = objects[k]
-            objects[k] = template.format(*f_args, **f_kwargs)
+            kind, template, f_args, f_kwargs = objects[k]
+            objects[k] = kind(template, f_args, f_kwargs).text()
         out = sys.stdout if file is None else file
         if holding.buffer is not None:
             holding.buffer.append((objects, sep, end, out, flush))

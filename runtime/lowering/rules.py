@@ -455,16 +455,7 @@ def _loop_function(low: Lowerer, op, kind: str, lead: str, extra: str = "") -> N
 def lower_try(low: Lowerer, op: TryOp) -> None:
     """The ``try`` statement as written, each block inlined under its header: it runs while
     tracing, around whatever its blocks became."""
-    for k, (header, (line, col), region) in enumerate(
-        zip(op.attributes["headers"], op.attributes["places"], op.regions)
-    ):
-        if k == 1 and header.lstrip().startswith("except"):
-            # Errors an eager run would not raise (a traced value where Python needs a concrete
-            # one, laxify's own) go to laxify, not to the user's handlers.
-            low.emitter.line(f"except {low.runtime}.internal_errors:", line, col)
-            low.emitter.depth += 1
-            low.emitter.line("raise", line, col)
-            low.emitter.depth -= 1
+    for header, (line, col), region in zip(op.attributes["headers"], op.attributes["places"], op.regions):
         low.emitter.verbatim(header, line, col)
         _static_region(low, region, op)
 

@@ -6,6 +6,8 @@ the traced control flow inside the blocks, and the program must hold the lax ops
 
 from __future__ import annotations
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -193,3 +195,183 @@ def try_assigns_a_name_a_closure_captures(x, scale):
 def test_a_name_assigned_in_a_try_and_captured_by_a_closure_has_its_value_after():
     for x in (POS, NEG):
         check(try_assigns_a_name_a_closure_captures, (x, 2.0), expect_prims={"cond"})
+
+
+# -- What only tracing raises never reaches the user's handlers, `finally` or managers -----------
+#
+# Each function below needs, somewhere in a block of a `try` or `with`, Python's answer on a
+# traced value that laxify does not convert there (an `if` in a `try` kept as Python because its
+# `finally` returns, a NumPy conversion): JAX refuses it while tracing. Eager Python takes the
+# path; `to_static` must fall back with a warning and give eager's answer, never run the user's
+# handler (or a `return` in `finally`, or a manager that suppresses) on JAX's refusal.
+
+
+def finally_returns_after_a_traced_if(x):
+    try:
+        if x.sum() > 0:
+            x = x + 1
+    finally:
+        return x
+
+
+def finally_returns_after_a_traced_while(x):
+    try:
+        while x.sum() < 5:
+            x = x + 1
+    finally:
+        return x
+
+
+def finally_returns_under_a_static_if(x, leave):
+    try:
+        if x.sum() > 0:
+            x = x + 1
+    finally:
+        if leave:
+            return x
+    return x * 10
+
+
+def finally_returns_after_a_concrete_read(x):
+    try:
+        x = x + float(np.asarray(x).sum())
+    finally:
+        return x
+
+
+def finally_raises_its_own_error(x):
+    try:
+        x = x + float(np.asarray(x).sum())
+    finally:
+        if x.shape[0] > 5:
+            raise KeyError("never")  # (a static test: Python's error, raised while tracing)
+    return x
+
+
+def handlers_of_a_kept_try_after_a_traced_if(x):
+    try:
+        if x.sum() > 0:
+            x = x + 1
+    except Exception:
+        x = x - 100
+    finally:
+        return x
+
+
+def bare_except_around_a_concrete_read(x):
+    try:
+        y = x + float(np.asarray(x).sum())
+    except:  # noqa: E722
+        y = x - 100
+    return y
+
+
+def suppress_around_a_concrete_read(x):
+    y = x - 100
+    with contextlib.suppress(Exception):
+        y = x + float(np.asarray(x).sum())
+    return y
+
+
+class Swallowing:
+    """A context manager whose ``__exit__`` suppresses every exception and counts its exits."""
+
+    exits = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        Swallowing.exits += 1
+        return True
+
+
+def manager_that_suppresses_around_a_concrete_read(x):
+    y = x - 100
+    with Swallowing():
+        y = x + float(np.asarray(x).sum())
+    return y
+
+
+REFUSED = [
+    pytest.param(fn, id=fn.__name__)
+    for fn in (
+        finally_returns_after_a_traced_if,
+        finally_returns_after_a_traced_while,
+        finally_returns_after_a_concrete_read,
+        finally_raises_its_own_error,
+        handlers_of_a_kept_try_after_a_traced_if,
+        bare_except_around_a_concrete_read,
+        suppress_around_a_concrete_read,
+        manager_that_suppresses_around_a_concrete_read,
+    )
+]
+
+
+@pytest.mark.parametrize("fn", REFUSED)
+def test_a_refusal_while_tracing_is_not_the_users_exception(fn):
+    for x in (POS, NEG):
+        with pytest.warns(laxify.FallbackWarning):
+            got = laxify.to_static(fn)(x)
+        np.testing.assert_allclose(got, fn(x))
+        # Under an outer jit no eager run is possible: a located error, not a value.
+        with pytest.raises(laxify.ConversionError) as info:
+            jax.jit(laxify.convert(fn))(x)
+        assert "_lx" not in str(info.value)
+
+
+def test_a_return_under_a_static_if_in_finally_does_not_drop_a_refusal():
+    for x in (POS, NEG):
+        for leave in (True, False):
+            with pytest.warns(laxify.FallbackWarning):
+                got = laxify.to_static(finally_returns_under_a_static_if, static_argnums=1)(x, leave)
+            np.testing.assert_allclose(got, finally_returns_under_a_static_if(x, leave))
+
+
+def test_a_manager_still_exits_when_a_refusal_goes_past_it():
+    Swallowing.exits = 0
+    with pytest.raises(laxify.ConversionError):
+        jax.jit(laxify.convert(manager_that_suppresses_around_a_concrete_read))(POS)
+    assert Swallowing.exits == 1  # entered while tracing, and left (what it holds is released)
+
+
+# What Python's own code raises while tracing is the user's: handlers, `finally` and managers
+# that suppress see it as in eager Python, and the blocks are still converted.
+
+
+def finally_return_drops_a_python_error(x, key):
+    try:
+        x = x + {"a": 1.0}[key]
+    finally:
+        return x * 2
+
+
+def suppress_of_a_python_error_around_a_traced_if(x, key):
+    y = x
+    with contextlib.suppress(KeyError):
+        if x.sum() > 0:
+            y = x + 1
+        y = y + {"a": 1.0}[key]
+    return y
+
+
+def manager_that_suppresses_a_python_error(x, key):
+    y = x
+    with Swallowing():
+        if x.sum() > 0:
+            y = x + 1
+        y = y + {"a": 1.0}[key]
+    return y
+
+
+@pytest.mark.parametrize(
+    "fn, prims",
+    [
+        (finally_return_drops_a_python_error, set()),
+        (suppress_of_a_python_error_around_a_traced_if, {"cond"}),
+        (manager_that_suppresses_a_python_error, {"cond"}),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_python_errors_while_tracing_still_reach_the_users_handlers(fn, prims):
+    check(fn, (POS, "a"), (NEG, "a"), (POS, "b"), (NEG, "b"), expect_prims=prims)

@@ -393,7 +393,7 @@ def test_kept_try_star_records_a_fallback_and_with_becomes_a_with_op():
     after = r"""
     func @f(%x.0) {params_code = 'x'} {
       %y.0 = py(%x.0) {code = 'try:\n    y = x + 1\nexcept* ValueError:\n    y = x', kind = 'stmt', static = 'never', fallback = '`except*` clauses (exception groups) are not converted'} loc(2:4)
-      %z.1 = with(%y.0) {code = 'with _lx.call(ctx) as fh:', num_targets = 1} {
+      %z.1 = with(%y.0) {code = 'with _lx.unsuppressing(_lx.call(ctx)) as fh:', num_targets = 1} {
       ^(%y.1, %fh.0):
         %z.0 = py(%y.1) {code = 'z = y', kind = 'stmt', static = 'operands'} loc(7:8)
         yield(%z.0)
@@ -423,20 +423,28 @@ def test_try_becomes_a_try_op_whose_later_blocks_start_from_unknown_values():
     func @f(%x.0) {params_code = 'x'} {
       %k.0 = py() {code = 'k = 0', kind = 'stmt', static = 'always', value = 0} loc(2:4)
       %z.0 = undef() loc(3:4)
-      %z.5 = try(%x.0, %k.0, %z.0) {headers = ('try:', 'except ValueError as e:', 'finally:'), targets = (0, 1, 0), places = ((3, 4), (5, 4), (7, 4))} {
+      %z.8 = try(%x.0, %k.0, %z.0) {headers = ('try:', 'except _lx.internal_errors:', 'except ValueError as e:', 'finally:'), targets = (0, 0, 1, 0), places = ((3, 4), (5, 4), (5, 4), (7, 4))} {
       ^(%x.1, %k.1, %z.1):
         %k.2 = py(%x.1) {code = 'k = x + 1', kind = 'stmt', static = 'operands'} loc(4:8)
         yield(%z.1)
       } {
-      ^(%x.2, %k.3, %z.2, %e.0):
-        %w.0 = py(%k.3) {code = 'w = k', kind = 'stmt', static = 'operands'} loc(6:8)
+      ^(%x.2, %k.3, %z.2):
+        py() {code = 'raise', kind = 'stmt', static = 'never'} loc(5:4)
         yield(%z.2)
       } {
-      ^(%x.3, %k.4, %z.3):
-        %z.4 = py(%k.4) {code = 'z = k', kind = 'stmt', static = 'operands'} loc(8:8)
-        yield(%z.4)
+      ^(%x.3, %k.4, %z.3, %e.0):
+        %w.0 = py(%k.4) {code = 'w = k', kind = 'stmt', static = 'operands'} loc(6:8)
+        yield(%z.3)
+      } {
+      ^(%x.4, %k.5, %z.4):
+        %z.7 = with(%k.5, %z.4) {code = 'with _lx.finally_block():', num_targets = 0} {
+        ^(%k.6, %z.5):
+          %z.6 = py(%k.6) {code = 'z = k', kind = 'stmt', static = 'operands'} loc(8:8)
+          yield(%z.6)
+        } loc(7:4)
+        yield(%z.7)
       } loc(3:4)
-      %0 = py(%z.5) {code = 'z', kind = 'expr', static = 'operands'} loc(9:4)
+      %0 = py(%z.8) {code = 'z', kind = 'expr', static = 'operands'} loc(9:4)
       return(%0) loc(9:4)
     }
     """

@@ -1,7 +1,7 @@
 """``assert test, message`` → ``_lx.assert_(test, lambda: message)`` (a string literal is passed
-as it is): Python's assert on Python values; on a traced value a checkify check (when checks
-are on) or a warning that it is not checked at run time. Under ``python -O`` asserts are left
-as they are (and compile away)."""
+as it is): Python's assert on Python values; on a traced value a check of the run-time report
+(unless ``checks=False``). Under ``python -O`` asserts are left as they are (and compile
+away)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """``print(...)`` → ``_lx.print_(...)``: a ``jax.debug.callback`` that runs Python's ``print``
 each time the program runs, in program order. An argument that formats values into a string
 (an f-string, ``"...".format(...)``, ``"x=" + str(x)``, ``str(x)``/``repr(x)``) becomes
-``_lx.printing.format_(template, *values)``: the string itself for Python values, the values
-formatted when printed for traced ones (a traced value formatted while tracing would print
-the tracer)."""
+``_lx.printing.format_(template, *values)`` (``"..." % values``: ``_lx.printing.percent_``):
+the string itself for Python values, the values formatted when printed for traced ones (a
+traced value formatted while tracing would print the tracer)."""
 
 from __future__ import annotations
 
@@ -123,7 +123,17 @@ def _format_call(template: cst.BaseExpression, args) -> cst.Call:
 
 
 def _formatting(node: cst.BaseExpression) -> cst.BaseExpression:
-    """``node`` as a ``format_`` call when it formats values into a string; else ``node``."""
+    """``node`` as a ``format_`` call when it formats values into a string (``percent_`` for
+    ``"..." % values``); else ``node``."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        try:
+            _literal(node.left)
+        except _NotFormatting:
+            return node
+        func = cst.Attribute(cst.Attribute(cst.Name("_lx"), cst.Name("printing")), cst.Name("percent_"))
+        template = node.left.with_changes(lpar=[], rpar=[])
+        call = cst.Call(func, [cst.Arg(template), cst.Arg(node.right)])
+        return call.with_changes(lpar=node.lpar, rpar=node.rpar)
     func = getattr(node, "func", None)
     if (
         isinstance(node, cst.Call)
