@@ -651,11 +651,16 @@ def _split(tree):
     function that rebuilds ``tree`` from their concrete values."""
     flat, treedef = jax.tree_util.tree_flatten(tuple(map(_opened, tree)), is_leaf=lambda x: x is None)
     traced = [k for k, leaf in enumerate(flat) if isinstance(leaf, jax.core.Tracer)]
+    from laxify.runtime.numbers import python_type  # (numbers imports this module)
+
+    # A traced value that is a Python number in eager code is one in the message (`{i!r}` of a
+    # loop index is `3`, as eagerly, not `Array(3, dtype=int32)`).
+    kinds = [python_type(flat[k]) for k in traced]
 
     def rebuild(values):
         leaves = list(flat)
-        for k, v in zip(traced, values):
-            leaves[k] = v
+        for k, kind, v in zip(traced, kinds, values):
+            leaves[k] = kind(v) if kind is not None and getattr(v, "shape", None) == () else v
         return tuple(map(_closed, jax.tree_util.tree_unflatten(treedef, leaves)))
 
     return [flat[k] for k in traced], rebuild
