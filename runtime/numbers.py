@@ -41,6 +41,7 @@ from jax import lax
 from laxify.runtime import error_channel, trace
 
 __all__ = [
+    "OPERATORS",
     "Int32OverflowError",
     "NumberNotHeld",
     "OperationNeedsHandler",
@@ -59,7 +60,11 @@ __all__ = [
 # Sums and differences with a Python int below this magnitude are not checked.
 SMALL_CONSTANT = 2**16
 
-_OPS = {
+# Python's binary operators and their augmented forms, by their text (one table for the
+# runtime: `runtime/updates.py` reads it too).
+OPERATORS = _OPS = {
+    "@": operator.matmul,
+    "@=": operator.imatmul,
     "+": operator.add,
     "-": operator.sub,
     "*": operator.mul,

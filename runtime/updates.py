@@ -16,7 +16,6 @@ functionally) gets it back, in turn functionally when it is a JAX array itself.
 from __future__ import annotations
 
 import linecache
-import operator
 import sys
 
 
@@ -67,36 +66,9 @@ at = Path()
 
 # The augmented operators JAX's ``.at[]`` has a method for; the others use ``.set(x[i] op v)``.
 _AT_METHODS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "**": "power"}
-_INPLACE = {
-    "+": operator.iadd,
-    "-": operator.isub,
-    "*": operator.imul,
-    "/": operator.itruediv,
-    "//": operator.ifloordiv,
-    "%": operator.imod,
-    "**": operator.ipow,
-    "@": operator.imatmul,
-    "&": operator.iand,
-    "|": operator.ior,
-    "^": operator.ixor,
-    "<<": operator.ilshift,
-    ">>": operator.irshift,
-}
-_BINARY = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "/": operator.truediv,
-    "//": operator.floordiv,
-    "%": operator.mod,
-    "**": operator.pow,
-    "@": operator.matmul,
-    "&": operator.and_,
-    "|": operator.or_,
-    "^": operator.xor,
-    "<<": operator.lshift,
-    ">>": operator.rshift,
-}
+_UPDATED = ("+", "-", "*", "/", "//", "%", "**", "@", "&", "|", "^", "<<", ">>")
+_INPLACE = {op: numbers.OPERATORS[op + "="] for op in _UPDATED}
+_BINARY = {op: numbers.OPERATORS[op] for op in _UPDATED}
 
 
 def setitem(obj, index, value, alias: tuple[str, ...] | None = None, also: tuple[str, ...] = ()):

@@ -1371,7 +1371,7 @@ def stmt_python_numbers(self: Builder, sc: Scope, ind: int):
     self.features.add("python_numbers")
     r, i, p = self.fresh("pn"), self.fresh("pi"), self.pad(ind)
     trips = self.pick([str(self.int_in(1, 5)), sc.small_int])
-    form = self.pick(["negative_power", "bools", "isinstance", "compare"])
+    form = self.pick(["negative_power", "bools", "isinstance", "compare", "print"])
     if form == "negative_power":
         lines = [f"{p}{r} = 0.0", f"{p}for {i} in range({trips}):",
                  f"{p}    {r} = {r} + {self.pick(['2', '4', '10'])} ** (-{i})",
@@ -1386,10 +1386,20 @@ def stmt_python_numbers(self: Builder, sc: Scope, ind: int):
         lines = [f"{p}{r} = 0", f"{p}for {i} in range({trips}):",
                  f"{p}    {r} = {r} + (3 if isinstance({i}, int) else 1)",
                  f"{p}{ints.name} = {ints.name} + {r}"]
-    else:
+    elif form == "compare":
         lines = [f"{p}{r} = 0", f"{p}for {i} in range({trips}):",
                  f"{p}    if {i} == {self.pick(['2.0', '2.5', '3.0'])}:", f"{p}        {r} = {r} + 7",
                  f"{p}{ints.name} = {ints.name} + {r}"]
+    else:  # a list of the Python ints a traced loop counted, printed as Python prints it
+        if not sc.main or not self.allowed("overflow_print") and "int_overflow" in self.features:
+            return None
+        self.features.add("print")
+        if "int_overflow" in self.features:
+            self.features.add("overflow_print")
+        lines = [f"{p}{r} = [0, 0]", f"{p}for {i} in range({trips}):",
+                 f"{p}    if {_traced_cond(self, sc)}:", f"{p}        {r}[0] += 1",
+                 f"{p}    else:", f"{p}        {r}[1] += 2",
+                 f"{p}print({r})", f"{p}{ints.name} = {ints.name} + {r}[0] - {r}[1]"]
     return lines, sc, False
 
 
