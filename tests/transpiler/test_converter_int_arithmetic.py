@@ -45,9 +45,7 @@ def test_products_and_sums_of_python_ints_in_a_loop_body_are_routed():
 
 
 def test_a_counters_step_and_a_step_standing_alone_are_left_as_written():
-    # (the item read goes through `_lx.item`, which indexes a Python list by a traced int:
-    # its index, a step standing alone, is left as written)
-    check("""
+    unchanged = """
     def f(x, n):
         i = 0
         j = 5
@@ -56,16 +54,8 @@ def test_a_counters_step_and_a_step_standing_alone_are_left_as_written():
             i += 1
             j = j - 2
         return x, j
-    """, """
-    def f(x, n):
-        i = 0
-        j = 5
-        while i < n:
-            x = x + _lx.item(x, i - 1)
-            i += 1
-            j = j - 2
-        return x, j
-    """)
+    """
+    check(unchanged, unchanged)
 
 
 def test_a_step_whose_value_goes_on_is_routed():
@@ -113,18 +103,22 @@ def test_parameters_and_floats_are_left_alone_and_code_outside_loops_is_routed()
 
 
 def test_an_item_read_goes_through_the_runtime_and_a_store_or_delete_stays():
+    # `TABLE` (a global) and `weights` (bound to a list display) may be Python lists: their
+    # items at a Python int go through `_lx.item`; `x`, a parameter, is indexed as written.
     check("""
-    def f(table, n):
+    def f(x, n):
+        weights = [1.0, 2.0]
         for i in range(n):
-            table[i] = table[i - 1]
-            del table[i]
-            a, table[i] = table[i], 0
-        return table
+            TABLE[i] = TABLE[i - 1] + weights[i] + x[i]
+            del TABLE[i]
+            a, TABLE[i] = TABLE[i], 0
+        return x
     """, """
-    def f(table, n):
+    def f(x, n):
+        weights = [1.0, 2.0]
         for i in range(n):
-            table[i] = _lx.item(table, i - 1)
-            del table[i]
-            a, table[i] = _lx.item(table, i), 0
-        return table
+            TABLE[i] = _lx.item(TABLE, i - 1) + _lx.item(weights, i) + x[i]
+            del TABLE[i]
+            a, TABLE[i] = _lx.item(TABLE, i), 0
+        return x
     """)

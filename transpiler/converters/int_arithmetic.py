@@ -168,11 +168,12 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     updates: list = []  # `a[k] += v`
     subscripts: list = []  # `a[k]`
     stores: set[int] = set()  # the subscripts assigned or deleted (a statement kept as Python)
+    bound: set[str] = set()  # the names the function binds
     for node in below(fn, fn.body, _SCOPES):
         kind = type(node)
         if kind in _TARGETS:
             for target in _TARGETS[kind](node):
-                _stored(target, stores)
+                _stored(target, stores, bound)
         if kind is cst.For and (index := _loop_index(node)) is not None:
             names.add(index)
             indices.add(index)
@@ -230,7 +231,18 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     operations += [op for op in updates if _item_of(op.target, containers)]
     # `table[i]`: an item of what may be a Python list or tuple, at what may be a traced
     # Python int (stores are `_lx.setitem(...)` calls by now: converters/array_updates.py)
-    operations += [s for s in subscripts if id(s) not in stores and _index_reads(s, names | params)]
+    # Only where what is indexed may be a Python list or tuple: a local bound only to displays
+    # (`table = [1, 4, 9]`), a global or closure name, an attribute (`self.TORQUES`); a
+    # parameter or another local (an array, most often) is indexed as written.
+    displays = {n for n, v in pairs if type(v) in _DISPLAYS}
+    sequences = displays - {n for n, v in pairs if type(v) not in _DISPLAYS} - (bound - {n for n, _ in pairs})
+    operations += [
+        s
+        for s in subscripts
+        if id(s) not in stores
+        and _may_be_sequence(s.value, sequences, params, bound)
+        and _index_reads(s, names | params)
+    ]
     return names, params, operations, indices, floats, containers
 
 
@@ -246,15 +258,29 @@ _TARGETS = {
 }
 
 
-def _stored(target, stores: set) -> None:
+def _stored(target, stores: set, bound: set) -> None:
     kind = type(target)
     if kind is cst.Subscript:
         stores.add(id(target))
+    elif kind is cst.Name:
+        bound.add(target.value)
     elif kind in (cst.Tuple, cst.List):
         for element in target.elements:
-            _stored(element.value, stores)
+            _stored(element.value, stores, bound)
     elif kind is cst.StarredElement:
-        _stored(target.value, stores)
+        _stored(target.value, stores, bound)
+
+
+_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp)
+
+
+def _may_be_sequence(value, sequences: set, params: set, bound: set) -> bool:
+    """Whether an indexed value may be a Python list or tuple (see ``python_int_names``)."""
+    if type(value) is cst.Attribute:
+        return True
+    if type(value) is cst.Name:
+        return value.value in sequences or (value.value not in params and value.value not in bound)
+    return type(value) in _DISPLAYS
 
 
 def _index_reads(node: cst.Subscript, names: set) -> bool:
