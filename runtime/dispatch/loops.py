@@ -551,8 +551,10 @@ def _reporting_while(cond, body, init, replayed=None):
         replayed = None
     if replayed is None:
         run = capture(report.collected(body), init)
-        wider = promoted(init, run.outputs[0])
-        if wider is not None:
+        for _ in jax.tree_util.tree_leaves(init):  # (each round widens one carry at least)
+            wider = promoted(init, run.outputs[0])
+            if wider is None:
+                break
             init = wider
             run = capture(report.collected(body), init)
         replayed = (run.replay, run.outputs[0], run.outputs[1])
@@ -563,7 +565,15 @@ def _reporting_while(cond, body, init, replayed=None):
         out, found = replay(c)
         return out, report.merged(carried, found)
 
-    out, found = lax.while_loop(lambda carry: cond(carry[0]), step, (init, report.initial(found_type)))
+    def go_on(carry):
+        c, carried = carry
+        if not carried.rules:
+            return cond(c)
+        # A check that failed stops the loop: the call raises it (or runs eagerly) whatever
+        # the loop computes after it, which may never end (`p <<= 1` past int32 wraps to 0).
+        return jnp.logical_and(cond(c), carried.code == 0)
+
+    out, found = lax.while_loop(go_on, step, (init, report.initial(found_type)))
     report.absorb(found)
     return out
 
@@ -1010,8 +1020,11 @@ def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: 
         # The body traced once (runtime/capture.py) in a report frame of its own, whose report
         # the scan carries (the first failure of every iteration).
         ran = capture(report.collected(body), c, None if counting else first)
-        wider = promoted(c, ran.outputs[0][0])
-        if wider is not None:  # (a carry that starts as a Python number, promoted as lax.scan does)
+        for _ in jax.tree_util.tree_leaves(c):  # (each round widens one carry at least)
+            wider = promoted(c, ran.outputs[0][0])
+            if wider is None:
+                break
+            # (a carry that starts as a Python number, promoted as lax.scan does)
             c = wider
             ran = capture(report.collected(body), c, None if counting else first)
 

@@ -224,7 +224,23 @@ def math_power(action, p):
     return cost
 
 
+def next_power_of_two(n):
+    p = 1
+    while p < n:
+        p <<= 1  # past int32 the program's p would wrap to 0: the loop stops on the failed check
+    return p
+
+
+def best_of_two(xs):
+    take, skip = 0, 0
+    for v in xs:  # `skip` becomes a float only on the second trace of the body
+        take, skip = skip + v, max(take, skip)
+    return max(take, skip)
+
+
 CASES = [
+    (next_power_of_two, [(jnp.int32(5),), (jnp.int32(1),), (jnp.int32(2**30 + 1),)]),
+    (best_of_two, [(jnp.array([5.0]),), (jnp.array([2.0, 7.0, 1.0]),), (jnp.zeros((0,)),)]),
     (math_power, [(jnp.array([1.0]), jnp.float32(0.5)), (jnp.array([-2.0]), jnp.float32(0.5)),
                   (jnp.array([-2.0]), jnp.float32(2.0)), (jnp.array([0.5]), jnp.float32(-1.0))]),
     (list_indexed_by_a_traced_int, [(jnp.int32(0), jnp.array([1.0, -1.0, 2.0])), (jnp.int32(-1), jnp.ones(3)),
