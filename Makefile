@@ -6,7 +6,7 @@ VENV := $(if $(filter python3,$(PYTHON)),.venv,.venv-$(notdir $(PYTHON)))
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean fuzz realcode
+.PHONY: demo test test-fast lint bench clean fuzz realcode hunt
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ fuzz: $(STAMP)
 # through to_static; a table by class (converted, fell back, located error, ..., WRONG).
 realcode: $(STAMP)
 	$(PY) tests/realcode/run.py
+
+# The hunt of issue 33 (tests/hunt): textbook numeric functions eagerly, through to_static and
+# through laxify.checked(jax.jit(laxify.convert(f))); a table by class (same, fallback-same,
+# located, crash, hang, WRONG) and every row that is not the same.
+hunt: $(STAMP)
+	$(PY) tests/hunt/run.py --quiet
 
 # The split fallback's table runs at N = 100 only here (`$(PY) benchmarks/split.py` for both N).
 bench: $(STAMP)

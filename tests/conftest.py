@@ -60,7 +60,7 @@ def pytest_sessionfinish(session, exitstatus):
 # Tests that take seconds each, or start processes: `make test-fast` leaves them out (`-m "not
 # slow"`). By folder or file, so that a new test there is slow without saying so, and the tests
 # elsewhere that measured a second or more (tests/slow_tests.txt).
-_SLOW_PARTS = frozenset({"fuzz", "realcode", "notebook", "hostile", "models"})
+_SLOW_PARTS = frozenset({"fuzz", "realcode", "notebook", "hostile", "models", "hunt"})
 _SLOW_FILES = frozenset({
     "test_samples.py", "test_docs.py", "test_packaging.py", "test_cli.py", "test_disk_cache.py", "test_coverage.py",
     "test_export.py", "test_many_devices.py", "test_gradients.py", "test_seen_text.py", "test_textbook_functions.py",
