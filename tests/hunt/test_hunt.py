@@ -32,8 +32,6 @@ DIVISION = ("`a / b` of Python ints is not correctly rounded in the program (XLA
 KNOWN: dict[tuple[str, str, int], str] = {
     ("series", "bernoulli_like", 97): ZERO_TRIPS,
     ("series", "bernoulli_like", 99): FLOAT32,
-    ("integers", "next_power_of_two", 35): ("`p <<= 1` in a traced while whose condition reads `p`: past "
-                                            "int32 the compiled loop never ends (eager raises OverflowError)"),
     ("integers", "mask_of_bits", 119): ARGUMENT_INT,
     ("integers", "divide_table", 129): ("print() of a list appended in a loop prints the stacked array "
                                         "`[12  6  4  3]`, not Python's list"),
