@@ -238,7 +238,25 @@ def best_of_two(xs):
     return max(take, skip)
 
 
+def seeded_generator(steps, seed):
+    x = seed  # a Python int the caller gives (a static argument of to_static)
+    for _ in range(steps):
+        x = (x * 48271) % 2147483647
+    return x
+
+
+def scaled_count(flags, scale):
+    for ok in flags:
+        if ok:
+            scale = scale * 2
+        else:
+            scale = scale // 2
+    return scale
+
+
 CASES = [
+    (seeded_generator, [(jnp.int32(5), 12345), (jnp.int32(0), 7)]),
+    (scaled_count, [(jnp.array([True] * 35), 1), (jnp.array([True, False, True]), 3)]),
     (next_power_of_two, [(jnp.int32(5),), (jnp.int32(1),), (jnp.int32(2**30 + 1),)]),
     (best_of_two, [(jnp.array([5.0]),), (jnp.array([2.0, 7.0, 1.0]),), (jnp.zeros((0,)),)]),
     (math_power, [(jnp.array([1.0]), jnp.float32(0.5)), (jnp.array([-2.0]), jnp.float32(0.5)),

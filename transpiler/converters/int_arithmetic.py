@@ -167,6 +167,8 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     assigned: set[int] = set()  # values of assignments other than a counter's step
     updates: list = []  # `a[k] += v`
     subscripts: list = []  # `a[k]`
+    self_updates: list = []  # `n *= 3`, `n = n * 3`
+    arrays: set[str] = set()  # names used as arrays (an attribute, an item, a library call's argument)
     stores: set[int] = set()  # the subscripts assigned or deleted (a statement kept as Python)
     bound: set[str] = set()  # the names the function binds
     for node in below(fn, fn.body, _SCOPES):
@@ -193,6 +195,17 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
                 assigned.add(id(value))  # (not a counter's `i = i + 1`)
         elif kind is cst.AnnAssign and node.value is not None:
             pairs.extend(_pairs(node.target, node.value))
+        if kind in (cst.AugAssign, cst.Assign) and _self_update(node)[0] is not None:
+            self_updates.append(node)
+        elif kind is cst.Attribute or kind is cst.Subscript:
+            if type(node.value) is cst.Name:
+                arrays.add(node.value.value)  # `x.sum()`, `x[0]`: used as an array
+        elif (
+            kind is cst.Call
+            and type(node.func) is cst.Attribute
+            and not (type(node.func.value) is cst.Name and is_runtime_name(node.func.value.value))
+        ):
+            arrays.update(a.value.value for a in node.args if type(a.value) is cst.Name)  # `jnp.sum(x)`
         if kind is cst.AugAssign and type(node.target) is cst.Subscript and type(node.operator) in _AUGMENTED:
             updates.append(node)
         elif kind is cst.Subscript:
@@ -212,6 +225,15 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
         grown = False
         for name, value in pairs:
             if name not in names and name not in params and _int_expression(value, names, params):
+                names.add(name)
+                grown = True
+        # A name (a parameter too) that the function updates by an int literal or a name that
+        # may hold a Python int (`count *= 1000`, `x = (x * 48271) % m`, `budget <<= 1`) may
+        # hold a Python int given by the caller (`count = start`): its operations are routed (an
+        # array's are the operator itself at run time).
+        for node in self_updates:
+            name, other = _self_update(node)
+            if name is not None and name not in names and name not in arrays and _int_operand(other, names, params):
                 names.add(name)
                 grown = True
     # A counter's step (`i += 1`) and a step standing alone (`table[i - 1]`) are left as written
@@ -281,6 +303,43 @@ def _may_be_sequence(value, sequences: set, params: set, bound: set) -> bool:
     if type(value) is cst.Name:
         return value.value in sequences or (value.value not in params and value.value not in bound)
     return type(value) in _DISPLAYS
+
+
+def _self_update(node) -> tuple:
+    """``(name, other)`` of ``name op= other`` and ``name = name op other`` (or ``other op
+    name``, the operation under ``(...) % m`` too) with an int operator; ``(None, None)``."""
+    if type(node) is cst.AugAssign:
+        if (
+            type(node.target) is cst.Name
+            and type(node.operator) in _AUGMENTED
+            and type(node.operator) not in (cst.DivideAssign,)
+        ):
+            if not _small_step(_AUGMENTED[type(node.operator)], node.value):
+                return node.target.value, node.value
+        return None, None
+    if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
+        return None, None
+    name, value = node.targets[0].target.value, node.value
+    while (
+        type(value) is cst.BinaryOperation
+        and type(value.operator) in _BINARY
+        and type(value.operator) is not cst.Divide
+    ):
+        for side, other in ((value.left, value.right), (value.right, value.left)):
+            if type(side) is cst.Name and side.value == name:
+                return (None, None) if _small_step(_BINARY[type(value.operator)], other) else (name, other)
+        value = value.left  # `(x * 48271) % m`
+    return None, None
+
+
+def _int_operand(node, names: set, params: set) -> bool:
+    """An int literal (not a float, not a bool), a name that may hold a Python int, or an
+    operation on those (and parameters) that reads such a name (``i * base``)."""
+    while type(node) is cst.UnaryOperation:
+        node = node.expression
+    if type(node) is cst.BinaryOperation:
+        return _int_expression(node, names, params)
+    return type(node) is cst.Integer or (type(node) is cst.Name and node.value in names)
 
 
 def _index_reads(node: cst.Subscript, names: set) -> bool:
