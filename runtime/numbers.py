@@ -52,6 +52,7 @@ __all__ = [
     "mark",
     "mark_joined",
     "mark_results",
+    "marked_type",
     "marking",
     "python_op",
     "python_type",
@@ -180,6 +181,15 @@ def python_type(value):
     if getattr(value, "weak_type", False):
         return _kind_of(value.dtype)
     return None
+
+
+def marked_type(value):
+    """The Python type ``value`` (a traced scalar) was marked as standing for (a loop's index or
+    carry, an operation's result: not a guess from its weak type), else ``None``."""
+    if getattr(value, "shape", None) != ():
+        return None
+    known = trace.current().python_values.get(id(value))
+    return known[1] if known is not None and known[0]() is value else None
 
 
 def nonnegative(value) -> bool:

@@ -40,7 +40,7 @@ import numpy as np
 
 from laxify.ir.naming import DEFAULT_PREFIX
 from laxify.ir.user_code import _library_package
-from laxify.runtime import checks, effects, report, trace
+from laxify.runtime import checks, effects, numbers, report, trace
 from laxify.runtime.dispatch.values import ATOMS, ById, Undefined, any_traced
 from laxify.runtime.lowering import Site, SiteTable
 
@@ -354,6 +354,8 @@ def _outputs(entry: _Entry, arrays, objects, inputs):
     for kind, value in entry.out_spec:
         if kind == "array":
             leaves.append(arrays[value])
+        elif kind == "number":
+            leaves.append(value[1](arrays[value[0]]))
         elif kind == "in":
             leaves.append(objects[value])
         elif kind == "arg":  # an argument given back as it is: the very object, as in Python
@@ -412,7 +414,10 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
             if id(leaf) in given and leaf is arrays[given[id(leaf)]]:
                 out_spec.append(("arg", given[id(leaf)]))
             elif isinstance(leaf, (jax.Array, jax.core.Tracer)):
-                out_spec.append(("array", len(outs)))
+                # A value that stands for a Python number (a loop's count, a flag it sets) is
+                # one again after the program: the Python that follows computes as Python's.
+                kind = numbers.marked_type(leaf)
+                out_spec.append(("number", (len(outs), kind)) if kind is not None else ("array", len(outs)))
                 outs.append(leaf)
             elif id(leaf) in rebuilt:
                 out_spec.append(("in", rebuilt[id(leaf)]))

@@ -400,3 +400,38 @@ def test_a_python_list_indexed_by_a_traced_int_stays_one_program():
     assert (float(t), int(total)) == (1.0, 20)
     text = str(jax.make_jaxpr(laxify.convert(list_indexed_by_a_traced_int))(jnp.int32(2), jnp.ones(3)))
     assert "scan" in text or "while" in text
+
+
+def flags_before_a_python_line(x, a, k):
+    pn = False
+    pb = False
+    for _ in range(k):
+        if a > -1.25:
+            pn = True
+        if jnp.sum(x) > 1.75:
+            pb = True
+    c = (pn + pb) * 2 - (pn - pb)
+    return len(str(int(jnp.floor(a * a)))) + c  # str() of a traced value: split around it
+
+
+def handler_after_a_branch(x):
+    misses = 0
+    if x > 0:
+        misses = 1
+    try:
+        return 10 / misses
+    except ZeroDivisionError:
+        return -1.0
+
+
+def test_python_numbers_stay_python_numbers_across_a_split():
+    """The values a compiled segment of a split run gives for Python numbers are Python
+    numbers again in the Python that follows (a bool's `-`, a division by a zero int)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", laxify.FallbackWarning)
+        for k in (0, 2):
+            args = (jnp.ones(3), jnp.float32(2.5), jnp.int32(k))
+            assert laxify.to_static(flags_before_a_python_line)(*args) == flags_before_a_python_line(*args)
+        for v in (-1.0, 1.0):
+            x = jnp.float32(v)
+            assert float(laxify.to_static(handler_after_a_branch)(x)) == handler_after_a_branch(x)

@@ -44,9 +44,6 @@ KNOWN: dict[tuple[str, str, int], str] = {
     ("utilities", "adam_scalar", 51): FLOAT32,
     ("utilities", "polynomial_decay", 86): DIVISION,
     ("utilities", "polynomial_decay", 88): DIVISION,
-    ("carried", "score_with_penalty", 7): ("a division by a traced Python int that is 0 inside `try`/`except "
-                                           "ZeroDivisionError` falls back with a warning, but the split run "
-                                           "divides an int32 array: inf, and the handler never runs"),
     ("carried", "sum_inverse_squares", 25): ZERO_TRIPS,
 }
 
