@@ -427,6 +427,8 @@ def _python_floats(cond_fn, init, out, site: Site) -> None:
     if not suspects:
         return
     # (a second trace of the condition, only for such loops: which carries it reads)
+    if not all(isinstance(v, (jax.Array, int, float, bool)) for v in out):
+        return  # (carries that are containers or objects: the loop's own rules decide)
     avals = [
         jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v), weak_type=bool(getattr(v, "weak_type", False)))
         for v in out

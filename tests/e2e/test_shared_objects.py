@@ -562,3 +562,31 @@ def test_other_names_see_changes_in_loops_and_nested_lists(fn, k):
     # Each gave a wrong value on main at 283786e (the body read the original object, or the
     # `if` did not carry the grid whose row another name holds).
     _routes(fn, (X, k), converts=True)
+
+
+def _unpacked_alias_with_a_raising_helper(x, a, k):
+    lst = [x[0], 0.5]
+
+    def check(v):
+        if v < -1.0:
+            raise ValueError(f"bad {v}")
+        return v + 0.5
+
+    s = check(a)
+    al, _ = lst, 0  # another name of the list, by unpacking
+    for _ in range(k):
+        al[0] = al[0] + 1.0
+    return s + lst[0] + al[0]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known spurious fallback (older than the Python-number work; found by the fuzzer): a list "
+    "aliased by unpacking (`al, _ = lst, 0`) and changed in a traced loop, in a function that "
+    "also calls a helper with a traced `if`, falls back with a warning about that `if` (the "
+    "value agrees); `al = lst` or no helper converts"))
+def test_an_unpacked_alias_changed_in_a_loop_converts_beside_a_raising_helper():
+    args = (jnp.zeros(3), jnp.float32(0.0), jnp.int32(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        got = laxify.to_static(_unpacked_alias_with_a_raising_helper)(*args)
+    assert float(got) == float(_unpacked_alias_with_a_raising_helper(*args))

@@ -236,7 +236,7 @@ def test_for_range_one_argument():
       %2 = py() {code = '1', kind = 'expr', static = 'always', value = 1} loc(2:4)
       %x.3 = for_range(%1, %0, %2, %x.0) {num_carries = 1, range_args = 1} {
       ^(%i.0, %x.1):
-        %x.2 = py(%x.1, %i.0) {code = 'x = x + i', kind = 'stmt', static = 'operands'} loc(3:8)
+        %x.2 = py(%x.1, %i.0) {code = "x = _lx.python_op('+', x, i, 'x')", kind = 'stmt', static = 'operands', plain = 'x = x + i'} loc(3:8)
         yield(%x.2)
       } loc(2:4)
       %3 = py(%x.3) {code = 'x', kind = 'expr', static = 'operands'} loc(4:4)
@@ -260,7 +260,7 @@ def test_for_range_two_arguments():
       %2 = py() {code = '1', kind = 'expr', static = 'always', value = 1} loc(2:4)
       %x.3 = for_range(%0, %1, %2, %x.0) {num_carries = 1, range_args = 2} {
       ^(%i.0, %x.1):
-        %x.2 = py(%x.1, %i.0) {code = 'x = x + i', kind = 'stmt', static = 'operands'} loc(3:8)
+        %x.2 = py(%x.1, %i.0) {code = "x = _lx.python_op('+', x, i, 'x')", kind = 'stmt', static = 'operands', plain = 'x = x + i'} loc(3:8)
         yield(%x.2)
       } loc(2:4)
       %3 = py(%x.3) {code = 'x', kind = 'expr', static = 'operands'} loc(4:4)
@@ -284,7 +284,7 @@ def test_for_range_three_arguments_negative_step():
       %2 = py() {code = '-1', kind = 'expr', static = 'always', value = -1} loc(2:4)
       %x.3 = for_range(%0, %1, %2, %x.0) {num_carries = 1, range_args = 3} {
       ^(%i.0, %x.1):
-        %x.2 = py(%x.1, %i.0) {code = 'x = x * i', kind = 'stmt', static = 'operands'} loc(3:8)
+        %x.2 = py(%x.1, %i.0) {code = "x = _lx.python_op('*', x, i, 'x')", kind = 'stmt', static = 'operands', plain = 'x = x * i'} loc(3:8)
         yield(%x.2)
       } loc(2:4)
       %3 = py(%x.3) {code = 'x', kind = 'expr', static = 'operands'} loc(4:4)
@@ -358,7 +358,7 @@ def test_range_index_used_after_the_loop_is_carried():
       %i.1 = undef() loc(2:4)
       %x.3, %i.2 = for_range(%1, %0, %2, %x.0, %i.1) {num_carries = 2, range_args = 1} {
       ^(%i.0, %x.1, %3):
-        %x.2 = py(%x.1, %i.0) {code = 'x = x + i', kind = 'stmt', static = 'operands'} loc(3:8)
+        %x.2 = py(%x.1, %i.0) {code = "x = _lx.python_op('+', x, i, 'x')", kind = 'stmt', static = 'operands', plain = 'x = x + i'} loc(3:8)
         yield(%x.2, %i.0)
       } loc(2:4)
       %4 = py(%x.3, %i.2) {code = 'x, i', kind = 'expr', static = 'operands'} loc(4:4)
