@@ -286,10 +286,23 @@ def python_op(op: str, a, b=0, name: str | None = None, in_try: bool = False):
     ta, tb = python_type(a), python_type(b)
     if ta is None or tb is None:
         return _OPS[op](a, b)
-    kind = op[:-1] if op.endswith("=") and op not in ("==", "!=", "<=", ">=") else op
+    kind = _plain(op)
     caller = sys._getframe(1)
     site = _Site(name, caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name, in_try)
     return RULES[kind](a, b, ta, tb, site, kind)
+
+
+def _plain(op: str) -> str:
+    """``+`` of ``+=``: the operator an augmented assignment applies."""
+    return op[:-1] if op.endswith("=") and op not in ("==", "!=", "<=", ">=") else op
+
+
+def _users_frame():
+    """The frame of the user's code that called into laxify's runtime."""
+    frame = sys._getframe(2)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(error_channel.OWN_ROOTS):
+        frame = frame.f_back
+    return frame
 
 
 def at_users_line(op: str, a, b):
@@ -300,12 +313,9 @@ def at_users_line(op: str, a, b):
     ta, tb = python_type(a), python_type(b)
     if ta is None or tb is None:
         return _OPS[op](a, b)
-    frame = sys._getframe(1)
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(error_channel.OWN_ROOTS):
-        frame = frame.f_back
+    frame = _users_frame()
     site = _Site(None, frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, False)
-    kind = op[:-1] if op.endswith("=") and op not in ("==", "!=", "<=", ">=") else op
-    return RULES[kind](a, b, ta, tb, site, kind)
+    return RULES[_plain(op)](a, b, ta, tb, site, _plain(op))
 
 
 class _Site:
@@ -635,9 +645,7 @@ def item(obj, index):
     else:
         return obj[index]  # (JAX's error: a traced index of a list of other things)
     n = len(obj)
-    frame = sys._getframe(1)
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(error_channel.OWN_ROOTS):
-        frame = frame.f_back
+    frame = _users_frame()
     what = "list" if type(obj) is list else "tuple"
     inside = jnp.logical_and(index >= -n, index < n)
     error_channel.check_at(
