@@ -34,12 +34,14 @@ class Captured:
 
     __slots__ = ("jaxpr", "consts", "treedef", "leaves", "arrays", "outputs")
 
-    def __init__(self, jaxpr, treedef, leaves: list, arrays: list[int]):
+    def __init__(self, jaxpr, treedef, leaves: list, arrays: list[int], marks: dict | None = None):
         self.jaxpr, self.consts = jaxpr.jaxpr, jaxpr.consts
         self.treedef, self.leaves, self.arrays = treedef, leaves, arrays
         shown = list(leaves)
         for k, aval in zip(arrays, jaxpr.out_avals):
             shown[k] = jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type)
+            if marks and k in marks:
+                _numbers().note(shown[k], marks[k])  # what Python number it stands for
         self.outputs = jax.tree_util.tree_unflatten(treedef, shown)
 
     def replay(self, *args) -> Any:
@@ -48,6 +50,13 @@ class Captured:
         for k, v in zip(self.arrays, values):
             leaves[k] = v
         return jax.tree_util.tree_unflatten(self.treedef, leaves)
+
+
+def _numbers():
+    """runtime/numbers.py (which reaches this module through the error channel)."""
+    from laxify.runtime import numbers
+
+    return numbers
 
 
 def capture(fn: Callable[..., Any], *args) -> Captured:
@@ -59,7 +68,11 @@ def capture(fn: Callable[..., Any], *args) -> Captured:
         out = fn(*args)
         leaves, treedef = jax.tree_util.tree_flatten(out, is_leaf=lambda v: v is None)
         arrays = [k for k, v in enumerate(leaves) if isinstance(v, _ARRAYS)]
-        found.update(treedef=treedef, leaves=leaves, arrays=arrays)
+        entry = _numbers().entry
+        marks = {
+            k: m for k in arrays if getattr(leaves[k], "shape", None) == () and (m := entry(leaves[k])) is not None
+        }
+        found.update(treedef=treedef, leaves=leaves, arrays=arrays, marks=marks)
         return [leaves[k] for k in arrays]
 
     # Each capture nests a JAX trace (some twenty frames) inside the one around: deeply nested
@@ -75,7 +88,7 @@ def capture(fn: Callable[..., Any], *args) -> Captured:
     leaves = list(found["leaves"])
     for k in found["arrays"]:
         leaves[k] = None  # (the values of the run's trace: the replay computes them)
-    return Captured(jaxpr, found["treedef"], leaves, found["arrays"])
+    return Captured(jaxpr, found["treedef"], leaves, found["arrays"], found["marks"])
 
 
 def output_avals(value) -> Any:

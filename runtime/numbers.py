@@ -165,6 +165,9 @@ class OperationNeedsHandler(error_channel.HandlerNeedsData):
 # -- what a value is ---------------------------------------------------------------------------
 
 _KINDS = (bool, int, float)
+# What may stand for a Python number in the program: a traced scalar, or the type of one that a
+# captured run gave (runtime/capture.py: a branch's output before the `lax.cond` is built).
+_HELD = (jax.core.Tracer, jax.ShapeDtypeStruct)
 
 
 def python_type(value):
@@ -173,12 +176,12 @@ def python_type(value):
     kind = type(value)
     if kind in _KINDS:
         return kind
-    if not isinstance(value, jax.core.Tracer) or getattr(value, "shape", None) != ():
+    if not isinstance(value, _HELD) or getattr(value, "shape", None) != ():
         return None
     known = trace.current().python_values.get(id(value))
     if known is not None and known[0]() is value:
         return known[1]
-    if getattr(value, "weak_type", False):
+    if getattr(value, "weak_type", False) and kind is not jax.ShapeDtypeStruct:
         return _kind_of(value.dtype)
     return None
 
@@ -211,14 +214,37 @@ def _kind_of(dtype):
     return None
 
 
-def mark(value, kind=None, nonneg: bool = False):
+def mark(value, kind=None, nonneg: bool = False, computed: bool = True):
     """``value``, noted as standing for a Python ``kind`` (by default, the one its dtype gives):
-    its operations with other Python numbers follow :data:`RULES`."""
+    its operations with other Python numbers follow :data:`RULES`. ``computed``: the value of an
+    operation (not a loop's carry as its body receives it, nor an ``if``'s join of those)."""
     if isinstance(value, jax.core.Tracer) and getattr(value, "shape", None) == ():
         kind = kind or _kind_of(value.dtype)
         if kind is not None:
-            trace.current().python_values[id(value)] = (weakref.ref(value), kind, nonneg)
+            trace.current().python_values[id(value)] = (weakref.ref(value), kind, nonneg, computed)
     return value
+
+
+def entry(value):
+    """What ``value`` (a traced scalar) is marked as, ``(kind, nonneg, computed)``, else None:
+    kept by a captured run for the types of its outputs (:func:`note`)."""
+    known = trace.current().python_values.get(id(value))
+    return known[1:] if known is not None and known[0]() is value else None
+
+
+def note(struct, found) -> None:
+    """Mark ``struct``, the ``jax.ShapeDtypeStruct`` of a captured output, as its traced value
+    was (``found``: :func:`entry`'s), for the construct that reads the captured outputs."""
+    trace.current().python_values[id(struct)] = ((lambda: struct), *found)
+
+
+def computed_float(value) -> bool:
+    """Whether ``value`` is a Python float in eager code that the program computed (in float32
+    without x64: see ``runtime/dispatch/loops.py``), not one it received unchanged: marked so
+    by an operation's rule (a weak type alone does not tell: a weakly typed array argument,
+    ``jnp.array(2.0)``, gives weakly typed arrays too)."""
+    known = trace.current().python_values.get(id(value))
+    return known is not None and known[0]() is value and known[1] is float and known[3]
 
 
 def is_python_int(value) -> bool:
@@ -226,14 +252,18 @@ def is_python_int(value) -> bool:
     return python_type(value) is int
 
 
-def mark_results(init, out) -> tuple:
+def mark_results(init, out, kinds=None) -> tuple:
     """``out``, a traced loop's carries after it, with those whose value before the loop
     (``init``) is a Python number marked as the Python type their dtype gives (the body may
     have made a carry strongly typed, ``r = r * (i + 1)`` with a range's index, which its weak
-    type would not tell after the loop)."""
-    for before, after in zip(init, out):
-        if type(after) not in _KINDS and python_type(before) is not None:
-            mark(after)
+    type would not tell after the loop); ``kinds``: the Python types the body gave each carry
+    (None for an array: `s = s + x[i]` makes Python's `0.0` an array), where known."""
+    for k, (before, after) in enumerate(zip(init, out)):
+        if type(after) in _KINDS or python_type(before) is None:
+            continue
+        if kinds is not None and k < len(kinds) and kinds[k] is None:
+            continue
+        mark(after, computed=False)  # (a float the loop computed: the loop itself checked it)
     return out
 
 
@@ -244,11 +274,23 @@ def mark_joined(out, paths) -> None:
     for j, value in enumerate(out):
         if not isinstance(value, jax.core.Tracer) or getattr(value, "shape", None) != ():
             continue
-        kinds = {python_type(path[j]) if j < len(path) else None for path in paths}
-        if len(kinds) == 1:
-            kind = kinds.pop()
-            if kind is not None and _kind_of(value.dtype) is kind:
-                mark(value, kind)
+        kinds = {_path_kind(path[j]) if j < len(path) else None for path in paths}
+        kind = next(iter(kinds)) if len(kinds) == 1 else None
+        if kind in _KINDS and _kind_of(value.dtype) is kind:
+            mark(value, kind, computed=any(computed_float(path[j]) for path in paths if j < len(path)))
+        elif None in kinds and getattr(value, "weak_type", False):
+            # An array on some path (`peak = abs(v)` on one side, Python's `0.0` on the other):
+            # an array after the `if` in eager code, whatever weak type the join kept.
+            trace.current().python_values[id(value)] = (weakref.ref(value), None, False, False)
+
+
+def _path_kind(value):
+    """What one path of an ``if`` gives for an output: a Python type, ``None`` for an array,
+    ``"unknown"`` for a weakly typed value a captured branch gave unmarked (a Python number's
+    operation the conversion left as written, or an operation of a weakly typed argument)."""
+    if type(value) is jax.ShapeDtypeStruct and entry(value) is None:
+        return "unknown" if value.weak_type else None
+    return python_type(value)
 
 
 def marking(fn, init, lead: int = 0, index=False, nonneg: bool = False):
@@ -258,7 +300,9 @@ def marking(fn, init, lead: int = 0, index=False, nonneg: bool = False):
     the first item of an ``enumerate``'s element; ``nonneg``: the index is never negative)
     each time it runs."""
     flags = tuple(k for k, v in enumerate(init) if python_type(v) is not None)
-    if not flags and not index:
+    # (the Python numbers in a carried list or tuple: `a = [0.0]`)
+    items = tuple(k for k, v in enumerate(init) if type(v) in (list, tuple) and any(type(e) in _KINDS for e in v))
+    if not flags and not items and not index:
         return fn
 
     def run(*args):
@@ -266,7 +310,12 @@ def marking(fn, init, lead: int = 0, index=False, nonneg: bool = False):
             mark(index(args[0]) if callable(index) else args[0], int, nonneg)
         for k in flags:
             if lead + k < len(args):
-                mark(args[lead + k])
+                mark(args[lead + k], computed=False)
+        for k in items:
+            if lead + k < len(args) and type(args[lead + k]) is type(init[k]) and len(args[lead + k]) == len(init[k]):
+                for before, now in zip(init[k], args[lead + k]):
+                    if type(before) in _KINDS:
+                        mark(now, type(before), computed=False)
         return fn(*args)
 
     return run
@@ -284,12 +333,31 @@ def python_op(op: str, a, b=0, name: str | None = None, in_try: bool = False):
     if not traced:
         return _OPS[op](a, b)
     ta, tb = python_type(a), python_type(b)
-    if ta is None or tb is None:
-        return _OPS[op](a, b)
     kind = _plain(op)
+    if ta is None or tb is None:
+        if kind == "**" and ta is not float:
+            _array_exponent(a, b, in_try)
+        return _OPS[op](a, b)
     caller = sys._getframe(1)
     site = _Site(name, caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name, in_try)
     return RULES[kind](a, b, ta, tb, site, kind)
+
+
+def _array_exponent(a, b, in_try: bool) -> None:
+    """``2 ** bits`` with an int array ``bits`` of one item: JAX raises ``TypeError`` eagerly
+    where it is negative (it knows the exponent), and gives 0 in a program; the program checks
+    it and raises JAX's error at run time."""
+    if not (isinstance(b, jax.core.Tracer) and b.shape == () and jnp.issubdtype(b.dtype, jnp.integer)):
+        return
+    if not (type(a) in (int, bool) or jnp.issubdtype(jnp.result_type(a), jnp.integer)):
+        return
+    frame = _users_frame()
+    site = _Site(None, frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, in_try)
+
+    def example():
+        raise TypeError("Integers cannot be raised to negative powers (an int array exponent below 0)")
+
+    site.python_error(b < 0, example)
 
 
 def _plain(op: str) -> str:

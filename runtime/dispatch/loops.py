@@ -366,30 +366,41 @@ def while_loop(cond_fn, body_fn, init, deps, site: Site):
     return _traced_while(cond_fn, body_fn, init, site)
 
 
-def _guarded(fn, site: Site, construct: str, identity=None):
+def _guarded(fn, site: Site, construct: str, identity=None, init=None):
     """``fn`` (a body or condition traced once for every iteration) with its effects on Python
-    objects watched (``runtime/effects.py``)."""
-    return _ints_checked(
+    objects watched (``runtime/effects.py``); a body's carries (``init``: their values before
+    the loop) checked as :func:`_numbers_checked` says."""
+    return _numbers_checked(
         effects.guarded(fn, f"this `{construct}` loop, traced as one lax loop,", lambda: location(site), identity),
         site,
         construct,
+        init,
     )
 
 
-def _ints_checked(fn, site: Site, construct: str):
+def _numbers_checked(fn, site: Site, construct: str, init=None):
     """``fn``, whose carried Python ints must fit JAX's default integer (they would wrap or be
-    refused): one that does not is a ``NeedsPython`` naming it (eager Python runs it)."""
+    refused), and whose carries that are Python numbers before the loop (``init``) must not
+    become Python floats (:func:`_python_float`): one that does is a ``NeedsPython`` naming it
+    (eager Python runs it)."""
+    floats = init is not None and jnp.zeros((), float).dtype != jnp.float64
+    found: dict = {}  # (no reference to `run` itself in its closure: effects.py walks closures)
 
     def run(*args):
         outs = fn(*args)
         if type(outs) is tuple:
+            # (the Python type each carry came out as: `numbers.mark_results` after the loop)
+            found["kinds"] = [numbers.python_type(v) for v in outs]
             for k, v in enumerate(outs):
                 for leaf in jax.tree_util.tree_leaves(v):
                     if type(leaf) is int and not _fits_default_int(leaf):
                         name = site.names[k] if k < len(site.names) else "a value"
                         raise _int_too_large(site, name, leaf, f"this `{construct}` loop on a traced value")
+                if floats and k < len(init) and _float_carry(init[k], v):
+                    raise _python_float(site, site.names[k] if k < len(site.names) else "a value", construct)
         return outs
 
+    run.found = found
     return run
 
 
@@ -397,8 +408,8 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
     """A traced ``while``: a list or dict the body changes in place is the caller's object
     after it (``effects.Identity``); a ``raise`` in the body waits for run time."""
     identity = effects.Identity(init, site, loop=True, may_skip=True)
-    cond_fn, body_fn = _guarded(cond_fn, site, construct), _guarded(body_fn, site, construct, identity)
-    body_fn = numbers.marking(body_fn, init)  # its Python ints: overflow checked (numbers.py)
+    cond_fn, guarded = _guarded(cond_fn, site, construct), _guarded(body_fn, site, construct, identity, init)
+    body_fn = numbers.marking(guarded, init)  # its Python ints: overflow checked (numbers.py)
     try:
         with error_channel.traced_region():  # the body runs only for some data: a `raise` in it waits
             out = _traced_while_loop(cond_fn, body_fn, init, site, construct, early_exit)
@@ -406,47 +417,40 @@ def _traced_while(cond_fn, body_fn, init, site: Site, construct: str = "while", 
         if not error_channel.is_users_error(e):
             raise
         out = _raising_loop(e, cond_fn, body_fn, init, site, construct)
-    if construct == "while":
-        _python_floats(cond_fn, init, out, site)
-    return numbers.mark_results(init, identity.write_back(out))
+    return numbers.mark_results(init, identity.write_back(out), guarded.found.get("kinds"))
 
 
-def _python_floats(cond_fn, init, out, site: Site) -> None:
-    """A carry that is a Python float before the loop and stays one through its body (only
-    ever combined with Python numbers: ``t = 0.0; while t < x: t += 0.1``) is float64 in eager
-    Python and float32 in the program, without ``jax_enable_x64``: where the loop's condition
-    reads it, the loop could run a different number of times. It runs as Python instead
-    (``NeedsPython``)."""
-    if jnp.zeros((), float).dtype == jnp.float64:
-        return
-    suspects = [
-        k
-        for k, (before, after) in enumerate(zip(init, out))
-        if numbers.python_type(before) is float and numbers.python_type(after) is float
-    ]
-    if not suspects:
-        return
-    # (a second trace of the condition, only for such loops: which carries it reads)
-    if not all(isinstance(v, (jax.Array, int, float, bool)) for v in out):
-        return  # (carries that are containers or objects: the loop's own rules decide)
-    avals = [
-        jax.ShapeDtypeStruct(jnp.shape(v), jnp.result_type(v), weak_type=bool(getattr(v, "weak_type", False)))
-        for v in out
-    ]
-    closed = jax.make_jaxpr(report.discarded(cond_fn))(*avals)
-    read = {id(v) for eqn in closed.jaxpr.eqns for v in eqn.invars} | {id(v) for v in closed.jaxpr.outvars}
-    for k in suspects:
-        if id(closed.jaxpr.invars[k]) in read:
-            name = site.names[k] if k < len(site.names) else "a value"
-            raise site_error(
-                site,
-                f"this `while` loop's condition reads the Python float `{name}` (float64 in eager code), which "
-                f"the program would compute in float32 (without jax_enable_x64): the loop could run a different "
-                f"number of times",
-                f"Start `{name}` as an array of the dtype you want (`{name} = jnp.float32(0.0)`), or enable "
-                f'64-bit floats before any JAX call (jax.config.update("jax_enable_x64", True)).',
-                NeedsPython,
-            )
+def _python_float(site: Site, name: str, construct: str) -> NeedsPython:
+    """A carry that is a Python number before the loop and a Python float after its body
+    (only ever combined with Python numbers: ``t = 0.0; while t < x: t += 0.1``, ``acc = 0;
+    acc += 2 ** -k``) is float64 in eager Python and float32 in the program, without
+    ``jax_enable_x64``: the loop could run a different number of times, its value after the
+    loop differs past float32's rounding (a sum of many terms, a cancellation), and an int the
+    loop runs zero times over stays an int in Python. The loop runs as Python instead."""
+    return site_error(
+        site,
+        f"this `{construct}` loop changes the Python float `{name}` (float64 in eager code), which the "
+        f"program would compute in float32 (without jax_enable_x64): its value after the loop, and how "
+        f"many times a loop reading it runs, could differ from Python's",
+        f"Start `{name}` as an array of the dtype you want (`{name} = jnp.float32(0.0)`), or enable "
+        f'64-bit floats before any JAX call (jax.config.update("jax_enable_x64", True)).',
+        NeedsPython,
+    )
+
+
+def _float_carry(before, after) -> bool:
+    """Whether a carry is a Python int or float before a loop and a Python float after it (an
+    item of a list or tuple too)."""
+    if type(before) in (list, tuple):
+        return (
+            type(after) in (list, tuple)
+            and len(before) == len(after)
+            and any(_float_carry(b, a) for b, a in zip(before, after))
+        )
+    kind = numbers.python_type(before) if type(before) is not bool else None
+    if kind is int:  # (a float in Python after one iteration: an int where the loop runs zero times)
+        return numbers.python_type(after) is float
+    return kind is float and numbers.computed_float(after)
 
 
 def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construct: str):
@@ -928,7 +932,7 @@ def _scan(body_fn, init, xs, site: Site):
     all its rows (:class:`lists_mod.Rows`): the body is traced with stacked outputs first and
     again with a buffer for each list whose read asked for one (``NeedsRows``)."""
     identity = effects.Identity(init, site, offset=1, loop=True)
-    body_fn = _guarded(body_fn, site, "for", identity)
+    body_fn = guarded = _guarded(body_fn, site, "for", identity, init)
     # A range's index (a Count) and the carries that start as Python ints stand for Python ints.
     counted = isinstance(xs, Count)
     nonneg = counted and min(xs.start, xs.start + xs.step * (xs.length - 1)) >= 0
@@ -943,7 +947,7 @@ def _scan(body_fn, init, xs, site: Site):
         # records the check again and stops the caller.
         body_fn(_first_item(xs), *fresh(init))
         raise
-    return numbers.mark_results(init, identity.write_back(out))
+    return numbers.mark_results(init, identity.write_back(out), guarded.found.get("kinds"))
 
 
 def _first_item(xs):

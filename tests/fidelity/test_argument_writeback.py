@@ -378,7 +378,7 @@ def test_list_methods_on_a_list_a_loop_stacks_fall_back_or_convert():
 
 
 def _own_list_in_loop_body(x, k):
-    s = 0.0
+    s = x[0] * 0  # (an array: a Python float carried by the loop would run it as Python)
     for i in range(k):
         log = [x[0], 0.5]
         s = s + (log.pop() if len(x) >= 3 else 1.0)

@@ -65,7 +65,7 @@ def item_assigned_in_traced_branch(x):
 
 
 def list_rebuilt_in_traced_while(x):
-    a = [x, 0.0]
+    a = [x, 0]
     while a[0].sum() < 20:
         a = [a[0] * 2, a[1] + 1]
     return a[0], a[1]

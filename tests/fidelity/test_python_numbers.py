@@ -104,7 +104,7 @@ def floor_division_handler(n):
 
 
 def true_division(n):
-    total = 0.0
+    total = jnp.float32(0.0)  # (an array: a Python float the loop changes would run it as Python)
     for i in range(n):
         total += 1 / (i - 2)
     return total
@@ -340,10 +340,18 @@ def test_the_loops_stay_compiled_where_python_numbers_fit():
     assert "while" in text
     with warnings.catch_warnings():
         warnings.simplefilter("error", laxify.FallbackWarning)  # converted: no fallback on these inputs
-        assert float(laxify.to_static(negative_power_traced_bound)(jnp.int32(5))) == 1.9375
         assert int(laxify.to_static(builtin_pow_sum)(jnp.int32(10))) == 1023
         assert int(laxify.to_static(index_is_int)(jnp.int32(3))) == 300
         assert [int(v) for v in laxify.to_static(bool_flags)(jnp.array([1.0, 2.0]))] == [2, 0, 3]
+
+
+def test_a_python_float_sum_runs_as_python_naming_it():
+    """`s += 2 ** (-i)`: Python's float64 sum (1.9375), or an int where the loop does not run;
+    the float32 program holds neither exactly, so the loop runs as Python."""
+    for n, want in ((5, 1.9375), (0, 0.0)):
+        with pytest.warns(laxify.FallbackWarning, match="changes the Python float `s`"):
+            got = laxify.to_static(negative_power_traced_bound)(jnp.int32(n))
+        assert type(got) is float and got == want
 
 
 def test_an_overflow_says_where_and_falls_back_with_a_warning():
@@ -359,7 +367,7 @@ def test_a_division_by_zero_raises_pythons_error_at_the_users_line():
 
 
 def test_a_float_carried_by_a_while_loop_falls_back_naming_it():
-    with pytest.warns(laxify.FallbackWarning, match="reads the Python float `t`"):
+    with pytest.warns(laxify.FallbackWarning, match="changes the Python float `t`"):
         assert int(laxify.to_static(float_counter)(jnp.float32(3.0))) == float_counter(jnp.float32(3.0))
 
 

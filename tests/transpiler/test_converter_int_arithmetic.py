@@ -76,9 +76,10 @@ def test_a_step_whose_value_goes_on_is_routed():
     """)
 
 
-def test_parameters_and_floats_are_left_alone_and_code_outside_loops_is_routed():
+def test_parameters_are_left_alone_and_code_outside_loops_is_routed():
     # `u = t * k` outside the loop: a Python int in eager code (k may be a traced Python int
-    # under jax.jit), so it is routed as in a loop body; floats are not. `x = x + i`: a parameter
+    # under jax.jit), so it is routed as in a loop body; so are floats (Python's are float64, a
+    # loop that changes one runs as Python: runtime/dispatch/loops.py). `x = x + i`: a parameter
     # updated by a Python int may hold one (a static argument): routed (an array's `+` is JAX's).
     check("""
     def f(x, k, n):
@@ -97,7 +98,7 @@ def test_parameters_and_floats_are_left_alone_and_code_outside_loops_is_routed()
         u = _lx.python_op('*', t, k, 'u')
         for i in range(n):
             x = _lx.python_op('+', x, i, 'x')
-            acc = acc * 2
+            acc = _lx.python_op('*', acc, 2, 'acc')
             t = _lx.python_op('*=', t, k, 't')
         return x, acc, t, u
     """)

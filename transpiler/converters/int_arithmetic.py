@@ -155,6 +155,19 @@ def _int_call(node) -> bool:
     return called in _INT_CALLS
 
 
+def _math_call(node) -> bool:
+    """``math.log(x)``, ``math.sqrt(x)``..., ``pow(a, b)``: a Python number in eager code where
+    the arguments are, of a traced ``x`` too (runtime/builtin_rules.py marks the result)."""
+    if type(node) is not cst.Call:
+        return False
+    func = node.func
+    if _is_runtime_call(node, "builtin") and node.args:  # `_lx.builtin(math.log, x)` by now
+        func = node.args[0].value
+    if type(func) is cst.Name:
+        return func.value == "pow"
+    return type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "math"
+
+
 def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set]:
     """The names of ``fn``'s own code that may hold Python ints (see the module's docstring),
     its parameters, the operations of its own code that may be routed (``+ - * ** //``,
@@ -171,6 +184,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     arrays: set[str] = set()  # names used as arrays (an attribute, an item, a library call's argument)
     stores: set[int] = set()  # the subscripts assigned or deleted (a statement kept as Python)
     bound: set[str] = set()  # the names the function binds
+    elements: list = []  # `for p in positions`: (p, positions)
     for node in below(fn, fn.body, _SCOPES):
         kind = type(node)
         if kind in _TARGETS:
@@ -179,6 +193,8 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
         if kind is cst.For and (index := _loop_index(node)) is not None:
             names.add(index)
             indices.add(index)
+        elif kind is cst.For and type(node.target) is cst.Name and type(node.iter) is cst.Name:
+            elements.append((node.target.value, node.iter.value))
         elif kind is cst.Assign:
             for target in node.targets:
                 pairs.extend(_pairs(target.target, node.value))
@@ -220,6 +236,10 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
             )
         ):
             operations.append(node)
+    # The items of a parameter the function only iterates over (`for p in positions`) may be
+    # Python numbers (a list of them is traced item by item, as JAX does).
+    items = {target for target, iterable in elements if iterable in params and not {target, iterable} & arrays}
+    names |= items
     grown = True
     while grown:
         grown = False
@@ -233,7 +253,12 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
         # array's are the operator itself at run time).
         for node in self_updates:
             name, other = _self_update(node)
-            if name is not None and name not in names and name not in arrays and _int_operand(other, names, params):
+            if (
+                name is not None
+                and name not in names
+                and name not in arrays
+                and _int_operand(other, names - items, params)
+            ):
                 names.add(name)
                 grown = True
     # A counter's step (`i += 1`) and a step standing alone (`table[i - 1]`) are left as written
@@ -246,7 +271,9 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
             or (_step(op, names) and id(op) not in assigned)
         )
     ]
-    floats = {name for name, value in pairs if type(value) is cst.Float}
+    # (names assigned a float literal; and the items of a parameter, which may be rows of an
+    # array: their `+ - *` with a float is left as written, an array's)
+    floats = {name for name, value in pairs if type(value) is cst.Float} | {f"item:{n}" for n in items}
     # Lists and dicts of number literals (`acc = [0, 0]`): an item's `acc[0] += v` is routed.
     containers = {name for name, value in pairs if _numbers_literal(value)}
     operations = [op for op in operations if type(op) is not cst.AugAssign or not _item_of(op.target, containers)]
@@ -430,6 +457,7 @@ def _reads(node, names: set, containers: set = frozenset()) -> bool:
         if (
             (type(side) is cst.Name and side.value in names)
             or _int_call(side)
+            or _math_call(side)
             or _item_of(side, containers)
             or (type(side) is cst.BinaryOperation and _reads(side, names, containers))
         ):
@@ -504,7 +532,7 @@ def _operand(node: cst.BaseExpression, names: set, params: set, containers: set 
         return "int" if node.value in names else "param" if node.value in params else None
     if _number_literal(node):
         return "literal"
-    if _int_call(node) or _item_of(node, containers):
+    if _int_call(node) or _math_call(node) or _item_of(node, containers):
         return "int"
     if kind is cst.UnaryOperation and type(node.operator) is cst.Minus:
         return _operand(node.expression, names, params)
@@ -602,7 +630,7 @@ class IntArithmeticTransformer(OwnCodeConverter):
         self.indices = indices
         self.classes = 0
         self.names, self.params = names, params
-        self.floats = floats  # names assigned a float literal: their `+ - *` raise nothing
+        self.floats = floats  # names assigned a float literal, and `item:<name>` (see `_routed`)
         self.containers = containers  # lists and dicts of number literals (see `_item_of`)
         self.steps: set[int] = set()  # `i = i + 1` values: a counter's step, left as it is
         self.assigned: set[int] = set()  # values of assignments (``visit_Assign``)
@@ -620,10 +648,15 @@ class IntArithmeticTransformer(OwnCodeConverter):
         )
         if None in kinds or "int" not in kinds:
             return False
-        if op.rstrip("=") in ("+", "-", "*") and any(
-            type(side) is cst.Float or (type(side) is cst.Name and side.value in self.floats) for side in (left, right)
+        if (
+            op.rstrip("=") in ("+", "-", "*")
+            and any(type(side) is cst.Name and f"item:{side.value}" in self.floats for side in (left, right))
+            and any(
+                type(side) is cst.Float or (type(side) is cst.Name and side.value in self.floats)
+                for side in (left, right)
+            )
         ):
-            return False  # a float's sum, difference or product: JAX's is Python's, and raises nothing
+            return False  # `acc + row`: `row` may be an array's row (see `python_int_names`)
         if op in ("//", "//=", "%", "%=", "/", "/=") and _literal(right):
             # (a literal divisor other than 0 raises nothing; only -2**31 // -1 passes int32)
             return _literal_value(right) in (0, -1) if op.startswith("//") else _literal_value(right) == 0

@@ -2,9 +2,10 @@
 loop carries, so that a traced loop can turn it into a stacked per-iteration output.
 
 After such a loop the name may hold the stacked array. Before a statement that uses the list
-as only a list can be used (``xs + ys``, ``xs * 2``, ``xs == ys``, ``xs[1:]``, ``xs.extend(...)``,
-``xs += ...``) the name gets ``xs = _lx.as_list(xs)``: the same list for a Python list, the list
-of rows for a stacked array, so that the operator is the list's, not the array's."""
+as only a list can be used (``xs + ys``, ``xs * 2``, ``xs == ys``, ``xs[1:]``,
+``xs.extend(...)``, ``xs += ...``, ``print(xs)``, ``str(xs)``, ``f"{xs}"``) the name gets
+``xs = _lx.as_list(xs)``: the same list for a Python list, the list of rows for a stacked
+array, so that the operator is the list's, not the array's."""
 
 from __future__ import annotations
 
@@ -242,6 +243,10 @@ def _list_value(value: cst.BaseExpression) -> bool:
     )
 
 
+# Builtins that show a value as text: a list shows its items.
+_SHOWN = frozenset({"print", "str", "repr", "format"})
+
+
 class _Truth:
     """The test of an ``if``/``while`` that is a bare name: a list's truth is its length."""
 
@@ -274,6 +279,11 @@ def _list_uses(node: cst.CSTNode, names: set[str]) -> set[str]:
                 found.add(n.value.value)
         elif kind is cst.AugAssign and type(n.target) is cst.Name and n.target.value in names:
             found.add(n.target.value)
+        elif kind is cst.Call and type(n.func) is cst.Name and n.func.value in _SHOWN:
+            # `print(xs)`, `str(xs)`: Python shows the list of its items, not the stacked array
+            found |= {a.value.value for a in n.args if type(a.value) is cst.Name and a.value.value in names}
+        elif kind is cst.FormattedStringExpression and type(n.expression) is cst.Name:
+            found |= {n.expression.value} & names
         stack.extend(children(n))
     return found
 
