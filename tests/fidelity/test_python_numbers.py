@@ -443,3 +443,86 @@ def test_python_numbers_stay_python_numbers_across_a_split():
         for v in (-1.0, 1.0):
             x = jnp.float32(v)
             assert float(laxify.to_static(handler_after_a_branch)(x)) == handler_after_a_branch(x)
+
+
+# -- Python floats a loop changes, list arguments, printed appended lists --------------------
+
+
+def mask_of_bits(positions):
+    mask = 0
+    for p in positions:
+        mask |= 1 << p
+    return mask
+
+
+def rocket(fuel, burn):
+    mass = 10 + fuel
+    v = 0
+    while fuel > 0:
+        used = min(burn, fuel)
+        v += 3 * math.log(mass / (mass - used))
+        mass -= used
+        fuel -= used
+    return v
+
+
+def running_peak(xs):
+    peak = 0.0
+    for v in xs:
+        if abs(v) > peak:
+            peak = abs(v)
+    return peak
+
+
+def levels_of(x, bits):
+    base = 2
+    levels = base**bits - 1
+    if x > 0:
+        x = x * levels
+    return x
+
+
+def divide_table(n):
+    out = []
+    for i in range(4):
+        out.append(n // (i + 1))
+    print(out)
+    print(f"table {out}")
+    return out
+
+
+def test_items_of_a_list_argument_are_python_ints():
+    assert int(laxify.to_static(mask_of_bits)([2, 5])) == 36
+    with pytest.warns(laxify.FallbackWarning, match="int32"):
+        assert laxify.to_static(mask_of_bits)([2, 33]) == 2**33 + 4
+
+
+def test_a_math_result_carried_as_a_python_float_runs_as_python():
+    for fuel, burn in ((jnp.float32(20.0), jnp.float32(6.0)), (jnp.float32(0.0), jnp.float32(1.0))):
+        want = rocket(fuel, burn)
+        with pytest.warns(laxify.FallbackWarning, match="changes the Python float `v`"):
+            got = laxify.to_static(rocket)(fuel, burn)
+        assert type(got) is type(want) and got == want  # (0, an int, where the loop does not run)
+
+
+def test_a_float_that_becomes_an_array_on_a_path_stays_compiled():
+    xs = jnp.array([0.5, -1.5, 0.25])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        assert float(laxify.to_static(running_peak)(xs)) == 1.5
+    assert "scan" in str(jax.make_jaxpr(laxify.convert(running_peak))(xs))
+
+
+def test_a_negative_int_array_exponent_raises_jaxs_error():
+    with pytest.raises(TypeError, match="negative"):
+        levels_of(jnp.float32(1.0), jnp.int32(-1))
+    with pytest.raises(TypeError, match="Integers cannot be raised to negative powers"):
+        laxify.to_static(levels_of)(jnp.float32(1.0), jnp.int32(-1))
+    assert float(laxify.to_static(levels_of)(jnp.float32(1.0), jnp.int32(3))) == 7.0
+
+
+def test_printing_an_appended_list_prints_the_list(capsys):
+    got = laxify.to_static(divide_table)(jnp.int32(12))
+    eager_text = "[Array(12, dtype=int32), Array(6, dtype=int32), Array(4, dtype=int32), Array(3, dtype=int32)]"
+    assert capsys.readouterr().out == f"{eager_text}\ntable {eager_text}\n"
+    assert [int(v) for v in got] == [12, 6, 4, 3]
