@@ -201,7 +201,20 @@ def nonnegative(value) -> bool:
     if type(value) in (int, bool):
         return value >= 0
     known = trace.current().python_values.get(id(value))
-    return known is not None and known[0]() is value and known[2]
+    return known is not None and known[0]() is value and known[2] is True
+
+
+# The sign a mark notes (its third field): `True`, never negative; `NEGATED`, the negation of
+# a value (`-k`: a power `2 ** -k` is meant as a float's); `False`, unknown.
+NEGATED = -1
+
+
+def negated(value) -> bool:
+    """Whether ``value`` is a negation (``-k``), or a Python int below 0."""
+    if type(value) in (int, bool):
+        return value < 0
+    known = trace.current().python_values.get(id(value))
+    return known is not None and known[0]() is value and known[2] is NEGATED
 
 
 def _kind_of(dtype):
@@ -533,6 +546,13 @@ def _power(a, b, ta, tb, site, kind):
         return _int_power(_int(a), int(b), site)
     if float not in (ta, tb) and nonnegative(b):
         return _traced_int_power(_int(a), _int(b), site)
+    if float not in (ta, tb) and not negated(b):
+        # An int power whose exponent's sign laxify cannot tell (`pow(2, i)` of a carried
+        # counter): Python's int where it is not negative; a float in Python below 0, which
+        # the program, holding an int, does not hold.
+        b = _int(b)
+        site.not_held(b < 0, "an int raised to a negative power is a float in Python, an int elsewhere")
+        return _traced_int_power(_int(a), jnp.maximum(b, 0), site)
     af, bf = _float(a), _float(b)
     site.python_error(jnp.logical_and(af == 0, bf < 0), lambda: 0.0**-1.0)
     if tb is float:
@@ -607,7 +627,7 @@ def _unary(a, b, ta, tb, site, kind):
         return mark(result, ta if ta is float else int)
     if result.dtype == jnp.int32 and not nonnegative(a):
         site.not_held(a == _INT32_MIN, "", overflow=True)
-    return mark(result, int, nonneg=kind == "abs")
+    return mark(result, int, nonneg=True if kind == "abs" else NEGATED if not negated(a) else False)
 
 
 def _compare(a, b, ta, tb, site, kind):

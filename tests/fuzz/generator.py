@@ -1354,13 +1354,14 @@ _OBJECT_STMTS = _OBJECT_STMTS + _EFFECT_OVERFLOW_STMTS
 # `python_numbers`: Python numbers a traced construct makes traced, used as Python would
 # (runtime/numbers.py): `2 ** -i` of a range's index (a float), two bools a traced loop sets
 # added (an int), `isinstance(i, int)` of an index, an int compared with a float literal
-# exactly. No fallback: each stays one program.
+# exactly. No fallback: each stays one program, but for `2 ** -i` summed into a Python float by
+# a loop with a traced trip count (feature `float_loop`: the loop runs as Python, float64).
 # `zero_division`: `12 // (i - 2)` in a `try` whose `except ZeroDivisionError` runs for some
 # inputs only (i reaches 2): the statement runs as Python (a FallbackWarning; jit(convert)
 # refuses it with the located error).
 NUMBER_FEATURES = ("python_numbers", "zero_division")
 KNOWN_FEATURES = KNOWN_FEATURES + NUMBER_FEATURES
-FALLBACK_FEATURES = FALLBACK_FEATURES | {"zero_division"}
+FALLBACK_FEATURES = FALLBACK_FEATURES | {"zero_division", "float_loop"}
 
 
 def stmt_python_numbers(self: Builder, sc: Scope, ind: int):
@@ -1373,6 +1374,9 @@ def stmt_python_numbers(self: Builder, sc: Scope, ind: int):
     trips = self.pick([str(self.int_in(1, 5)), sc.small_int])
     form = self.pick(["negative_power", "bools", "isinstance", "compare", "print"])
     if form == "negative_power":
+        if not trips.isdigit():
+            # (a Python float that a traced loop changes: the loop runs as Python, a FallbackWarning)
+            self.features.add("float_loop")
         lines = [f"{p}{r} = 0.0", f"{p}for {i} in range({trips}):",
                  f"{p}    {r} = {r} + {self.pick(['2', '4', '10'])} ** (-{i})",
                  f"{p}{floats.name} = {floats.name} + {r}"]
