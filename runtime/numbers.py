@@ -306,12 +306,12 @@ def _path_kind(value):
     return python_type(value)
 
 
-def marking(fn, init, lead: int = 0, index=False, nonneg: bool = False):
+def marking(fn, init, lead: int = 0, index=False, nonneg: bool = False, values=None):
     """``fn``, a traced loop's body called with ``(*carries)`` (``(x, *carries)`` with ``lead``
     1), marking the carries whose value before the loop (``init``) is a Python number (and
     ``x`` where it is a range's ``index``; ``index(x)`` where ``index`` is a function, such as
     the first item of an ``enumerate``'s element; ``nonneg``: the index is never negative)
-    each time it runs."""
+    each time it runs; ``values``: the index's values, a static range's (:func:`index_table`)."""
     flags = tuple(k for k, v in enumerate(init) if python_type(v) is not None)
     # (the Python numbers in a carried list or tuple: `a = [0.0]`)
     items = tuple(k for k, v in enumerate(init) if type(v) in (list, tuple) and any(type(e) in _KINDS for e in v))
@@ -321,6 +321,8 @@ def marking(fn, init, lead: int = 0, index=False, nonneg: bool = False):
     def run(*args):
         if index and args:
             mark(index(args[0]) if callable(index) else args[0], int, nonneg)
+            if values is not None and not callable(index):
+                index_table(args[0], values)
         for k in flags:
             if lead + k < len(args):
                 mark(args[lead + k], computed=False)
@@ -353,7 +355,79 @@ def python_op(op: str, a, b=0, name: str | None = None, in_try: bool = False):
         return _OPS[op](a, b)
     caller = sys._getframe(1)
     site = _Site(name, caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name, in_try)
-    return RULES[kind](a, b, ta, tb, site, kind)
+    result = RULES[kind](a, b, ta, tb, site, kind)
+    if kind in _TABLED:
+        result = _tabled(kind, a, b, result)
+    return result
+
+
+# -- a scanned range's index: Python's values, computed before the program ----------------------
+#
+# A static range the program scans (`for t in range(1, 11)` carrying arrays) has a traced index,
+# but its values are known: a Python number computed from it and from Python numbers only
+# (`1 - 0.999 ** t`, `0.5 ** (step // 100)`) has its value at each iteration known too. Its
+# table of values goes with its mark, each computed by Python itself (float64, Python's errors
+# and types); a float's value in the program is its table's item at the iteration, rounded once
+# to the program's float (what eager code rounds it to where it meets an array), not a chain of
+# float32 operations (where `1 - 0.999 ** t` loses digits).
+
+_TABLED = frozenset({"+", "-", "*", "/", "//", "%", "**"})
+TABLE_LIMIT = 4096  # (the longest range whose values are kept: a constant of that many items)
+
+
+def index_table(index, values) -> None:
+    """Note ``values`` (a tuple of Python ints) as the values of ``index``, a scanned range's
+    traced index."""
+    if 0 < len(values) <= TABLE_LIMIT:
+        ref = weakref.ref(index)
+        trace.current().tables[id(index)] = (ref, values, ref, values[0], _step(values))
+
+
+def _step(values) -> int:
+    return values[1] - values[0] if len(values) > 1 else 1
+
+
+def _table(value):
+    """The values ``value`` takes at each iteration of a scanned range, and that range's index
+    (``(values, index, start, step)``), or None."""
+    known = trace.current().tables.get(id(value))
+    if known is None or known[0]() is not value or known[2]() is None:
+        return None
+    return known[1], known[2](), known[3], known[4]
+
+
+def _tabled(kind, a, b, result):
+    """``result`` of ``a <kind> b`` where one operand has a table (and the other is a Python
+    number or has the same range's table): its own table, Python's operation at each iteration;
+    a float's value then the table's item at the iteration."""
+    ka, kb = _table(a), _table(b)
+    if ka is None and kb is None:
+        return result
+    known = ka or kb
+    if ka is not None and kb is not None and ka[1] is not kb[1]:
+        return result  # (two ranges' indices)
+    if (ka is None and type(a) not in _KINDS) or (kb is None and type(b) not in _KINDS):
+        return result
+    left = ka[0] if ka is not None else (a,) * len(known[0])
+    right = kb[0] if kb is not None else (b,) * len(known[0])
+    fn = _OPS[kind]
+    try:
+        values = tuple(fn(x, y) for x, y in zip(left, right))
+    except (ArithmeticError, ValueError, TypeError):
+        return result  # (the rule's checks say it at the iteration that raises)
+    kinds = {type(v) for v in values}
+    if len(kinds) != 1 or kinds.pop() not in (int, float) or not isinstance(result, jax.core.Tracer):
+        return result  # (an int at some iterations and a float at others: the rule's value)
+    _, index, start, step = known
+    if type(values[0]) is float:
+        position = (jnp.asarray(index) - start) // step
+        exact = jnp.asarray(np.asarray(values, dtype=np.float64).astype(result.dtype))[position]
+        entry = trace.current().python_values.get(id(result))
+        result = mark(exact, float, computed=True if entry is None else entry[3])
+    elif any(not (_INT32_MIN <= v <= _INT32_MAX) for v in values):
+        return result  # (the rule checked the overflow)
+    trace.current().tables[id(result)] = (weakref.ref(result), values, weakref.ref(index), start, step)
+    return result
 
 
 def _array_exponent(a, b, in_try: bool) -> None:

@@ -26,7 +26,8 @@ class TraceState:
     - ``slots``, ``calls``: the statements collecting the ``raised`` flags of the functions
       they call, and the calls of converted functions under way (``runtime/error_channel.py``);
     - ``python_values``: traced values that stand for Python numbers, with the Python type
-      each stands for (``runtime/numbers.py``);
+      each stands for (``runtime/numbers.py``); ``tables``: those that a scanned range's index
+      makes, with their value at each iteration;
     - ``watches``: the objects watched for effects while a traced function runs
       (``runtime/effects.py``);
     - ``marked``: arrays a ``for`` statement runs over that its body updates (``runtime/updates.py``);
@@ -46,6 +47,7 @@ class TraceState:
         "slots",
         "calls",
         "python_values",
+        "tables",
         "watches",
         "marked",
         "numpy",
@@ -69,6 +71,7 @@ class TraceState:
         self.slots: list = []
         self.calls: list = []
         self.python_values: dict = {}
+        self.tables: dict = {}
         self.watches: list = []
         self.marked: dict = {}
         self.numpy: dict = {}

@@ -936,7 +936,8 @@ def _scan(body_fn, init, xs, site: Site):
     # A range's index (a Count) and the carries that start as Python ints stand for Python ints.
     counted = isinstance(xs, Count)
     nonneg = counted and min(xs.start, xs.start + xs.step * (xs.length - 1)) >= 0
-    body_fn = numbers.marking(body_fn, init, lead=1, index=counted, nonneg=nonneg)
+    values = tuple(range(xs.start, xs.start + xs.step * xs.length, xs.step)) if counted else None
+    body_fn = numbers.marking(body_fn, init, lead=1, index=counted, nonneg=nonneg, values=values)
     try:
         out = _scan_carries(body_fn, init, xs, site)
     except error_channel.PathRaised:

@@ -526,3 +526,31 @@ def test_printing_an_appended_list_prints_the_list(capsys):
     eager_text = "[Array(12, dtype=int32), Array(6, dtype=int32), Array(4, dtype=int32), Array(3, dtype=int32)]"
     assert capsys.readouterr().out == f"{eager_text}\ntable {eager_text}\n"
     assert [int(v) for v in got] == [12, 6, 4, 3]
+
+
+def bias_corrected(m):
+    out = m
+    for t in range(1, 11):
+        out = out + m / (1 - 0.999**t)
+    return out
+
+
+def stepped_rate(w):
+    for step in range(300):
+        lr = 0.1 * 0.5 ** (step // 100)
+        w = w - lr * w
+    return w
+
+
+def test_python_floats_of_a_scanned_index_are_pythons_values():
+    """`1 - 0.999 ** t` of a static range's index is a float64 cancellation in Python; the
+    scan uses Python's value at each iteration (rounded once), not float32 operations."""
+    m = jnp.float32(0.001)
+    got, want = laxify.to_static(bias_corrected)(m), bias_corrected(m)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    chained = laxify.convert(bias_corrected)(m)  # (float32 `1 - 0.999 ** t` is 1e-4 off)
+    np.testing.assert_allclose(np.asarray(chained), np.asarray(want), rtol=1e-6)
+    assert "scan" in str(jax.make_jaxpr(laxify.convert(bias_corrected))(m))
+    w = jnp.float32(1.0)
+    np.testing.assert_allclose(np.asarray(laxify.to_static(stepped_rate)(w)), np.asarray(stepped_rate(w)), rtol=1e-5)
+    assert "scan" in str(jax.make_jaxpr(laxify.convert(stepped_rate))(w))

@@ -32,7 +32,6 @@ KNOWN: dict[tuple[str, str, int], str] = {
     ("utilities", "quantize", 27): ("`2 ** bits` with a negative int32 array exponent in a function with no "
                                     "construct to convert: the program is jax.jit's, which gives 0 where eager "
                                     "JAX raises TypeError (a routed `**` checks it: docs/semantics.md)"),
-    ("utilities", "adam_scalar", 51): FLOAT32 + ": `1 - 0.999 ** t` of a scanned range's index, within one iteration",
     ("utilities", "polynomial_decay", 86): DIVISION,
     ("utilities", "polynomial_decay", 88): DIVISION,
 }
