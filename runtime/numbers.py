@@ -371,7 +371,7 @@ def python_op(op: str, a, b=0, name: str | None = None, in_try: bool = False):
 # to the program's float (what eager code rounds it to where it meets an array), not a chain of
 # float32 operations (where `1 - 0.999 ** t` loses digits).
 
-_TABLED = frozenset({"+", "-", "*", "/", "//", "%", "**"})
+_TABLED = frozenset({"+", "-", "*", "/", "//", "%", "**", "neg", "abs"})
 TABLE_LIMIT = 4096  # (the longest range whose values are kept: a constant of that many items)
 
 
