@@ -541,7 +541,8 @@ def _arith(a, b, ta, tb, site, kind):
     """``+``, ``-``, ``*``."""
     fn = _OPS[kind]
     if float in (ta, tb):
-        return mark(fn(_int(a) if ta is bool else a, _int(b) if tb is bool else b), float)
+        result = fn(_int(a) if ta is bool else a, _int(b) if tb is bool else b)
+        return mark(result, float, computed=not _exact_scale(kind, a, b))
     a, b = _int(a), _int(b)
     if _big(a) or _big(b):
         return _big_operand(a, b, kind, site)
@@ -590,7 +591,27 @@ def _true_divide(a, b, ta, tb, site, kind):
         site.python_error(b == 0, lambda: ta(1) / tb(0))
     af, bf = _float(a), _float(b)
     safe = jnp.where(bf == 0, 1.0, bf) if isinstance(bf, jax.core.Tracer) else bf
-    return mark(af / safe, float)
+    return mark(af / safe, float, computed=not _exact_scale("/", a, b))
+
+
+def _exact_scale(kind, a, b) -> bool:
+    """Whether ``a * b`` or ``a / b`` scales a float that is Python's exactly (not computed by
+    float32 operations) by a power of two (``damp * 0.5``, ``h / 2``): exact in float32 as in
+    float64, while the value stays within float32's range."""
+    constants = (a, b) if kind == "*" else (b,)
+    for c in constants:
+        other = b if c is a else a
+        if (
+            type(c) in (int, float)
+            and c != 0
+            and math.isfinite(c)
+            and abs(math.frexp(c)[0]) == 0.5
+            and isinstance(other, jax.core.Tracer)
+            and python_type(other) is float
+            and not computed_float(other)
+        ):
+            return True
+    return False
 
 
 def _floor_divide(a, b, ta, tb, site, kind):

@@ -554,3 +554,22 @@ def test_python_floats_of_a_scanned_index_are_pythons_values():
     w = jnp.float32(1.0)
     np.testing.assert_allclose(np.asarray(laxify.to_static(stepped_rate)(w)), np.asarray(stepped_rate(w)), rtol=1e-5)
     assert "scan" in str(jax.make_jaxpr(laxify.convert(stepped_rate))(w))
+
+
+def damped(x, y):
+    damp = 1.0
+    while jnp.max(jnp.abs(y - x)) * damp > 0.25:
+        damp = damp * 0.5
+    return x + damp * (y - x), damp
+
+
+def test_a_python_float_halved_by_a_loop_stays_compiled():
+    """`damp * 0.5`: a power-of-two scale of Python's exact value is exact in float32 too."""
+    x, y = jnp.zeros(3), jnp.array([1.0, 5.0, -2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        got = laxify.to_static(damped)(x, y)
+    want = damped(x, y)
+    np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
+    assert float(got[1]) == want[1] == 0.03125
+    assert "while" in str(jax.make_jaxpr(laxify.convert(damped))(x, y))
