@@ -380,7 +380,8 @@ def index_table(index, values) -> None:
     traced index."""
     if 0 < len(values) <= TABLE_LIMIT:
         ref = weakref.ref(index)
-        trace.current().tables[id(index)] = (ref, values, ref, values[0], _step(values))
+        program = np.asarray(values, dtype=np.int64)
+        trace.current().tables[id(index)] = (ref, values, ref, values[0], _step(values), program)
 
 
 def _step(values) -> int:
@@ -388,18 +389,33 @@ def _step(values) -> int:
 
 
 def _table(value):
-    """The values ``value`` takes at each iteration of a scanned range, and that range's index
-    (``(values, index, start, step)``), or None."""
+    """What ``value`` is at each iteration of a scanned range: ``(values, index, start, step,
+    program)``, Python's values and the program's (a NumPy array), or None."""
     known = trace.current().tables.get(id(value))
     if known is None or known[0]() is not value or known[2]() is None:
         return None
-    return known[1], known[2](), known[3], known[4]
+    return known[1], known[2](), known[3], known[4], known[5]
+
+
+# The program's operation at each iteration, as NumPy computes it in the program's dtype.
+_NUMPY = {
+    "+": np.add,
+    "-": np.subtract,
+    "*": np.multiply,
+    "/": np.true_divide,
+    "//": np.floor_divide,
+    "%": np.mod,
+    "**": np.power,
+    "neg": lambda a, _: np.negative(a),
+    "abs": lambda a, _: np.abs(a),
+}
 
 
 def _tabled(kind, a, b, result):
     """``result`` of ``a <kind> b`` where one operand has a table (and the other is a Python
-    number or has the same range's table): its own table, Python's operation at each iteration;
-    a float's value then the table's item at the iteration."""
+    number or has the same range's table): its own table, Python's operation at each iteration.
+    A float whose value the program's own operation would not give at some iteration (rounded
+    to its dtype) reads it from the table at the iteration instead."""
     ka, kb = _table(a), _table(b)
     if ka is None and kb is None:
         return result
@@ -408,25 +424,41 @@ def _tabled(kind, a, b, result):
         return result  # (two ranges' indices)
     if (ka is None and type(a) not in _KINDS) or (kb is None and type(b) not in _KINDS):
         return result
-    left = ka[0] if ka is not None else (a,) * len(known[0])
-    right = kb[0] if kb is not None else (b,) * len(known[0])
+    if not isinstance(result, jax.core.Tracer):
+        return result
+    n = len(known[0])
+    left = ka[0] if ka is not None else (a,) * n
+    right = kb[0] if kb is not None else (b,) * n
     fn = _OPS[kind]
     try:
         values = tuple(fn(x, y) for x, y in zip(left, right))
-    except (ArithmeticError, ValueError, TypeError):
+    except (ArithmeticError, ValueError, TypeError, OverflowError):
         return result  # (the rule's checks say it at the iteration that raises)
     kinds = {type(v) for v in values}
-    if len(kinds) != 1 or kinds.pop() not in (int, float) or not isinstance(result, jax.core.Tracer):
+    if len(kinds) != 1 or kinds.pop() not in (int, float):
         return result  # (an int at some iterations and a float at others: the rule's value)
-    _, index, start, step = known
+    _, index, start, step, _ = known
+    dtype = np.dtype(result.dtype)
     if type(values[0]) is float:
-        position = (jnp.asarray(index) - start) // step
-        exact = jnp.asarray(np.asarray(values, dtype=np.float64).astype(result.dtype))[position]
-        entry = trace.current().python_values.get(id(result))
-        result = mark(exact, float, computed=True if entry is None else entry[3])
+        exact = np.asarray(values, dtype=np.float64).astype(dtype)
+        with np.errstate(all="ignore"):
+            sides = [k[4] if k is not None else np.full(n, v) for k, v in ((ka, a), (kb, b))]
+            program = _NUMPY[kind](*(np.asarray(side).astype(dtype) for side in sides))
+        if not np.array_equal(program, exact):
+            # (the program's float operations would not give Python's value: read it)
+            position = jnp.asarray(index)
+            if (start, step) != (0, 1):
+                position = (position - start) // step
+            table = jnp.asarray(exact)
+            read = lax.dynamic_index_in_dim(table, position.astype(jnp.int32), 0, keepdims=False)
+            entry = trace.current().python_values.get(id(result))
+            result = mark(read, float, computed=True if entry is None else entry[3])
+            program = exact
     elif any(not (_INT32_MIN <= v <= _INT32_MAX) for v in values):
         return result  # (the rule checked the overflow)
-    trace.current().tables[id(result)] = (weakref.ref(result), values, weakref.ref(index), start, step)
+    else:
+        program = np.asarray(values, dtype=np.int64)
+    trace.current().tables[id(result)] = (weakref.ref(result), values, weakref.ref(index), start, step, program)
     return result
 
 
