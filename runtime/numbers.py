@@ -178,9 +178,9 @@ def python_type(value):
         return kind
     if not isinstance(value, _HELD) or getattr(value, "shape", None) != ():
         return None
-    known = trace.current().python_values.get(id(value))
-    if known is not None and known[0]() is value:
-        return known[1]
+    known = entry(value)
+    if known is not None:
+        return known[0]
     if getattr(value, "weak_type", False) and kind is not jax.ShapeDtypeStruct:
         return _kind_of(value.dtype)
     return None
@@ -191,8 +191,8 @@ def marked_type(value):
     carry, an operation's result: not a guess from its weak type), else ``None``."""
     if getattr(value, "shape", None) != ():
         return None
-    known = trace.current().python_values.get(id(value))
-    return known[1] if known is not None and known[0]() is value else None
+    known = entry(value)
+    return known[0] if known is not None else None
 
 
 def nonnegative(value) -> bool:
@@ -200,8 +200,8 @@ def nonnegative(value) -> bool:
     a range's index whose every value is, a marked value noted so."""
     if type(value) in (int, bool):
         return value >= 0
-    known = trace.current().python_values.get(id(value))
-    return known is not None and known[0]() is value and known[2] is True
+    known = entry(value)
+    return known is not None and known[1] is True
 
 
 # The sign a mark notes (its third field): `True`, never negative; `NEGATED`, the negation of
@@ -213,8 +213,8 @@ def negated(value) -> bool:
     """Whether ``value`` is a negation (``-k``), or a Python int below 0."""
     if type(value) in (int, bool):
         return value < 0
-    known = trace.current().python_values.get(id(value))
-    return known is not None and known[0]() is value and known[2] is NEGATED
+    known = entry(value)
+    return known is not None and known[1] is NEGATED
 
 
 def _kind_of(dtype):
@@ -234,8 +234,13 @@ def mark(value, kind=None, nonneg: bool = False, computed: bool = True):
     if isinstance(value, jax.core.Tracer) and getattr(value, "shape", None) == ():
         kind = kind or _kind_of(value.dtype)
         if kind is not None:
-            trace.current().python_values[id(value)] = (weakref.ref(value), kind, nonneg, computed)
+            _remember(value, weakref.ref(value), kind, nonneg, computed)
     return value
+
+
+def _remember(value, ref, kind, nonneg, computed) -> None:
+    """The one writer of the marks: ``ref()`` gives ``value`` while the mark holds."""
+    trace.current().python_values[id(value)] = (ref, kind, nonneg, computed)
 
 
 def entry(value):
@@ -248,7 +253,7 @@ def entry(value):
 def note(struct, found) -> None:
     """Mark ``struct``, the ``jax.ShapeDtypeStruct`` of a captured output, as its traced value
     was (``found``: :func:`entry`'s), for the construct that reads the captured outputs."""
-    trace.current().python_values[id(struct)] = ((lambda: struct), *found)
+    _remember(struct, lambda: struct, *found)
 
 
 def computed_float(value) -> bool:
@@ -256,8 +261,8 @@ def computed_float(value) -> bool:
     without x64: see ``runtime/dispatch/loops.py``), not one it received unchanged: marked so
     by an operation's rule (a weak type alone does not tell: a weakly typed array argument,
     ``jnp.array(2.0)``, gives weakly typed arrays too)."""
-    known = trace.current().python_values.get(id(value))
-    return known is not None and known[0]() is value and known[1] is float and known[3]
+    known = entry(value)
+    return known is not None and known[0] is float and known[2]
 
 
 def is_python_int(value) -> bool:
@@ -294,7 +299,7 @@ def mark_joined(out, paths) -> None:
         elif None in kinds and getattr(value, "weak_type", False):
             # An array on some path (`peak = abs(v)` on one side, Python's `0.0` on the other):
             # an array after the `if` in eager code, whatever weak type the join kept.
-            trace.current().python_values[id(value)] = (weakref.ref(value), None, False, False)
+            _remember(value, weakref.ref(value), None, False, False)
 
 
 def _path_kind(value):
@@ -451,8 +456,8 @@ def _tabled(kind, a, b, result):
                 position = (position - start) // step
             table = jnp.asarray(exact)
             read = lax.dynamic_index_in_dim(table, position.astype(jnp.int32), 0, keepdims=False)
-            entry = trace.current().python_values.get(id(result))
-            result = mark(read, float, computed=True if entry is None else entry[3])
+            known = entry(result)
+            result = mark(read, float, computed=True if known is None else known[2])
             program = exact
     elif any(not (_INT32_MIN <= v <= _INT32_MAX) for v in values):
         return result  # (the rule checked the overflow)
