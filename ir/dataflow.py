@@ -3,9 +3,46 @@
 from __future__ import annotations
 
 from laxify.ir.core import Op, Region
-from laxify.ir.ops import ForRangeOp, ScanOp, WhileOp
+from laxify.ir.ops import CondOp, ForRangeOp, ScanOp, TryOp, WhileOp, WithOp
 
-__all__ = ["region_deps", "loop_trace_deps"]
+__all__ = ["region_deps", "loop_trace_deps", "region_args"]
+
+
+def region_args(op: Op, k: int) -> list | None:
+    """The region arguments through which operand ``k`` of ``op`` enters its regions, or None
+    where the operand is used otherwise (a loop bound, a condition, a plain statement)."""
+    if isinstance(op, (WhileOp, ForRangeOp, ScanOp)):
+        if k < op.lead:
+            return None
+        index = 0 if isinstance(op, WhileOp) else 1  # a for loop's body starts with its index or element
+        return [r.args[index + k - op.lead] for r in op.regions]
+    if isinstance(op, CondOp):
+        return None if k == 0 else [r.args[k - 1] for r in op.regions]
+    if isinstance(op, (TryOp, WithOp)):
+        return [r.args[k] for r in op.regions]
+    return None
+
+
+def _used(region: Region) -> set[int]:
+    """The ids of the values that the ops of ``region`` read (see ``_read_operands``)."""
+    return {id(op.operands[k]) for op in region.ops for k in _read_operands(op)}
+
+
+def _read_operands(op: Op) -> list[int]:
+    """Indexes of the operands that ``op`` reads. An operand that only enters the op's regions
+    as an argument that nothing there reads (the value of a name a branch may assign, handed in
+    for the branches that do not) is not read: what the op gives does not depend on it."""
+    if not op.regions:
+        return list(range(len(op.operands)))
+    used: set[int] = set()
+    for region in op.regions:
+        used |= _used(region)
+    read = []
+    for k in range(len(op.operands)):
+        args = region_args(op, k)
+        if args is None or any(id(a) in used for a in args):
+            read.append(k)
+    return read
 
 
 def region_deps(region: Region) -> dict[int, frozenset[int]]:
@@ -18,8 +55,8 @@ def region_deps(region: Region) -> dict[int, frozenset[int]]:
 
 def _op_deps(op: Op, deps: dict[int, frozenset[int]]) -> None:
     found: frozenset[int] = frozenset()
-    for v in op.operands:
-        found |= deps.get(id(v), frozenset())
+    for k in _read_operands(op):
+        found |= deps.get(id(op.operands[k]), frozenset())
     for r in op.results:
         deps[id(r)] = found
 

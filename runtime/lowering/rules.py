@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from laxify.ir import CondOp, ForRangeOp, PyOp, Region, ReturnOp, ScanOp, TryOp, UndefOp, WhileOp, WithOp, YieldOp
-from laxify.ir.dataflow import loop_trace_deps
+from laxify.ir.dataflow import loop_trace_deps, region_args
 from laxify.ir.types import is_static
 from laxify.runtime.lowering import Lowerer, lowers
 
@@ -343,25 +343,10 @@ def _read(low: Lowerer, value) -> bool:
             if id(user) in low.tests:
                 return True
             continue
-        inner = _inner_args(user, k)
+        inner = region_args(user, k)
         if inner is None or any(_read(low, arg) for arg in inner):
             return True
     return False
-
-
-def _inner_args(op, k: int):
-    """The region arguments through which operand ``k`` of ``op`` enters its regions, or None
-    where the operand is used otherwise (a loop bound, a condition, a plain statement)."""
-    if isinstance(op, (WhileOp, ForRangeOp, ScanOp)):
-        if k < op.lead:
-            return None
-        lead = _lead(op)
-        return [r.args[lead + k - op.lead] for r in op.regions]
-    if isinstance(op, CondOp):
-        return None if k == 0 else [r.args[k - 1] for r in op.regions]
-    if isinstance(op, (TryOp, WithOp)):
-        return [r.args[k] for r in op.regions]
-    return None
 
 
 def _inlinable(low: Lowerer, op) -> bool:

@@ -249,3 +249,33 @@ def test_functions_called_in_a_loop_are_not_carried(fn, inputs, prims, static_ar
     """`tx.update(...)` reads like a dict's `update`; `tx` is the same tuple of functions after
     an iteration, so it passes through the loop (was: "carried through this loop" error)."""
     check(fn, *inputs, expect_prims=prims, static_argnums=static_argnums)
+
+
+# -- a name that a nested loop's branch assigns, assigned again after that loop ----------------
+
+def name_assigned_in_a_branch_of_a_nested_loop_and_after_it(x, a, k):
+    s = 0.0
+    outs = []
+    for i in range(2):
+        outs.append(a)
+        for j in range(k):
+            if x[j] > 1.5:
+                s, u = a, 0.0
+                s *= -1.0
+                x = x + s
+        s = jnp.sum(x)
+        x = x - s / 10
+    s = jnp.stack(outs).sum()
+    return x + s
+
+
+def test_a_name_handed_to_a_branch_that_does_not_read_it_is_no_loop_dependence():
+    """The inner loop's `if` is handed `s` for the branch that does not assign it; no branch
+    reads that value, so whether the loop is traced does not depend on it. The outer body
+    assigns `s` after the inner loop, so naming it there would read a local not yet bound."""
+    check(
+        name_assigned_in_a_branch_of_a_nested_loop_and_after_it,
+        (XS, jnp.float32(0.5), jnp.int32(0)),
+        (XS, jnp.float32(0.5), jnp.int32(2)),
+        expect_prims={"scan", "while", "cond"},
+    )
