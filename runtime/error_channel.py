@@ -334,9 +334,9 @@ def at_top(error: PathRaised):
     text = linecache.getline(error.filename, error.line)
     raise NeedsPython(  # to_static runs the function eagerly: Python's exact result
         "this `raise`, in a function called on a path the data may not take, could not be "
-        "recorded for run time by the construct around the call (an `and`/`or` operand)",
+        "recorded for run time by the construct around the call",
         Location(error.filename, error.line, len(text) - len(text.lstrip()), text.rstrip("\n")),
-        "Call the function in a plain `if` on the traced value (not in an `and`/`or` operand), or call it unconverted.",
+        "Call the function in a plain `if` on the traced value, or call it unconverted.",
     )
 
 

@@ -141,7 +141,7 @@ def _truth_chain(op: str, a, thunks, lazy: bool, keep_traced: bool):
             def rest(thunk=thunk, later=later):
                 return jnp.asarray(_truth_chain(op, thunk(), later, lazy, False), jnp.bool_)
 
-            rest = _guarded(rest, f"this `{op}` on a traced value")
+            rest = _caught(_guarded(rest, f"this `{op}` on a traced value"))
             slot = error_channel.statement_slot()
 
             with error_channel.traced_region():  # the later operands run only for some data
@@ -165,8 +165,7 @@ def _lazy_operand(a, pred, b_fn, op: str):
 
 
 def _lazy_cond(a, pred, b_fn, op: str, slot):
-    def take_b():
-        return b_fn()
+    take_b = _caught(b_fn)
 
     def take_a():
         return a
@@ -243,8 +242,8 @@ def compare(first, *pairs, lazy: bool = False):
     for k, (op, thunk) in enumerate(pairs):
         if lazy and result is not None and is_traced(result):
             rest = pairs[k:]
-            later = _guarded(
-                lambda: jnp.asarray(compare(left, *rest), bool), "this chained comparison on a traced value"
+            later = _caught(
+                _guarded(lambda: jnp.asarray(compare(left, *rest), bool), "this chained comparison on a traced value")
             )
             return error_channel.lazy_cond(
                 truth(result, "compare"), (later, lambda: jnp.asarray(False)), error_channel.statement_slot()

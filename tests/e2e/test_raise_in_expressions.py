@@ -9,6 +9,8 @@ not, through `to_static` and `laxify.checked(jax.jit(convert))`."""
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -105,3 +107,55 @@ def test_a_loop_on_the_value_of_a_call_that_raised_does_not_run(x, n):
                 route(*args)
         else:
             assert int(route(*args)) == int(ends_only_where_the_helper_did_not_raise(*args))
+
+
+# -- a helper that raises whenever it is called, as a lazy operand ----------------------------
+
+def always_raises(v):
+    raise ValueError(f"always: {v}")
+
+
+def returns_an_or_whose_right_side_always_raises(x, n):
+    return x or always_raises(n)
+
+
+def an_and_whose_right_side_always_raises(x, n):
+    ok = x > 0 and always_raises(n) > 3
+    print("after the call", ok)
+    return jnp.where(ok, n, -n)
+
+
+def a_condition_whose_right_side_always_raises(x, n):
+    if x > 5 or always_raises(n) > 3:
+        return n
+    return -n
+
+
+def a_chained_comparison_whose_last_part_always_raises(x, n):
+    return jnp.where(0 < x < always_raises(n), n, -n)
+
+
+ALWAYS_RAISING = [returns_an_or_whose_right_side_always_raises, an_and_whose_right_side_always_raises,
+                  a_condition_whose_right_side_always_raises, a_chained_comparison_whose_last_part_always_raises]
+
+
+@pytest.mark.parametrize("fn", ALWAYS_RAISING, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("x", [0, 1, 7, -1])
+def test_a_lazy_operand_that_always_raises_is_a_raise_at_run_time(fn, x, capsys):
+    # The operand's helper raises on every call: the program raises where Python evaluates the
+    # operand, and gives the left side elsewhere (it fell back to eager Python, and
+    # `jax.jit(convert)` refused it while tracing).
+    args = (jnp.int32(x), jnp.int32(3))
+    value, error, printed = _eager(fn, args, capsys)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        for route in (laxify.to_static(fn), laxify.checked(jax.jit(laxify.convert(fn)))):
+            if error is not None:
+                with pytest.raises(ValueError) as info:
+                    route(*args)
+                assert str(info.value) == error
+            else:
+                assert int(route(*args)) == int(value)
+            jax.effects_barrier()
+            assert capsys.readouterr().out == printed
+    assert "cond" in control_flow_prims(jaxpr_of(fn, *args))
