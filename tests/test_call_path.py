@@ -91,3 +91,62 @@ def test_keyword_arguments_and_wrong_calls_still_work():
     np.testing.assert_allclose(f(x, n=1, mode="add"), 2 * np.ones(2))
     with pytest.raises(TypeError, match="missing"):
         f(x, 1)
+
+
+def validated_rnn(x, W, h):
+    if jnp.any(jnp.isnan(x)):
+        raise ValueError("the input holds NaN")
+    for t in range(8):
+        h = jnp.tanh(h @ W + x[t])  # (the line counted below)
+        if jnp.linalg.norm(h) > 1.5:
+            raise FloatingPointError(f"diverged at step {t}")
+    return h
+
+
+def halving_with_guard(x):
+    steps = 0
+    while x > 1:
+        x = x // 2  # (the line counted below)
+        if x > 100000:
+            raise FloatingPointError(f"diverged at step {steps}")
+        steps += 1
+    return steps
+
+
+def _runs_of_line(fn, offset: int, *args) -> int:
+    """How many times the first call of ``to_static(fn)`` runs the line ``offset`` lines below
+    the ``def`` (converted code keeps the user's lines, which a line tracer sees)."""
+    import sys
+
+    line, filename = fn.__code__.co_firstlineno + offset, fn.__code__.co_filename
+    count = [0]
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_filename != filename:
+            return None
+        if event == "line" and frame.f_lineno == line:
+            count[0] += 1
+        return tracer
+
+    f = laxify.to_static(fn)
+    sys.settrace(tracer)
+    try:
+        f(*args)
+    finally:
+        sys.settrace(None)
+    return count[0]
+
+
+def test_a_loop_body_with_raises_is_traced_once_on_the_first_call():
+    # A scanned range whose body raises (its return flag and return value settled by one
+    # probe of the body, which the scan then replays) and a `while` whose body raises.
+    x, W, h = jnp.full((8, 4), 0.1), jnp.eye(4) * 0.1, jnp.zeros(4)
+    assert _runs_of_line(validated_rnn, 4, x, W, h) == 1
+    assert _runs_of_line(halving_with_guard, 3, jnp.int32(27)) == 1
+    f = laxify.to_static(validated_rnn)
+    np.testing.assert_allclose(f(x, W, h), validated_rnn(x, W, h), rtol=1e-6)
+    with pytest.raises(ValueError, match="NaN"):
+        f(x.at[1, 1].set(jnp.nan), W, h)
+    with pytest.raises(FloatingPointError, match="diverged at step 3"):
+        f(x.at[3].set(10.0), W, h)
+    assert int(laxify.to_static(halving_with_guard)(jnp.int32(27))) == halving_with_guard(27)

@@ -499,7 +499,7 @@ def _traced_while_loop(cond_fn, body_fn, init, site: Site, construct: str, early
     init, passing, run = _settle_unset(init, lambda c: tuple(body_fn(*c)), site, construct, runs=early_exit, body=body)
     if any(isinstance(v, _Unbound) for v in init):
         return _checking_ran(cond_fn, body_fn, init, site, construct, early_exit)
-    if not passing:
+    if not passing and run is None:
         return _lax_while(cond_fn, body_fn, init, site, construct, early_exit)
     narrow, widen, wrap, narrowed = _without(passing, init, site)
     replayed = None
@@ -958,15 +958,36 @@ def _first_item(xs):
 
 def _scan_carries(body_fn, init, xs, site: Site):
     first = _first_item(xs)
-    init, passing, _ = _settle_unset(init, lambda c: tuple(body_fn(first, *c)), site, "for", runs=True)
+    counting = isinstance(xs, Count)
+
+    def probe(c):
+        # The scan's body on its carries and, last, the item (a range's index: carried), as
+        # `_scan_lists` runs it: where no carry passes through and no list is stacked, the
+        # probe's trace is the scan's (replayed there, not traced again).
+        item = c[-1]
+        outs = _keep_carry_types(c[:-1], tuple(body_fn(item, *fresh(c[:-1]))))
+        return (*outs, item + xs.step if counting else item)
+
+    settled, passing, run = _settle_unset((*init, first), None, site, "for", runs=True, body=probe)
+    init = settled[:-1]
+    probed = None if run is None else (run, lambda outs: outs)
     if passing:
         narrow, widen, wrap, narrowed = _without(passing, init, site, lead=1)
-        return widen(_scan(wrap(body_fn, True), narrow(init), xs, narrowed))
+        if run is not None:  # (the probe's arguments are the carries that do not pass through)
+            probed = (run, narrow)
+        return widen(_scan_settled(wrap(body_fn, True), narrow(init), xs, first, narrowed, probed))
+    return _scan_settled(body_fn, init, xs, first, site, probed)
+
+
+def _scan_settled(body_fn, init, xs, first, site: Site, probed):
+    """The scan of carries :func:`_settle_unset` settled (none passes through)."""
     elements = lists_mod.probe_appends(init, site.names, lambda c: tuple(body_fn(first, *c)), site)
     token, buffered = object(), set()
     while True:
         try:
-            out, wanted = _scan_lists(body_fn, init, xs, first, site, elements, buffered, token)
+            out, wanted = _scan_lists(
+                body_fn, init, xs, first, site, elements, buffered, token, None if elements else probed
+            )
         except lists_mod.NeedsRows as e:
             if e.key[0] is not token or e.key[1] in buffered:
                 raise
@@ -977,10 +998,12 @@ def _scan_carries(body_fn, init, xs, site: Site):
         buffered |= wanted
 
 
-def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: set, token):
+def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: set, token, probed=None):
     """One ``lax.scan``: lists in ``elements`` are stacked outputs, or carried buffers for
     those in ``buffered`` (with the iteration count); gives the carries after the loop and
-    the lists whose reads asked for a buffer."""
+    the lists whose reads asked for a buffer. ``probed``: the trace of the body on these
+    carries and the item made already (``_scan_carries``), where no list is stacked, and
+    what of its carried outputs are these carries."""
     opts = options.current()
     lists = list(elements)
     plain = [k for k in range(len(init)) if k not in elements]
@@ -1023,26 +1046,39 @@ def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: 
             new = (*new, x + xs.step)
         return new, tuple(appended[k] for k in lists if k not in buffered)
 
+    def from_probe(c, x):
+        (outs, _), found = probed[0].replay(c if counting else (*c, x))
+        new = probed[1](outs[:-1])
+        return ((*new, outs[-1]) if counting else new, ()), found
+
     def run(c):
         # The body traced once (runtime/capture.py) in a report frame of its own, whose report
         # the scan carries (the first failure of every iteration).
-        ran = capture(report.collected(body), c, None if counting else first)
-        for _ in jax.tree_util.tree_leaves(c):  # (each round widens one carry at least)
-            wider = promoted(c, ran.outputs[0][0])
-            if wider is None:
-                break
-            # (a carry that starts as a Python number, promoted as lax.scan does)
-            c = wider
+        replay = None
+        if probed is not None and not buffered:
+            outs = probed[0].outputs[0][0]
+            new = probed[1](outs[:-1])
+            if promoted(c, (*new, outs[-1]) if counting else new) is None:
+                replay, found_type = from_probe, probed[0].outputs[1]
+        if replay is None:
             ran = capture(report.collected(body), c, None if counting else first)
+            for _ in jax.tree_util.tree_leaves(c):  # (each round widens one carry at least)
+                wider = promoted(c, ran.outputs[0][0])
+                if wider is None:
+                    break
+                # (a carry that starts as a Python number, promoted as lax.scan does)
+                c = wider
+                ran = capture(report.collected(body), c, None if counting else first)
+            replay, found_type = ran.replay, ran.outputs[1]
 
         def step(carry, x):
             c, carried = carry
-            (new, ys), found = ran.replay(c, x)
+            (new, ys), found = replay(c, x)
             return (new, report.merged(carried, found)), ys
 
         (out, found), ys = lax.scan(
             jax.checkpoint(step) if opts.checkpoint else step,
-            (c, report.initial(ran.outputs[1])),
+            (c, report.initial(found_type)),
             None if counting else xs,
             length=steps,
             unroll=opts.unroll if opts.unroll is not None else 1,
