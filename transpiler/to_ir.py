@@ -470,6 +470,8 @@ class _Builder:
         if guarded is not None and _is_return_guard(stmt):
             # `if not <returned>:` after a statement that may return: the rest of the function.
             attrs["return_guard"] = _construct(guarded)
+        if _guard_test(stmt) == "not_raised":  # (the return converter's, where only a `raise` returns)
+            attrs["after_raise"] = True
         if tests:
             attrs["num_tests"] = len(tests)
             comments = [_arm_comments(arm) for arm in arms[1:]]
@@ -843,16 +845,24 @@ def _is_return_guard(stmt: cst.If) -> bool:
     test = stmt.test
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         flag = test.expression
-    elif (
-        type(test) is cst.Call
-        and type(test.func) is cst.Attribute
-        and test.func.attr.value == "not_"
-        and len(test.args) == 1
-    ):
-        flag = test.args[0].value  # the logical-expressions converter's `_lx.not_(flag)`
+    elif _guard_test(stmt) is not None:
+        flag = test.args[0].value  # the return converter's `_lx.not_(flag)` or `_lx.not_raised(flag)`
     else:
         return False
     return type(flag) is cst.Name and is_return_flag(flag.value)
+
+
+def _guard_test(stmt: cst.If) -> str | None:
+    """The runtime function of a guard's test ``_lx.not_(flag)`` / ``_lx.not_raised(flag)``."""
+    test = stmt.test
+    if (
+        type(test) is cst.Call
+        and type(test.func) is cst.Attribute
+        and test.func.attr.value in ("not_", "not_raised")
+        and len(test.args) == 1
+    ):
+        return test.func.attr.value
+    return None
 
 
 def _construct(stmt: cst.CSTNode) -> str:

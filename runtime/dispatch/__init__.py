@@ -14,7 +14,7 @@ from laxify.runtime.calls import call
 from laxify.runtime.dispatch.asserts import assert_
 from laxify.runtime.dispatch.conditionals import cond, elif_chain
 from laxify.runtime.dispatch.identity import bool_unary, is_, is_not
-from laxify.runtime.dispatch.logic import and_, compare, ifexp, not_, or_
+from laxify.runtime.dispatch.logic import and_, compare, ifexp, not_, not_raised, or_
 from laxify.runtime.dispatch.loops import CarryChange, for_each, for_range, while_loop
 from laxify.runtime.split import splittable
 from laxify.runtime.dispatch.printing import print_
@@ -90,6 +90,7 @@ __all__ = [
     "live_rows",
     "not_",
     "not_contains",
+    "not_raised",
     "or_",
     "pop_options",
     "print_",

@@ -90,14 +90,42 @@ def _joined_cond(pred, branches, operands, site: Site):
     plan = _plan([run.outputs[0] for run in runs], site)
     union = report.Union([run.outputs[1] for run in runs])
     fns = [plan.branch(run, k, union) for k, run in enumerate(runs)]
-    if len(fns) == 2:
-        out, found = lax.cond(pred, *fns)
+    if site.after_raise and _runs_through(runs[0]) and not runs[1].jaxpr.eqns:
+        # The code after a `raise` (only a failed check skips it): computed on every run, its
+        # checks counted where no check failed before (the first failure is the one raised),
+        # no `lax.cond` (whose two computations, in a loop body, cost the compiler and each
+        # iteration more than the code itself).
+        out, found = fns[0]()
+        with report.on_path(lambda: pred):
+            report.absorb(found)
     else:
-        out, found = lax.switch(jnp.asarray(pred, jnp.int32), fns)  # which clamps the index
-    report.absorb(found)
+        if len(fns) == 2:
+            out, found = lax.cond(pred, *fns)
+        else:
+            out, found = lax.switch(jnp.asarray(pred, jnp.int32), fns)  # which clamps the index
+        report.absorb(found)
     joined = plan.restore(out)
     numbers.mark_joined(joined, [run.outputs[0] for run in runs])
     return joined
+
+
+def _runs_through(run) -> bool:
+    """Whether a captured branch may run where its values are never observed: it has no effect
+    (a print, a callback) and holds no ``while`` loop (which values nothing observes may keep
+    from ending)."""
+    if run.jaxpr.effects:
+        return False
+    stack = [run.jaxpr]
+    while stack:
+        for eqn in stack.pop().eqns:
+            if eqn.primitive.name == "while":
+                return False
+            for param in eqn.params.values():
+                for inner in param if isinstance(param, (tuple, list)) else (param,):
+                    inner = getattr(inner, "jaxpr", inner)  # (a closed jaxpr's own)
+                    if hasattr(inner, "eqns"):
+                        stack.append(inner)
+    return True
 
 
 def _branch_run(branch, operands, site: Site):

@@ -21,7 +21,7 @@ from laxify.runtime.builtin_rules import contains, not_contains
 from laxify.runtime.messages import users_line
 from laxify.runtime.dispatch.values import is_array, is_traced
 
-__all__ = ["and_", "compare", "ifexp", "not_", "or_", "truth"]
+__all__ = ["and_", "compare", "ifexp", "not_", "not_raised", "or_", "truth"]
 
 
 def truth(x, construct: str):
@@ -74,6 +74,13 @@ def not_(x):
     if not is_traced(x):
         return not x
     return jnp.logical_not(truth(x, "not"))
+
+
+def not_raised(flag):
+    """The test of a guard around the code after a ``raise`` (a flag only a failed check sets):
+    ``not flag``. Its ``if`` (``cond``) knows by its site that where the test is false, nothing
+    observes what the guarded code computes."""
+    return not_(flag)
 
 
 def and_(a, *rest, lazy: bool = False, truth_only: bool = False, condition: bool = False):

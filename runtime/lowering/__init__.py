@@ -60,6 +60,9 @@ class Site:
     # The names among ``names`` that nothing reads after the construct: a traced loop that may
     # run zero times leaves them unset without a check (Python raises only where one is read).
     unread: tuple[str, ...] = ()
+    # An `if` laxify made around the code after a `raise` (its flag set by nothing else): where
+    # it is false a check failed, and the values of that code are never observed.
+    after_raise: bool = False
 
 
 class SiteTable(tuple):
@@ -130,7 +133,16 @@ class Lowerer:
         return f"{self.prefix}_{stem}_{self.counter}"
 
     def site(
-        self, op: Op | None, construct: str, names=(), branches=(), branch_lines=(), kept=("", ""), at=None, unread=()
+        self,
+        op: Op | None,
+        construct: str,
+        names=(),
+        branches=(),
+        branch_lines=(),
+        kept=("", ""),
+        at=None,
+        unread=(),
+        after_raise: bool = False,
     ) -> str:
         """A new site (``at``: its line and column, where ``op`` is ``None``), as the code reads it."""
         line, col = (op.span.line, op.span.col) if op is not None and op.span else at or (0, 0)
@@ -149,6 +161,7 @@ class Lowerer:
                 private=self.fn.attributes.get("private", ()),
                 kept=kept,
                 unread=tuple(unread),
+                after_raise=after_raise,
             )
         )
         return f"{self.prefix}{SITES[len(DEFAULT_PREFIX) :]}[{len(self.sites) - 1}]"

@@ -189,12 +189,14 @@ def lower_cond(low: Lowerer, op: CondOp) -> None:
         _chain_call(low, op, pred, names, operands)
         return
     guard = op.attributes.get("return_guard")
+    after_raise = op.attributes.get("after_raise", False)
     if guard is not None:
         # `if not <returned>:` around the code after a statement that may return: its true
         # branch is that code, its false branch a `return` in the statement.
-        site = low.site(op, guard, [r.hint for r in op.results], ("the code after it", "a `return` in it"))
+        jump = "a `raise` in it" if after_raise else "a `return` in it"
+        site = low.site(op, guard, [r.hint for r in op.results], ("the code after it", jump), after_raise=after_raise)
     else:
-        site = low.site(op, "if", [r.hint for r in op.results])
+        site = low.site(op, "if", [r.hint for r in op.results], after_raise=after_raise)
     branches = "(" + ", ".join(names) + ")"
     _assign(low, op, f"{low.runtime}.cond({pred}, {branches}, {operands}, {site})")
 

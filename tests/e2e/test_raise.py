@@ -1114,3 +1114,65 @@ def test_while_true_loops_with_a_call_or_guard_that_raises_in_loops():
     good, bad = jnp.array([4.0, 5.0, 6.0]), jnp.array([4.0, -5.0, 6.0])
     check_like_python(halves_checked_sum_until_small, (good,), (bad,), prims=("while",))
     check_like_python(guard_in_loops_in_a_while_true, (good,), (bad,), prims=("while",))
+
+
+def validated_rnn(x, W, h):
+    if jnp.any(jnp.isnan(x)):
+        raise ValueError("the input holds NaN")
+    for t in range(6):
+        h = jnp.tanh(h @ W + x[t])
+        if jnp.linalg.norm(h) > 1.5:
+            raise FloatingPointError(f"diverged at step {t}")
+        if jnp.linalg.norm(h) > 1.2:
+            raise OverflowError(f"grew at step {t}")
+    return h * 2
+
+
+def test_the_code_after_a_raise_is_no_cond():
+    # Only `raise`s set the return flag: the rest of the function and of each iteration after
+    # a `raise` is computed on every run (nothing observes it where a check failed), so the
+    # program holds the three `if`s the user wrote and no `lax.cond` around what follows them.
+    x, W, h = jnp.full((6, 4), 0.1), jnp.eye(4) * 0.1, jnp.zeros(4)
+    check_like_python(
+        validated_rnn,
+        (x, W, h),
+        (x.at[1, 1].set(jnp.nan), W, h),
+        (x.at[2].set(10.0), W, h),  # both checks fail at step 2: the first one is raised
+        (x.at[3].set(0.75), W, h),  # only the second one fails, at step 3
+        prims=("scan",),
+    )
+    assert primitive_counts(jaxpr_of(validated_rnn, x, W, h))["cond"] == 3
+    assert "_lx.not_raised(" in laxify.to_static(validated_rnn).source
+    with pytest.raises(FloatingPointError, match="^diverged at step 2$"):
+        laxify.to_static(validated_rnn)(x.at[2].set(10.0).at[4].set(10.0), W, h)
+
+
+def countdown(n):
+    if n < 0:
+        raise ValueError("n is negative")
+    k = 0
+    while n != 0:
+        n = n - 1
+        k += 1
+    return k
+
+
+def test_the_code_after_a_raise_keeps_its_cond_around_a_while():
+    # Past the `raise`, `n` counts down from -2 for about 2**32 iterations: the `while` after
+    # it keeps its guard.
+    check_like_python(countdown, (jnp.int32(3),), (jnp.int32(-2),), prims=("while",))
+    assert primitive_counts(jaxpr_of(countdown, jnp.int32(3)))["cond"] == 2
+
+
+def early_return_and_raise(x):
+    if x.sum() > 10:
+        return x
+    if jnp.any(x < 0):
+        raise ValueError("negative")
+    return x * 2
+
+
+def test_a_function_with_an_early_return_keeps_its_guards():
+    # A real `return` sets the flag too: what follows it must not be computed into the result.
+    check_like_python(early_return_and_raise, (jnp.ones(3),), (jnp.full(3, 5.0),), (-jnp.ones(3),))
+    assert "_lx.not_raised(" not in laxify.to_static(early_return_and_raise).source

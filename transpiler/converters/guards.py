@@ -83,12 +83,18 @@ def not_flag(flag: str) -> cst.Call:
     return runtime_call("not_", cst.Name(flag))
 
 
+def not_raised(flag: str) -> cst.Call:
+    """The test of a guard whose flag only a ``raise`` sets (``_lx.not_raised``): the code it
+    guards runs where nothing failed, and where a check failed its values are never observed."""
+    return runtime_call("not_raised", cst.Name(flag))
+
+
 def assign(name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], value)])
 
 
-def _guard(flag: str, stmts: list) -> cst.If:
-    return cst.If(test=not_flag(flag), body=cst.IndentedBlock(stmts))
+def _guard(flag: str, stmts: list, test: Callable[[str], cst.BaseExpression] = not_flag) -> cst.If:
+    return cst.If(test=test(flag), body=cst.IndentedBlock(stmts))
 
 
 Replace = Callable[[cst.BaseSmallStatement], list[cst.BaseStatement]]
@@ -99,12 +105,19 @@ _COMPOUND = concrete_kinds(cst.BaseCompoundStatement)
 
 
 def guard_block(
-    stmts, flag: str, jump: tuple, replace: Replace, rewrite: Rewrite, stop: tuple, positions: dict | None = None
+    stmts,
+    flag: str,
+    jump: tuple,
+    replace: Replace,
+    rewrite: Rewrite,
+    stop: tuple,
+    positions: dict | None = None,
+    test: Callable[[str], cst.BaseExpression] = not_flag,
 ) -> list:
     """Rewrite one statement list: each jump becomes ``replace(jump)``; after any statement
-    that may jump, the rest of the list runs under ``if not flag``. ``rewrite`` handles a
-    compound statement that contains a jump (recursing into its blocks). ``jump`` and
-    ``stop``: concrete node classes."""
+    that may jump, the rest of the list runs under ``if test(flag)`` (``not flag``).
+    ``rewrite`` handles a compound statement that contains a jump (recursing into its
+    blocks). ``jump`` and ``stop``: concrete node classes."""
     out: list = []
     for k, stmt in enumerate(stmts):
         if type(stmt) is cst.SimpleStatementLine and any(type(s) in jump for s in stmt.body):
@@ -129,7 +142,7 @@ def guard_block(
             out.append(new)
             rest = list(stmts[k + 1 :])
             if rest:
-                guard = _guard(flag, guard_block(rest, flag, jump, replace, rewrite, stop, positions))
+                guard = _guard(flag, guard_block(rest, flag, jump, replace, rewrite, stop, positions, test), test)
                 if positions is not None and stmt in positions:
                     # The guard belongs to the statement that may jump: errors point there.
                     positions.setdefault(guard, positions[stmt])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from laxify.transpiler.analysis.walk import statement_children
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.converters.guards import (
     as_indented,
@@ -13,6 +14,7 @@ from laxify.transpiler.converters.guards import (
     guard_block,
     loop_test,
     not_flag,
+    not_raised,
     rewrite_blocks,
     runtime_call,
 )
@@ -59,11 +61,43 @@ def _statement_returns(last) -> bool:
     return False
 
 
+def _raised_return(stmt: cst.Return) -> bool:
+    """Whether ``stmt`` is the raise converter's ``return _lx.raised()``."""
+    value = stmt.value
+    return (
+        type(value) is cst.Call
+        and type(value.func) is cst.Attribute
+        and value.func.attr.value == "raised"
+        and type(value.func.value) is cst.Name
+        and value.func.value.value.startswith("_lx")
+    )
+
+
+def _only_raises(body: list) -> bool:
+    """Whether every ``return`` of ``body`` but a last top-level one stands for a ``raise``, and
+    no ``finally`` clears the flag: then the flag is set only where a check failed, and what
+    the guarded code computes there is never observed."""
+    last = body[-1] if body else None
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Return and not _raised_return(node):
+            if not (type(last) is cst.SimpleStatementLine and node in last.body):
+                return False
+        elif kind is cst.Try and node.finalbody is not None:
+            return False
+        elif kind not in (cst.FunctionDef, cst.ClassDef):  # (their returns are their own)
+            stack.extend(statement_children(node))
+    return True
+
+
 class _Rewriter:
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: Context, test=not_flag):
         self.ctx = ctx
         self.positions = ctx.positions
         self.nested = 0  # how many if/while/for/with statements enclose the statements rewritten
+        self.test = test  # of a guard: `_lx.not_(flag)`, or `_lx.not_raised(flag)` (see _only_raises)
 
     def replace(self, jump: cst.Return) -> list:
         value = jump.value if jump.value is not None else cst.Name("None")
@@ -124,12 +158,12 @@ class _Rewriter:
             return stmt.with_changes(test=test, body=stmt.body.with_changes(body=self.block(list(stmt.body.body))))
         if isinstance(stmt, cst.For):
             body = self.block(list(stmt.body.body))
-            guarded = cst.If(test=not_flag(FLAG), body=cst.IndentedBlock(body))
+            guarded = cst.If(test=self.test(FLAG), body=cst.IndentedBlock(body))
             return stmt.with_changes(body=stmt.body.with_changes(body=[guarded]))
         return rewrite_blocks(stmt, self.block, self.positions)
 
     def block(self, stmts: list) -> list:
-        return guard_block(stmts, FLAG, (cst.Return,), self.replace, self.rewrite, (), self.positions)
+        return guard_block(stmts, FLAG, (cst.Return,), self.replace, self.rewrite, (), self.positions, self.test)
 
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:
@@ -150,7 +184,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     if not _nested_return(body):
         return node
     pos = ctx.positions.get(node, (0, 0))
-    rewriter = _Rewriter(ctx)
+    rewriter = _Rewriter(ctx, not_raised if _only_raises(body) else not_flag)
     docstring = body[:1] if body and _is_docstring(body[0]) else []  # stays the first statement
     new_body = [
         *docstring,
