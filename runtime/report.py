@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 from jax.experimental import checkify
 from jax.extend.core import get_opaque_trace_state
 
@@ -118,7 +119,7 @@ class Union:
         if not found.rules:
             code = jnp.int32(0)
         else:
-            code = found.code if offset == 0 else jnp.where(found.code == 0, 0, found.code + offset)
+            code = found.code if offset == 0 else _pick(found.code == 0, 0, found.code + offset)
         return Report(self.rules, _traced_code(code), tuple(payloads))
 
 
@@ -135,6 +136,21 @@ jax.tree_util.register_pytree_node(
 
 def _traced_code(code):
     return jnp.asarray(code, jnp.int32)
+
+
+def _pick(condition, a, b):
+    """``jnp.where(condition, a, b)`` of a boolean scalar and two values of one type (a Python
+    int is a code: int32) as one ``select``, not a nested ``jit`` in the program: a report is
+    merged at every construct and every loop iteration."""
+    a = jnp.asarray(a, jnp.int32) if type(a) is int else a
+    b = jnp.asarray(b, jnp.int32) if type(b) is int else b
+    if jnp.shape(a) != jnp.shape(b) or jnp.result_type(a) != jnp.result_type(b) or jnp.shape(condition) != ():
+        return jnp.where(condition, a, b)
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    condition = jnp.asarray(condition, jnp.bool_)
+    if a.shape:
+        condition = lax.broadcast_in_dim(condition, a.shape, ())
+    return lax.select(condition, a, b)
 
 
 class Frame:
@@ -161,7 +177,7 @@ class Frame:
         taken = True
         for condition in self.paths:
             here = jnp.asarray(condition(), jnp.bool_)
-            taken = here if taken is True else jnp.logical_and(taken, here)
+            taken = here if taken is True else lax.bitwise_and(taken, here)
         return taken
 
     def record(self, failed, rule: Rule, values: list) -> None:
@@ -172,7 +188,7 @@ class Frame:
             return  # never fails, or fails after a check that always fails first
         taken = self.taken()
         if taken is not True:
-            failed = jnp.logical_and(failed, taken)
+            failed = lax.bitwise_and(jnp.asarray(failed, jnp.bool_), taken)
         if self.sink:
             _to_checkify(jnp.logical_not(failed), rule, values)
             return
@@ -189,24 +205,24 @@ class Frame:
         if self.sink:
             taken = self.taken()
             emit_checkify(
-                report if taken is True else Report(report.rules, jnp.where(taken, report.code, 0), report.payloads)
+                report if taken is True else Report(report.rules, _pick(taken, report.code, 0), report.payloads)
             )
             return
         trace.current().recorded += 1
         offset = len(self.rules)
         self.rules.extend(report.rules)
         self.payloads.extend(report.payloads)
-        code = report.code if offset == 0 else jnp.where(report.code == 0, 0, report.code + offset)
+        code = report.code if offset == 0 else _pick(report.code == 0, 0, report.code + offset)
         taken = self.taken()
         if taken is not True:
-            code = jnp.where(taken, code, 0)
-        self.code = code if type(self.code) is int else jnp.where(self.code == 0, code, self.code)
+            code = _pick(taken, code, 0)
+        self.code = code if type(self.code) is int else _pick(self.code == 0, code, self.code)
 
     def _first(self, failed, number: int):
         """The code after a check numbered ``number`` that fails where ``failed`` holds."""
         if type(self.code) is int:  # (0: no check failed before on any run)
-            return number if failed is True else jnp.where(failed, jnp.int32(number), jnp.int32(0))
-        return jnp.where(jnp.logical_and(failed, self.code == 0), jnp.int32(number), self.code)
+            return number if failed is True else _pick(failed, number, 0)
+        return _pick(lax.bitwise_and(jnp.asarray(failed, jnp.bool_), self.code == 0), number, self.code)
 
     def report(self) -> Report:
         if not self.rules:
@@ -231,9 +247,9 @@ def merged(carried: Report, found: Report) -> Report:
     of every iteration so far, with its payload."""
     if not found.rules:
         return carried
-    first = jnp.logical_and(carried.code == 0, found.code != 0)
-    payloads = jax.tree_util.tree_map(lambda new, old: jnp.where(first, new, old), found.payloads, carried.payloads)
-    return Report(found.rules, jnp.where(first, found.code, carried.code), payloads)
+    first = lax.bitwise_and(carried.code == 0, found.code != 0)
+    payloads = jax.tree_util.tree_map(lambda new, old: _pick(first, new, old), found.payloads, carried.payloads)
+    return Report(found.rules, _pick(first, found.code, carried.code), payloads)
 
 
 class frame:
