@@ -75,7 +75,7 @@ class UnboundInLoop(ConversionError, UnboundLocalError):
     """A traced loop reads a name before its first assignment (located; Python's error type)."""
 
 
-def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False, body=None):
+def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False, body=None, traced_flags=True):
     """Decide from abstract steps what a traced loop does with each carry that is not an
     array yet (a return value before any ``return``, a name first assigned in the loop, a
     Python flag):
@@ -105,11 +105,14 @@ def _settle_unset(init, one_step, site: Site, construct: str, runs: bool = False
     # (a Python `False` would be probed, found changed, and probed again as an array). Where
     # no step changes it after all (the body gives the very value it got), it goes back to
     # Python's `False` and the body is probed again, as before (also where a step sets it to a
-    # Python value: a body that always returns or raises).
+    # Python value: a body that always returns or raises). Not in a scan's body (``traced_flags``
+    # false), whose flags guard the rest of the iteration: probed as Python's `False`, a `raise`
+    # there outside the body's traced branches is one its first iteration always makes (``_scan``).
     flags = [
         k
         for k in candidates
         if body is not None
+        and traced_flags
         and type(init[k]) is bool
         and k < len(site.names)
         and (is_stop_flag(site.names[k]) or is_break_flag(site.names[k]))
@@ -968,7 +971,7 @@ def _scan_carries(body_fn, init, xs, site: Site):
         outs = _keep_carry_types(c[:-1], tuple(body_fn(item, *fresh(c[:-1]))))
         return (*outs, item + xs.step if counting else item)
 
-    settled, passing, run = _settle_unset((*init, first), None, site, "for", runs=True, body=probe)
+    settled, passing, run = _settle_unset((*init, first), None, site, "for", runs=True, body=probe, traced_flags=False)
     init = settled[:-1]
     probed = None if run is None else (run, lambda outs: outs)
     if passing:
