@@ -153,6 +153,12 @@ def _pick(condition, a, b):
     return lax.select(condition, a, b)
 
 
+def _both(a, b):
+    """``jnp.logical_and(a, b)``, as one ``and`` where both are boolean values of one shape."""
+    a, b = jnp.asarray(a, jnp.bool_), jnp.asarray(b, jnp.bool_)
+    return lax.bitwise_and(a, b) if a.shape == b.shape else jnp.logical_and(a, b)
+
+
 class Frame:
     """What the region being traced has recorded so far (see the module's docstring)."""
 
@@ -177,7 +183,7 @@ class Frame:
         taken = True
         for condition in self.paths:
             here = jnp.asarray(condition(), jnp.bool_)
-            taken = here if taken is True else lax.bitwise_and(taken, here)
+            taken = here if taken is True else _both(taken, here)
         return taken
 
     def record(self, failed, rule: Rule, values: list) -> None:
@@ -188,7 +194,7 @@ class Frame:
             return  # never fails, or fails after a check that always fails first
         taken = self.taken()
         if taken is not True:
-            failed = lax.bitwise_and(jnp.asarray(failed, jnp.bool_), taken)
+            failed = _both(failed, taken)
         if self.sink:
             _to_checkify(jnp.logical_not(failed), rule, values)
             return
@@ -222,7 +228,7 @@ class Frame:
         """The code after a check numbered ``number`` that fails where ``failed`` holds."""
         if type(self.code) is int:  # (0: no check failed before on any run)
             return number if failed is True else _pick(failed, number, 0)
-        return _pick(lax.bitwise_and(jnp.asarray(failed, jnp.bool_), self.code == 0), number, self.code)
+        return _pick(_both(failed, self.code == 0), number, self.code)
 
     def report(self) -> Report:
         if not self.rules:
@@ -247,7 +253,7 @@ def merged(carried: Report, found: Report) -> Report:
     of every iteration so far, with its payload."""
     if not found.rules:
         return carried
-    first = lax.bitwise_and(carried.code == 0, found.code != 0)
+    first = _both(carried.code == 0, found.code != 0)
     payloads = jax.tree_util.tree_map(lambda new, old: _pick(first, new, old), found.payloads, carried.payloads)
     return Report(found.rules, _pick(first, found.code, carried.code), payloads)
 
