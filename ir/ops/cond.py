@@ -32,7 +32,10 @@ class CondOp(Op):
 
     ``return_guard = "<construct>"`` marks the ``if not <returned>:`` that the return converter
     puts around the code after a statement that may return (its true branch is that code):
-    messages name the user's statement instead of an ``if`` the user did not write. Equivalent Python, for
+    messages name the user's statement instead of an ``if`` the user did not write.
+    ``after_raise`` marks such an ``if`` (or the one around a loop body) whose flag only a
+    ``raise`` sets (``_lx.not_raised``): the runtime may compute its true branch on every run
+    (see ``runtime/dispatch/conditionals.py``). Equivalent Python, for
     ``y = cond(p, x) {num_tests = 1} {^(x): yield(x < 0)}, {..1}, {..-1}, {..0}``::
 
         if p:
