@@ -77,7 +77,12 @@ def _eager(fn, args, capsys):
 @pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("x,n", INPUTS)
 def test_a_call_that_raised_in_an_expression_stops_its_caller(fn, x, n, capsys):
-    args = (jnp.int32(x), jnp.int32(n))
+    _routes_agree_with_eager(fn, (jnp.int32(x), jnp.int32(n)), capsys)
+
+
+def _routes_agree_with_eager(fn, args, capsys):
+    """``to_static`` and checked ``jit(convert)`` give eager's value or its ``ValueError``, and
+    print what eager prints (no print after a call that raised)."""
     value, error, printed = _eager(fn, args, capsys)
     for route in (laxify.to_static(fn), laxify.checked(jax.jit(laxify.convert(fn)))):
         if error is not None:
@@ -85,10 +90,9 @@ def test_a_call_that_raised_in_an_expression_stops_its_caller(fn, x, n, capsys):
                 route(*args)
             assert str(info.value) == error
         else:
-            got = route(*args)
-            assert int(got) == int(value)
+            assert int(route(*args)) == int(value)
         jax.effects_barrier()
-        assert capsys.readouterr().out == printed  # no print after the call that raised
+        assert capsys.readouterr().out == printed
 
 
 @pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
@@ -146,16 +150,7 @@ def test_a_lazy_operand_that_always_raises_is_a_raise_at_run_time(fn, x, capsys)
     # operand, and gives the left side elsewhere (it fell back to eager Python, and
     # `jax.jit(convert)` refused it while tracing).
     args = (jnp.int32(x), jnp.int32(3))
-    value, error, printed = _eager(fn, args, capsys)
     with warnings.catch_warnings():
         warnings.simplefilter("error", laxify.FallbackWarning)
-        for route in (laxify.to_static(fn), laxify.checked(jax.jit(laxify.convert(fn)))):
-            if error is not None:
-                with pytest.raises(ValueError) as info:
-                    route(*args)
-                assert str(info.value) == error
-            else:
-                assert int(route(*args)) == int(value)
-            jax.effects_barrier()
-            assert capsys.readouterr().out == printed
+        _routes_agree_with_eager(fn, args, capsys)
     assert "cond" in control_flow_prims(jaxpr_of(fn, *args))
