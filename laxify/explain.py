@@ -132,7 +132,7 @@ class _Context:
         sel = self.defining.get(id(op.selector))
         if op.num_tests or not isinstance(sel, PyOp) or not sel.operands:
             return None
-        if not sel.code.startswith(f"{self.prefix}.not_("):
+        if not sel.code.startswith((f"{self.prefix}.not_(", f"{self.prefix}.not_raised(")):
             return None
         kinds = {self.flag_kind(v.hint) for v in sel.operands}
         return next(iter(kinds)) if len(kinds) == 1 and None not in kinds else None

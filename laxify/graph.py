@@ -86,7 +86,7 @@ class _Namer:
             (re.compile(rf"\b{p}_item_\d+\b"), "item"),
             (re.compile(rf"\b{p}_subject_\d+\b"), "subject"),
             (re.compile(rf"\b{p}_arm_\d+\b"), "case"),
-            (re.compile(rf"\b{p}\.not_\(([^()]*)\)"), r"not \1"),
+            (re.compile(rf"\b{p}\.not_(?:raised)?\(([^()]*)\)"), r"not \1"),
             (re.compile(rf"\b{p}\."), ""),
             (re.compile(rf"\b{p}_[A-Za-z]+_?\d*\b"), "tmp"),
         ]
@@ -214,7 +214,9 @@ class _Dot:
             return _CONSTRUCT.get(type(op), op.name)
         sel = self.defining.get(id(op.selector))
         if op.attributes.get("return_guard") or (
-            isinstance(sel, PyOp) and sel.code.startswith(f"{self.prefix}.not_(") and not op.num_tests
+            isinstance(sel, PyOp)
+            and sel.code.startswith((f"{self.prefix}.not_(", f"{self.prefix}.not_raised("))
+            and not op.num_tests
         ):
             return f"guard: {self.name(sel.code)}" if isinstance(sel, PyOp) else "guard"
         return "if/elif" if op.num_tests else "if"
