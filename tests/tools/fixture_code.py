@@ -67,3 +67,13 @@ def first_big(x, limit):
         x = x + 1
         steps += 1
     return x, steps
+
+
+def validated(x):
+    if jnp.any(jnp.isnan(x)):
+        raise ValueError("nan")
+    for t in range(3):
+        x = x * 2
+        if x.sum() > 100:
+            raise FloatingPointError(f"big at {t}")
+    return x

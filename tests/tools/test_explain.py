@@ -112,3 +112,13 @@ def test_kept_python_says_why_and_what_it_costs():
     rows = str(laxify.to_static(f).explain(F3)).splitlines()
     assert rows[1].split()[:5] == ["line", str(f.__code__.co_firstlineno + 2), "if", "fell", "back"]
     assert "`COUNT`" in rows[1] and "it reads x, traced here" in rows[1] and "eagerly" in rows[1]
+
+
+def test_the_guard_after_a_raise_folds_into_the_loop_row(static):
+    # Only `raise`s set the flag (`_lx.not_raised`): its guard is no row of its own either.
+    assert str(static("validated").explain(F3)) == golden("""
+        validated:
+          line 73   if   lax.cond  condition depends on x (traced)
+          line 75   for  lax.scan  trip count is static: 3; return → flag, the rest skipped once it has run
+          line 77   if   lax.cond  condition depends on x (traced)
+        """)
