@@ -5,7 +5,13 @@ from __future__ import annotations
 from laxify.ir.core import Op, Region
 from laxify.ir.ops import CondOp, ForRangeOp, ScanOp, TryOp, WhileOp, WithOp
 
-__all__ = ["region_deps", "loop_trace_deps", "region_args"]
+__all__ = ["region_deps", "loop_trace_deps", "region_args", "leading_args"]
+
+
+def leading_args(op: Op) -> int:
+    """How many of a loop's region arguments come before its carries: a ``for`` loop's body
+    starts with its index or element, a ``while`` loop's with the first carry."""
+    return 1 if isinstance(op, (ScanOp, ForRangeOp)) else 0
 
 
 def region_args(op: Op, k: int) -> list | None:
@@ -14,8 +20,7 @@ def region_args(op: Op, k: int) -> list | None:
     if isinstance(op, (WhileOp, ForRangeOp, ScanOp)):
         if k < op.lead:
             return None
-        index = 0 if isinstance(op, WhileOp) else 1  # a for loop's body starts with its index or element
-        return [r.args[index + k - op.lead] for r in op.regions]
+        return [r.args[leading_args(op) + k - op.lead] for r in op.regions]
     if isinstance(op, CondOp):
         return None if k == 0 else [r.args[k - 1] for r in op.regions]
     if isinstance(op, (TryOp, WithOp)):

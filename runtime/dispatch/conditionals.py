@@ -99,10 +99,8 @@ def _joined_cond(pred, branches, operands, site: Site):
         with report.on_path(lambda: pred):
             report.absorb(found)
     else:
-        if len(fns) == 2:
-            out, found = lax.cond(pred, *fns)
-        else:
-            out, found = lax.switch(jnp.asarray(pred, jnp.int32), fns)  # which clamps the index
+        # (`lax.switch` clamps the index of an elif chain)
+        out, found = lax.cond(pred, *fns) if len(fns) == 2 else lax.switch(jnp.asarray(pred, jnp.int32), fns)
         report.absorb(found)
     joined = plan.restore(out)
     numbers.mark_joined(joined, [run.outputs[0] for run in runs])

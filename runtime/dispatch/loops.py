@@ -973,13 +973,12 @@ def _scan_carries(body_fn, init, xs, site: Site):
 
     settled, passing, run = _settle_unset((*init, first), None, site, "for", runs=True, body=probe, traced_flags=False)
     init = settled[:-1]
-    probed = None if run is None else (run, lambda outs: outs)
-    if passing:
-        narrow, widen, wrap, narrowed = _without(passing, init, site, lead=1)
-        if run is not None:  # (the probe's arguments are the carries that do not pass through)
-            probed = (run, narrow)
-        return widen(_scan_settled(wrap(body_fn, True), narrow(init), xs, first, narrowed, probed))
-    return _scan_settled(body_fn, init, xs, first, site, probed)
+    if not passing:
+        return _scan_settled(body_fn, init, xs, first, site, None if run is None else (run, tuple))
+    narrow, widen, wrap, narrowed = _without(passing, init, site, lead=1)
+    # (the probe's arguments are the carries that do not pass through)
+    probed = None if run is None else (run, narrow)
+    return widen(_scan_settled(wrap(body_fn, True), narrow(init), xs, first, narrowed, probed))
 
 
 def _scan_settled(body_fn, init, xs, first, site: Site, probed):
@@ -1049,21 +1048,21 @@ def _scan_lists(body_fn, init, xs, first, site: Site, elements: dict, buffered: 
             new = (*new, x + xs.step)
         return new, tuple(appended[k] for k in lists if k not in buffered)
 
+    def probe_carries(outs):
+        # (the probe's carried outputs as this scan's carries: the index last where counting)
+        new = probed[1](outs[:-1])
+        return (*new, outs[-1]) if counting else new
+
     def from_probe(c, x):
         (outs, _), found = probed[0].replay(c if counting else (*c, x))
-        new = probed[1](outs[:-1])
-        return ((*new, outs[-1]) if counting else new, ()), found
+        return (probe_carries(outs), ()), found
 
     def run(c):
         # The body traced once (runtime/capture.py) in a report frame of its own, whose report
         # the scan carries (the first failure of every iteration).
-        replay = None
-        if probed is not None and not buffered:
-            outs = probed[0].outputs[0][0]
-            new = probed[1](outs[:-1])
-            if promoted(c, (*new, outs[-1]) if counting else new) is None:
-                replay, found_type = from_probe, probed[0].outputs[1]
-        if replay is None:
+        if probed is not None and not buffered and promoted(c, probe_carries(probed[0].outputs[0][0])) is None:
+            replay, found_type = from_probe, probed[0].outputs[1]
+        else:
             ran = capture(report.collected(body), c, None if counting else first)
             for _ in jax.tree_util.tree_leaves(c):  # (each round widens one carry at least)
                 wider = promoted(c, ran.outputs[0][0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from laxify.ir import CondOp, ForRangeOp, PyOp, Region, ReturnOp, ScanOp, TryOp, UndefOp, WhileOp, WithOp, YieldOp
-from laxify.ir.dataflow import loop_trace_deps, region_args
+from laxify.ir.dataflow import leading_args, loop_trace_deps, region_args
 from laxify.ir.types import is_static
 from laxify.runtime.lowering import Lowerer, lowers
 
@@ -309,7 +309,7 @@ def _unbind_unset(low: Lowerer, op, regions) -> None:
     every read of it raises UnboundLocalError as in Python (also ``acc is None``, which the
     stand-in cannot refuse)."""
     for k in _unset_reads(low, op, regions):
-        name = low.name(regions[0].args[_lead(op) + k])
+        name = low.name(regions[0].args[leading_args(op) + k])
         low.line(f"if isinstance({name}, {low.runtime}.Undefined):", op)
         low.emitter.depth += 1
         low.line(f"del {name}", op)
@@ -320,13 +320,9 @@ def _needs_unbind(low: Lowerer, op, regions) -> bool:
     return bool(_unset_reads(low, op, regions))
 
 
-def _lead(op) -> int:
-    return 1 if isinstance(op, (ScanOp, ForRangeOp)) else 0
-
-
 def _unset_reads(low: Lowerer, op, regions) -> list[int]:
     """The carries of a loop kept as Python that have no value yet and that its regions read."""
-    lead = _lead(op)
+    lead = leading_args(op)
     return [
         k
         for k, init in enumerate(op.inits)
