@@ -80,7 +80,9 @@ def fmt(s: float | None) -> str:
         return f"{s:.2f} s"
     if s >= 1e-3:
         return f"{s * 1e3:.1f} ms"
-    return f"{s * 1e6:.0f} us"
+    if s >= 1e-6:
+        return f"{s * 1e6:.0f} us"
+    return f"{s * 1e9:.0f} ns"
 
 
 def try_plain_jit(fn: Callable, *args) -> str:
