@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import inspect
 import linecache
+import re
 import sys
 import types
 import warnings
@@ -196,9 +197,47 @@ def _concrete_location(error: BaseException, fn) -> Location | None:
     return _line_location(code.co_filename, lines[-1]) if lines else None
 
 
+# What JAX's refusals of a traced value mean, in the user's terms: their own text names JAX's
+# tracer classes and internal functions, and links to JAX's documentation.
+_REFUSALS = (
+    (
+        jax.errors.TracerBoolConversionError,
+        "Python asks for the truth value of a traced array (an `if`, a `while`, "
+        "`and`/`or`, `not` or `bool()` of it), which exists only when the program runs",
+    ),
+    (
+        jax.errors.TracerIntegerConversionError,
+        "Python asks for a traced array as an int (an index into a Python "
+        "list or tuple, a `range` bound, `__index__`), which exists only when the program runs",
+    ),
+    (
+        jax.errors.TracerArrayConversionError,
+        "NumPy asks for the values of a traced array (`np.asarray`, a NumPy "
+        "function), which exist only when the program runs",
+    ),
+    (
+        jax.errors.ConcretizationTypeError,
+        "Python asks for the value of a traced array (`float()`, `int()`, "
+        "`.item()`, `.tolist()`, a shape or a size), which exists only when the program runs",
+    ),
+)
+_JAX_NAMES = (
+    (re.compile(r"<function (\w+) at 0x[0-9a-f]+>"), r"`\1`"),
+    (re.compile(r"\b\w*Tracer\b(\(\w+\[[^\]]*\]\))?"), "traced array"),
+)
+
+
 def _first_line(error: BaseException) -> str:
+    """The first line of ``error``'s text in the user's terms: JAX's refusals of a traced value
+    said in laxify's words, and no tracer class or function address quoted."""
+    for kind, words in _REFUSALS:
+        if isinstance(error, kind):
+            return words
     text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
+    text = text.splitlines()[0] if text else type(error).__name__
+    for pattern, replacement in _JAX_NAMES:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def located_concrete_error(error: BaseException, fn, unconverted: ConversionError | None = None) -> ConversionError:

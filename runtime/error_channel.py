@@ -34,6 +34,7 @@ __all__ = [
     "ABOUT_TRACED",
     "Deferred",
     "HandlerNeedsData",
+    "NOT_RETURNED",
     "PYTHON_ERRORS",
     "PathRaised",
     "call_raised",
@@ -228,15 +229,29 @@ def raised_here() -> None:
         slots[-1].raised = True
 
 
-def lazy_cond(pred, branches, slot, cast_all: bool = False):
+class _NotReturned:
+    """What a lazy operand's side gives where it raised (``runtime/dispatch/logic._caught``):
+    no value, never observed. ``None`` is a value the user's code may give."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<raised>"
+
+
+NOT_RETURNED = _NotReturned()
+
+
+def lazy_cond(pred, branches, slot, cast_all: bool = False, check=None):
     """``lax.cond(pred, *branches)`` of a lazy operand's sides (functions of no arguments),
     each traced once (``runtime/capture.py``) in a traced region and a report frame of its own.
     Where the statement around collects the flags of its calls (``slot``, from
     :func:`statement_slot` before the region), a call of a function that raised in a side sets
     it as it would outside the expression (`y = check(n) if c else n`), so the caller stops as
     Python's exception would stop it. The sides' values are joined as JAX promotes dtypes (all
-    of them cast to the joined dtypes with ``cast_all``); a side that gives ``None`` (it raised:
-    never observed) gives zeros of the other's type."""
+    of them cast to the joined dtypes with ``cast_all``); a side that gives :data:`NOT_RETURNED` (it
+    raised: never observed) gives zeros of the other's type. ``check``, given the sides' values,
+    raises where they cannot be one value of the program."""
 
     def side(fn):
         flagged = collect_flag(fn) if slot is not None else (lambda: (fn(), False))
@@ -249,7 +264,9 @@ def lazy_cond(pred, branches, slot, cast_all: bool = False):
         return run
 
     runs = [capture(report.collected(side(b))) for b in branches]
-    avals = [None if run.outputs[0][0] is None else output_avals(run.outputs[0][0]) for run in runs]
+    if check is not None:
+        check(*(run.outputs[0][0] for run in runs))
+    avals = [None if run.outputs[0][0] is NOT_RETURNED else output_avals(run.outputs[0][0]) for run in runs]
     known = [a for a in avals if a is not None] or [jax.ShapeDtypeStruct((), jnp.float32)]
     first = known[0]
     for other in known[1:]:
@@ -265,7 +282,7 @@ def lazy_cond(pred, branches, slot, cast_all: bool = False):
     def replayed(k: int):
         def run():
             (out, raised), found = runs[k].replay()
-            if out is None:
+            if out is NOT_RETURNED:
                 out = jax.tree_util.tree_unflatten(
                     treedef, [jnp.zeros(a.shape, d) for a, d in zip(jax.tree_util.tree_leaves(first), dtypes)]
                 )

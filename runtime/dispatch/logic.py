@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from laxify.ir.errors import ConversionError, Location
+from laxify.ir.errors import ConversionError, Location, NeedsPython
 from laxify.ir.user_code import raised_by_array_library
 from laxify.runtime import effects, split, error_channel, report
 from laxify.runtime.builtin_rules import contains, not_contains
@@ -304,14 +304,55 @@ def ifexp(pred, true_fn, false_fn, lazy: bool = False):
         a = true_fn()
     with error_channel.on_path(lambda: jnp.logical_not(pred)):
         b = false_fn()
-    out = jax.tree_util.tree_map(lambda a, b: jnp.where(pred, a, b), a, b)
+    _check_sides(a, b)
+    out = jax.tree_util.tree_map(lambda a, b: a if _same_text(a, b) else jnp.where(pred, a, b), a, b)
     split.joined_python_floats((a, b), (out, out))
     return out
 
 
+def _selectable(v) -> bool:
+    return isinstance(v, (bool, int, float, complex, jax.Array, jax.ShapeDtypeStruct, np.ndarray, np.generic))
+
+
+def _same_text(a, b) -> bool:
+    """Both sides give the same string: the value whichever side runs."""
+    return type(a) is type(b) and isinstance(a, (str, bytes)) and a == b
+
+
+def _check_sides(a, b) -> None:
+    """The two sides of a conditional expression on a traced condition can be one array of the
+    program: numbers or arrays of one structure. A Python value that differs between the sides
+    (a string, ``None`` against a number) exists only in Python, which picks one side with the
+    condition's concrete value: eager Python runs the line (``NeedsPython``)."""
+    sides = [v for v in (a, b) if v is not error_channel.NOT_RETURNED]  # (a side that raised)
+    flat = [jax.tree_util.tree_flatten(v) for v in sides]
+    if all(tree == flat[0][1] for _, tree in flat) and all(
+        all(map(_selectable, pair)) or _same_text(*pair) for pair in zip(*(leaves for leaves, _ in flat))
+    ):
+        return
+    shown = [_side(a), _side(b)]
+    raise NeedsPython(
+        f"the sides of this conditional expression (`a if c else b`) are {shown[0]} and {shown[1]}, which "
+        f"a compiled program cannot hold as one array",
+        _user_location(),
+        "Choose between numbers or arrays of one shape (`jnp.where(c, a, b)`), or make the Python value "
+        "where the function is called, from its result.",
+    )
+
+
+def _side(v) -> str:
+    if v is error_channel.NOT_RETURNED:
+        return "an exception"
+    if v is None or isinstance(v, (str, bytes, bool, int, float)):
+        return f"`{v!r}`"[:40]
+    if _selectable(v):
+        return "a number" if isinstance(v, (int, float, complex)) else "an array"
+    return f"a {type(v).__name__}"
+
+
 def _caught(fn):
     """``fn``, where Python raises while it is traced (see ``error_channel.is_users_error``):
-    that error recorded for the runs that take this side, which gives ``None`` (never
+    that error recorded for the runs that take this side, which gives ``NOT_RETURNED`` (never
     observed: zeros of the other side's type)."""
 
     def run():
@@ -326,10 +367,10 @@ def _caught(fn):
                 error_channel.raised_here()
             else:
                 error_channel.record_exception(e)
-            return None
+            return error_channel.NOT_RETURNED
 
     return run
 
 
 def _lazy_ifexp(pred, true_fn, false_fn, slot=None):
-    return error_channel.lazy_cond(pred, (_caught(true_fn), _caught(false_fn)), slot, cast_all=True)
+    return error_channel.lazy_cond(pred, (_caught(true_fn), _caught(false_fn)), slot, cast_all=True, check=_check_sides)
