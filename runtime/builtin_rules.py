@@ -18,12 +18,16 @@ candidates; ``sorted`` gives a Python list of scalar arrays, as Python gives a l
 from __future__ import annotations
 
 import builtins
+import functools
 import linecache
 import math
 import sys
 from typing import Any, Callable
 
+import jax
 import jax.numpy as jnp
+import jax.scipy.special
+import numpy as np
 from jax import lax
 
 from laxify.ir.errors import Location, NeedsPython
@@ -306,6 +310,150 @@ def _python_float(result, *args):
     return numbers.mark(result, float)
 
 
+def _python_overflow_limit(fn: Callable, dtype) -> float:
+    """The largest value of ``dtype`` on which Python's ``fn`` (``math.exp``, ``math.cosh``, ...)
+    gives a float rather than ``OverflowError: math range error``: a bisection over the
+    dtype's values between 0 and its largest finite value."""
+    info = np.finfo(dtype)
+    low, high = np.asarray(0, dtype), np.asarray(info.max, dtype)  # fn(low) fits, fn(high) does not
+    bits = low.view(f"int{info.bits}").dtype
+    lo, hi = int(low.view(bits)), int(high.view(bits))
+    while hi - lo > 1:  # non-negative floats are ordered as their bit patterns
+        mid = (lo + hi) // 2
+        try:
+            fn(float(np.asarray(mid, bits).view(dtype)))
+        except OverflowError:
+            hi = mid
+        else:
+            lo = mid
+    return float(np.asarray(lo, bits).view(dtype))
+
+
+def _math_range(fn: Callable, python_fn: Callable, symmetric: bool = False):
+    """``math.exp``/``expm1``/``exp2``/``sinh``/``cosh`` of one number: the ``jax.numpy``
+    function in JAX's default float dtype. Where Python's float64 overflows (``x`` past the
+    largest value Python's function takes; ``|x|`` for ``sinh``/``cosh``) a run-time check
+    raises Python's ``OverflowError: math range error``; where only the program's float does
+    (float32 from ``exp(88.8)`` on, a finite float64 in Python), :class:`NumberNotHeld` sends
+    ``to_static`` to eager Python."""
+
+    def rule(*args):
+        if len(args) != 1 or not _scalar(args[0]):
+            raise _NotCovered
+        x = jnp.reshape(jnp.asarray(args[0]), ())
+        if jnp.issubdtype(x.dtype, jnp.complexfloating):
+            raise _NotCovered
+        wide = x.astype(jnp.result_type(float))
+        result = fn(wide)
+        size = jnp.abs(wide) if symmetric else wide
+        limit = _overflow_limit(python_fn, wide.dtype)
+        python_overflows = size > limit
+        _raise_where(python_overflows, lambda: OverflowError("math range error"))
+        lost = jnp.logical_and(jnp.isinf(result), jnp.logical_and(jnp.isfinite(wide), ~python_overflows))
+        _not_held(lost, f"its value passed {wide.dtype.name}'s range, where Python's float (float64) holds it")
+        return _python_float(result, x)
+
+    return rule
+
+
+@functools.cache
+def _overflow_limit(python_fn: Callable, dtype) -> float:
+    return _python_overflow_limit(python_fn, np.dtype(dtype))
+
+
+def _not_held(failed, what: str) -> None:
+    """:class:`NumberNotHeld` where ``failed``: the program cannot hold Python's value, and
+    ``to_static`` answers with eager Python."""
+    filename, line = trace.current().where
+    error_channel.check_at(
+        jnp.logical_not(failed), lambda: numbers.NumberNotHeld(what, None, filename, line), filename, line
+    )
+
+
+def _fmod(*args):
+    """``math.fmod(x, y)``: C's ``fmod`` in JAX's default float dtype, with Python's
+    ``ValueError: math domain error`` where ``y`` is zero or ``x`` an infinity (and neither
+    operand is NaN, which gives NaN)."""
+    if len(args) != 2 or not all(_scalar(a) for a in args):
+        raise _NotCovered
+    a, b = (jnp.reshape(jnp.asarray(v), ()) for v in args)
+    if any(jnp.issubdtype(v.dtype, jnp.complexfloating) for v in (a, b)):
+        raise _NotCovered
+    wide = jnp.result_type(float)
+    x, y = a.astype(wide), b.astype(wide)
+    bad = jnp.logical_or(jnp.logical_and(y == 0, ~jnp.isnan(x)), jnp.logical_and(jnp.isinf(x), ~jnp.isnan(y)))
+    _raise_where(bad, lambda: ValueError("math domain error"))
+    return _python_float(jnp.fmod(x, y), a, b)
+
+
+def _hypot(*args):
+    """``math.hypot(*coordinates)``: the Euclidean norm, scaled by the largest magnitude so
+    that squares do not overflow where the norm itself fits; an infinity gives an infinity
+    even beside NaN, as in Python. Where the norm passes the program's float and not
+    Python's float64, :class:`NumberNotHeld`."""
+    if not args or not all(_scalar(a) for a in args):
+        raise _NotCovered
+    values = [jnp.reshape(jnp.asarray(v), ()) for v in args]
+    if any(jnp.issubdtype(v.dtype, jnp.complexfloating) for v in values):
+        raise _NotCovered
+    wide = jnp.stack([v.astype(jnp.result_type(float)) for v in values])
+    size = jnp.abs(wide)
+    top = jnp.max(size)
+    scale = jnp.where(jnp.logical_and(top > 0, jnp.isfinite(top)), top, 1)
+    norm = scale * jnp.sqrt(jnp.sum(jnp.square(size / scale)))
+    norm = jnp.where(jnp.any(jnp.isinf(size)), jnp.inf, norm)
+    _not_held(
+        jnp.logical_and(jnp.isinf(norm), jnp.all(jnp.isfinite(size))),
+        f"its value passed {wide.dtype.name}'s range, where Python's float (float64) holds it",
+    )
+    return _python_float(norm, *values)
+
+
+def _integer_args(args) -> list | None:
+    """The arguments as integer arrays when each is an int or bool (Python's ``math`` integer
+    functions take no float)."""
+    values = [jnp.reshape(jnp.asarray(v), ()) for v in args]
+    if not all(jnp.issubdtype(v.dtype, jnp.integer) or v.dtype == jnp.bool_ for v in values):
+        return None
+    return [v.astype(jnp.result_type(int)) if v.dtype == jnp.bool_ else v for v in values]
+
+
+def _gcd(*args):
+    """``math.gcd(*ints)``: the greatest common divisor, never negative (0 without arguments
+    or when all are 0). ``gcd(-2**31, 0)`` is 2**31 in Python: past int32, :class:`NumberNotHeld`."""
+    if not args or not all(_scalar(a) for a in args):
+        raise _NotCovered
+    values = _integer_args(args)
+    if values is None:
+        raise _NotCovered  # a float: Python's TypeError
+    result = values[0]
+    for v in values[1:]:
+        result = jnp.gcd(result, v)
+    result = jnp.abs(result)
+    _not_held(result < 0, f"it passed {result.dtype.name}'s range")
+    return result
+
+
+def _factorial(*args):
+    """``math.factorial(n)`` of an int: a table of the factorials JAX's default int holds (up
+    to 12! in int32, 20! in int64); ``ValueError`` for a negative ``n``, as Python raises it,
+    and :class:`NumberNotHeld` past the table (Python's int is unbounded)."""
+    if len(args) != 1 or not _scalar(args[0]):
+        raise _NotCovered
+    values = _integer_args(args)
+    if values is None:
+        raise _NotCovered  # a float: Python's TypeError
+    (n,) = values
+    kind = jnp.result_type(int)
+    table, k = [], 1
+    while k * max(len(table), 1) <= jnp.iinfo(kind).max:
+        k *= max(len(table), 1)
+        table.append(k)
+    _raise_where(n < 0, lambda: ValueError("factorial() not defined for negative values"))
+    _not_held(n >= len(table), f"it passed {jnp.dtype(kind).name}'s range")
+    return jnp.asarray(table, kind)[jnp.clip(n, 0, len(table) - 1)]
+
+
 def _needs_python(reason: str, fix: str) -> NeedsPython:
     """Eager Python runs this call (``to_static`` falls back), said at the user's line."""
     filename, line = trace.current().where
@@ -397,7 +545,28 @@ RULES: dict[Any, Callable] = {
     math.atan2: _math_binary(jnp.arctan2),
     math.pow: _math_pow,
     math.copysign: _math_binary(jnp.copysign),
+    math.exp: _math_range(jnp.exp, math.exp),
+    math.expm1: _math_range(jnp.expm1, math.expm1),
+    math.sinh: _math_range(jnp.sinh, math.sinh, symmetric=True),
+    math.cosh: _math_range(jnp.cosh, math.cosh, symmetric=True),
+    math.log1p: _math_domain(jnp.log1p, lambda x: x <= -1),
+    math.asin: _math_domain(jnp.arcsin, lambda x: jnp.abs(x) > 1),
+    math.acos: _math_domain(jnp.arccos, lambda x: jnp.abs(x) > 1),
+    math.atanh: _math_domain(jnp.arctanh, lambda x: jnp.abs(x) >= 1),
+    math.acosh: _math_domain(jnp.arccosh, lambda x: x < 1),
+    math.asinh: _math_unary(jnp.arcsinh),
+    math.degrees: _math_unary(lambda x: x * (180.0 / math.pi)),
+    math.radians: _math_unary(lambda x: x * (math.pi / 180.0)),
+    math.erf: _math_unary(jax.scipy.special.erf),
+    math.erfc: _math_unary(jax.scipy.special.erfc),
+    math.fmod: _fmod,
+    math.hypot: _hypot,
+    math.gcd: _gcd,
+    math.factorial: _factorial,
 }
+if sys.version_info >= (3, 11):
+    RULES[math.exp2] = _math_range(jnp.exp2, math.exp2)
+    RULES[math.cbrt] = _math_unary(jnp.cbrt)
 
 # Types of a value that is concrete and no iterator: a builtin of it alone is the builtin.
 _CONCRETE = frozenset({type(jnp.zeros(())), int, float, bool, str})
@@ -473,7 +642,7 @@ def builtin(fn, *args, **kwargs):
 
 # Builtins whose result is a Python int in eager code on any argument, and those whose result is
 # one where their arguments are.
-_PYTHON_INT_RESULTS = frozenset({builtins.int, math.floor, math.ceil})
+_PYTHON_INT_RESULTS = frozenset({builtins.int, math.floor, math.ceil, math.gcd, math.factorial})
 _PYTHON_INT_KEPT = frozenset({builtins.max, builtins.min})
 
 

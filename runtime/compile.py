@@ -398,4 +398,5 @@ def make_function(
     fn.__module__ = original.__module__
     fn.__doc__ = original.__doc__
     fn.__dict__.update(original.__dict__)
+    fn.__laxify_original__ = original  # (converting it again converts the original)
     return fn

@@ -8,6 +8,7 @@ with what Python itself says for the same call.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import traceback
@@ -406,3 +407,33 @@ def test_static_function_methods_are_annotated():
     assert hints["trace"]["return"] is jax.stages.Traced
     assert hints["export"]["return"] is bytes
     assert hints["clear_cache"]["return"] is type(None)
+
+
+def clipped(x, limit):
+    if x.sum() > limit:
+        x = x / 2
+    return x
+
+
+class Scaler:
+    def scale(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+
+def test_converting_a_converted_function_converts_the_users_function():
+    # Not "the source text ... is not the source of the function that runs" (the converted
+    # function's code is laxify's, not the file's).
+    routes = [
+        lambda x: laxify.to_static(laxify.convert(clipped))(x, 1.0),
+        lambda x: jax.jit(laxify.convert(laxify.convert(clipped)))(x, 1.0),
+        lambda x: laxify.to_static(functools.partial(laxify.convert(clipped), limit=1.0))(x),
+        lambda x: laxify.to_static(laxify.convert(Scaler().scale))(x),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        for x in (X, -X):
+            for k, route in enumerate(routes):
+                want = Scaler().scale(x) if k == 3 else clipped(x, 1.0)
+                np.testing.assert_allclose(route(x), want)

@@ -55,7 +55,12 @@ def callable_target(fn: Any, api: str) -> Callable:
         # A C function of the standard library with a pure-Python twin (bisect.bisect_left):
         # the twin, which the module documents as its equivalent, is converted.
         return pure_twin(fn) or fn
-    if isinstance(fn, (types.FunctionType, types.MethodType, functools.partial, Converted)):
+    if isinstance(fn, types.FunctionType):
+        # A function laxify converted (`to_static(convert(f))`): the user's function it came from.
+        return getattr(fn, "__laxify_original__", fn)
+    if isinstance(fn, types.MethodType) and hasattr(fn.__func__, "__laxify_original__"):
+        return types.MethodType(fn.__func__.__laxify_original__, fn.__self__)
+    if isinstance(fn, (types.MethodType, functools.partial, Converted)):
         return fn
     method = as_method(fn)
     if method is not None:
@@ -83,6 +88,8 @@ def convert_callable(fn: Callable, locate_fallbacks: bool = True) -> Callable:
     (with the same arguments); anything else is a ConversionError saying why."""
     if isinstance(fn, Converted):
         fn = fn.python_function
+    if isinstance(fn, types.FunctionType):
+        fn = getattr(fn, "__laxify_original__", fn)  # converted already: from the user's function
     if getattr(fn, "__laxify_do_not_convert__", False):
         return fn
     if isinstance(fn, types.MethodType):

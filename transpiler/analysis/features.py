@@ -3,6 +3,8 @@ converters that have something to convert."""
 
 from __future__ import annotations
 
+import math
+
 import builtins
 
 import libcst as cst
@@ -73,7 +75,26 @@ RULED_MATH = frozenset(
         "sin",
         "cos",
         "tan",
+        "exp",
+        "expm1",
+        "sinh",
+        "cosh",
+        "log1p",
+        "asin",
+        "acos",
+        "atanh",
+        "acosh",
+        "asinh",
+        "degrees",
+        "radians",
+        "erf",
+        "erfc",
+        "fmod",
+        "hypot",
+        "gcd",
+        "factorial",
     }
+    | {name for name in ("exp2", "cbrt") if hasattr(math, name)}  # (Python 3.11 on)
 )
 _RULED_NAMES = RULED_BUILTINS | RULED_MATH
 _ITERABLE_BUILTINS = frozenset({"enumerate", "zip", "reversed"})

@@ -1,0 +1,164 @@
+"""`math` functions on traced values beyond the first set (tests/e2e/test_builtins.py): the
+exponentials and hyperbolic functions with Python's `OverflowError: math range error`, the
+inverse functions with Python's `ValueError: math domain error`, `fmod`, `hypot`, `gcd` and
+`factorial`. Oracle: each function run eagerly on the same values, on inputs that take the
+normal path, Python's error, and (without x64) the values only Python's float64 holds (the
+program cannot: `to_static` runs eagerly with a warning, `laxify.checked(jax.jit(convert))`
+raises `NumberNotHeld`)."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+import traceback
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import laxify
+from harness import control_flow_prims, jaxpr_of
+from laxify.runtime.numbers import NumberNotHeld
+
+
+def exp_family(x):
+    if x > 1000:  # a traced construct: the rules run on tracers
+        x = x - 1
+    return math.exp(x), math.expm1(x), math.sinh(x), math.cosh(x)
+
+
+def inverse_family(x):
+    if x > 1000:
+        x = x - 1
+    return math.asin(x) + math.acos(x) + math.atanh(x) + math.asinh(x)
+
+
+def logs_and_angles(x):
+    if x > 1000:
+        x = x - 1
+    return math.log1p(x), math.acosh(x + 2), math.degrees(x), math.radians(x), math.erf(x), math.erfc(x)
+
+
+def fmod_hypot(x, y):
+    if x > 1000:
+        x = x - 1
+    return math.fmod(x, y), math.hypot(x, y), math.hypot(x, y, 2.0)
+
+
+def integers(n, m):
+    if n > 1000:
+        n = n - 1
+    return math.gcd(n, m), math.factorial(n)
+
+
+if sys.version_info >= (3, 11):
+
+    def base_two(x):
+        if x > 1000:
+            x = x - 1
+        return math.exp2(x), math.cbrt(x)
+
+
+f32, i32 = jnp.float32, jnp.int32
+ROUTES = {
+    "to_static": lambda fn: laxify.to_static(fn),
+    "jit": lambda fn: laxify.checked(jax.jit(laxify.convert(fn))),
+}
+
+
+def _outcome(fn, args):
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
+        return e
+
+
+def _agree(want, got):
+    if isinstance(want, BaseException):
+        assert type(got) is type(want) and str(got) == str(want), (want, got)
+        return
+    assert not isinstance(got, BaseException), got
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(np.float64(g), np.float64(w), rtol=2e-6, atol=1e-30)
+
+
+CASES = [
+    (exp_family, [(0.5,), (-3.0,), (20.0,), (-50.0,)]),
+    (inverse_family, [(0.5,), (-0.25,), (0.0,)]),
+    (logs_and_angles, [(0.5,), (3.0,), (-0.5,)]),
+    (fmod_hypot, [(7.5, 2.0), (-7.0, 3.0), (3.0, 4.0), (0.0, 1.0), (5.0, np.inf)]),
+    (integers, [(5, 15), (12, 18), (0, 0), (1, -4)]),
+]
+if sys.version_info >= (3, 11):
+    CASES.append((base_two, [(10.0,), (-27.0,), (0.5,)]))
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("fn, inputs", CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_values_agree_with_python_and_the_program_is_one(fn, inputs, route):
+    kind = i32 if fn is integers else f32
+    for values in inputs:
+        args = tuple(kind(v) for v in values)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", laxify.FallbackWarning)
+            got = ROUTES[route](fn)(*args)
+        _agree(fn(*args), got)
+    expected = {"cond", "while"} if fn is integers else {"cond"}  # (jnp.gcd is a while loop)
+    assert control_flow_prims(jaxpr_of(fn, *(kind(v) for v in inputs[0]))) == expected
+
+
+ERRORS = [
+    (exp_family, (800.0,), OverflowError, "math range error"),
+    (exp_family, (-800.0,), OverflowError, "math range error"),  # sinh, cosh
+    (inverse_family, (1.5,), ValueError, "math domain error"),
+    (inverse_family, (1.0,), ValueError, "math domain error"),  # atanh
+    (logs_and_angles, (-1.0,), ValueError, "math domain error"),  # log1p
+    (logs_and_angles, (-4.0,), ValueError, "math domain error"),  # acosh(x + 2)
+    (fmod_hypot, (5.0, 0.0), ValueError, "math domain error"),
+    (fmod_hypot, (np.inf, 1.0), ValueError, "math domain error"),
+    (integers, (-1, 3), ValueError, "factorial() not defined for negative values"),
+]
+if sys.version_info >= (3, 11):
+    ERRORS.append((base_two, (1100.0,), OverflowError, "math range error"))
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("fn, values, error, text", ERRORS, ids=lambda v: getattr(v, "__name__", None))
+def test_pythons_error_at_the_users_line(fn, values, error, text, route):
+    kind = i32 if fn is integers else f32
+    args = tuple(kind(v) for v in values)
+    with pytest.raises(error, match=re.escape(text)):
+        fn(*args)  # eager Python
+    with pytest.raises(error, match=re.escape(text)) as info:
+        ROUTES[route](fn)(*args)
+    assert traceback.extract_tb(info.value.__traceback__)[-1].filename == __file__
+
+
+# Values Python's float64 (or unbounded int) holds and float32 (int32) does not.
+BEYOND = [
+    (exp_family, (100.0,)),
+    (exp_family, (-100.0,)),
+    (fmod_hypot, (3e38, 3e38)),
+    (integers, (13, 2)),
+]
+if sys.version_info >= (3, 11):
+    BEYOND.append((base_two, (200.0,)))
+
+
+@pytest.mark.parametrize("fn, values", BEYOND, ids=lambda v: getattr(v, "__name__", None))
+def test_values_only_python_holds_run_eagerly(fn, values):
+    if jnp.zeros(()).dtype == jnp.float64:
+        pytest.skip("x64: the program's float holds them")
+    kind = i32 if fn is integers else f32
+    args = tuple(kind(v) for v in values)
+    with pytest.warns(laxify.FallbackWarning, match="Python number"):
+        got = laxify.to_static(fn)(*args)
+    want = fn(*args)
+    for w, g in zip(want, got):
+        assert g == w  # eager's own values: Python's floats and ints
+    with pytest.raises(NumberNotHeld):
+        laxify.checked(jax.jit(laxify.convert(fn)))(*args)
