@@ -35,7 +35,16 @@ from laxify.runtime import error_channel, numbers, trace
 from laxify.runtime.calls import call
 from laxify.runtime.dispatch.values import any_traced, is_traced
 
-__all__ = ["BUILTIN_NAMES", "MATH_NAMES", "RULES", "builtin", "contains", "not_contains"]
+__all__ = [
+    "BUILTIN_NAMES",
+    "MATH_NAMES",
+    "RULES",
+    "CallNeedsHandler",
+    "builtin",
+    "builtin_in_try",
+    "contains",
+    "not_contains",
+]
 
 _NO_DEFAULT = object()
 
@@ -155,10 +164,35 @@ def _bool(*args):
     return _truth(args[0])
 
 
+class CallNeedsHandler(error_channel.HandlerNeedsData):
+    """A builtin or ``math`` call on traced values that raises Python's error for some data
+    (``math.sqrt`` of a value that may be negative) inside a ``try`` whose ``except`` may catch
+    it (or a ``with`` whose context manager may suppress it)."""
+
+    CONSTRUCT = "call"
+    REASON = (
+        "it raises Python's error for some data (`math.sqrt` of a negative number, `math.exp` past "
+        "float64's range) inside a `try` whose `except` clauses may catch it: which handler runs would "
+        "depend on the data"
+    )
+    FIX = (
+        "Compute the handler's value with the condition instead (for example "
+        "`r = jnp.where(x < 0, 0.0, jnp.sqrt(jnp.maximum(x, 0)))`), or move the call out of the `try`."
+    )
+    MESSAGE = (
+        "This call raises Python's error for some data inside a `try` whose `except` clauses may "
+        "catch it: which of them runs would depend on the data, and one XLA program cannot choose a "
+        "handler at run time."
+    )
+
+
 def _raise_where(bad, exception: Callable[[], BaseException]) -> None:
     """Python raises ``exception()`` where ``bad`` holds: a run-time check at the user's line
-    of the call (the run-time error channel, as for a ``raise``)."""
-    filename, line = trace.current().where
+    of the call (the run-time error channel, as for a ``raise``). Where a handler may catch it,
+    the statement runs as Python (:class:`CallNeedsHandler`)."""
+    filename, line, in_try = trace.current().where
+    if in_try and not (isinstance(bad, (bool, np.bool_)) and not bad):
+        raise CallNeedsHandler(filename, line)
     error_channel.check_at(jnp.logical_not(bad), exception, filename, line)
 
 
@@ -364,7 +398,7 @@ def _overflow_limit(python_fn: Callable, dtype) -> float:
 def _not_held(failed, what: str) -> None:
     """:class:`NumberNotHeld` where ``failed``: the program cannot hold Python's value, and
     ``to_static`` answers with eager Python."""
-    filename, line = trace.current().where
+    filename, line, _ = trace.current().where
     error_channel.check_at(
         jnp.logical_not(failed), lambda: numbers.NumberNotHeld(what, None, filename, line), filename, line
     )
@@ -456,7 +490,7 @@ def _factorial(*args):
 
 def _needs_python(reason: str, fix: str) -> NeedsPython:
     """Eager Python runs this call (``to_static`` falls back), said at the user's line."""
-    filename, line = trace.current().where
+    filename, line, _ = trace.current().where
     text = linecache.getline(filename, line)
     return NeedsPython(reason, Location(filename, line, len(text) - len(text.lstrip()), text.rstrip("\n")), fix)
 
@@ -604,6 +638,17 @@ def builtin(fn, *args, **kwargs):
     traced, the builtin itself otherwise; anything else called as converted code calls it.
     An iterator argument (a generator expression) is taken item by item first, as the builtin
     would take it."""
+    return _builtin(fn, args, kwargs, False, sys._getframe(1))
+
+
+def builtin_in_try(fn, *args, **kwargs):
+    """:func:`builtin` for a call in the body of a ``try`` whose ``except`` may catch what it
+    raises, or of a ``with``: an error Python raises there for some data makes the statement run
+    as Python (:class:`CallNeedsHandler`), where the handler runs exactly when Python's would."""
+    return _builtin(fn, args, kwargs, True, sys._getframe(1))
+
+
+def _builtin(fn, args: tuple, kwargs: dict, in_try: bool, caller):
     try:
         rule = RULES.get(fn)
     except TypeError:  # an unhashable callable: not a builtin
@@ -622,9 +667,8 @@ def builtin(fn, *args, **kwargs):
         args = (items,)
     if not any_traced((args, kwargs)):
         return fn(*args, **kwargs)
-    caller = sys._getframe(1)  # the converted code: the user's file and line
-    state = trace.current()
-    before, state.where = state.where, (caller.f_code.co_filename, caller.f_lineno)
+    state = trace.current()  # `caller`: the converted code, at the user's file and line
+    before, state.where = state.where, (caller.f_code.co_filename, caller.f_lineno, in_try)
     try:
         result = rule(*args, **kwargs)
     except _NotCovered:

@@ -36,7 +36,8 @@ class TraceState:
     - ``options``: the loop options in force (``runtime/options.py``); ``exporting``: the run
       traces a program for ``export`` (no host callbacks);
     - ``asserts``: the assert modes in force (``runtime/checks.py``);
-    - ``where``: the user's file and line of the builtin call being traced (``runtime/builtin_rules.py``);
+    - ``where``: the user's file and line of the builtin call being traced, and whether a handler
+      may catch what it raises (``runtime/builtin_rules.py``);
     - ``recursion``, ``deepest``: calls under way per code object (``runtime/calls.py``);
     - ``plan``, ``split_tracing``: the split plan of an eager run (``runtime/split.py``).
     """
@@ -78,7 +79,7 @@ class TraceState:
         self.options: list = []
         self.exporting = False
         self.asserts: list = []
-        self.where: tuple[str, int] | None = None
+        self.where: tuple[str, int, bool] | None = None
         self.recursion: dict[int, int] = {}
         self.deepest: dict[int, int] = {}
         self.plan: Any = None

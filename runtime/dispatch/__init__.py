@@ -9,7 +9,7 @@ Python's exact semantics. One module per construct: ``conditionals`` (``if``), `
 
 from __future__ import annotations
 
-from laxify.runtime.builtin_rules import builtin, contains, not_contains
+from laxify.runtime.builtin_rules import builtin, builtin_in_try, contains, not_contains
 from laxify.runtime.calls import call
 from laxify.runtime.dispatch.asserts import assert_
 from laxify.runtime.dispatch.conditionals import cond, elif_chain
@@ -59,6 +59,7 @@ __all__ = [
     "at",
     "bool_unary",
     "builtin",
+    "builtin_in_try",
     "call",
     "call_raised",
     "raised_or",

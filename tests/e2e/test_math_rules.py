@@ -8,6 +8,7 @@ raises `NumberNotHeld`)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import sys
@@ -162,3 +163,30 @@ def test_values_only_python_holds_run_eagerly(fn, values):
         assert g == w  # eager's own values: Python's floats and ints
     with pytest.raises(NumberNotHeld):
         laxify.checked(jax.jit(laxify.convert(fn)))(*args)
+
+
+def caught_domain_error(x):
+    if x > 100:
+        x = x / 2
+    try:
+        y = math.asin(x)
+    except ValueError:
+        y = -1.0
+    return y
+
+
+def suppressed_range_error(x):
+    y = -1.0
+    with contextlib.suppress(OverflowError):
+        y = math.exp(x)
+    return y
+
+
+@pytest.mark.parametrize("fn, inputs", [(caught_domain_error, (0.5, 2.0)), (suppressed_range_error, (1.0, 800.0))])
+def test_a_handler_runs_exactly_where_pythons_would(fn, inputs):
+    for value in inputs:
+        with pytest.warns(laxify.FallbackWarning, match="inside a `try` whose `except` clauses may catch it"):
+            got = laxify.to_static(fn)(f32(value))
+        assert got == fn(f32(value))
+    with pytest.raises(laxify.ConversionError, match="which handler runs would depend on the data"):
+        jax.jit(laxify.convert(fn))(f32(inputs[1]))

@@ -228,3 +228,27 @@ def test_max_and_any_over_an_array_are_one_scan_not_an_unrolled_loop():
     check_equivalent(reductions_over_an_array, (jnp.array([1.0, 3.0, 2.0]),),
                      (jnp.array([0.0, 1.0, -2.0]),), expect_prims={"scan"})
     assert control_flow_prims(jaxpr_of(reductions_over_an_array, jnp.zeros(64))) == {"scan"}
+
+
+def test_a_call_a_handler_may_catch_goes_through_builtin_in_try():
+    # In the body of a `try` with handlers or of a `with`: the runtime makes the statement run as
+    # Python where the rule would raise Python's error for some data. Not in the handler itself.
+    check(builtin_calls, """
+    def f(x):
+        try:
+            y = math.sqrt(x)
+        except ValueError:
+            y = math.fabs(x)
+        with suppress(OverflowError):
+            y = math.exp(y)
+        return math.log(y)
+    """, """
+    def f(x):
+        try:
+            y = _lx.builtin_in_try(math.sqrt, x)
+        except ValueError:
+            y = _lx.builtin(math.fabs, x)
+        with suppress(OverflowError):
+            y = _lx.builtin_in_try(math.exp, y)
+        return _lx.builtin(math.log, y)
+    """, NAMESPACE)

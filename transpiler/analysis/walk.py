@@ -284,6 +284,20 @@ def descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+_OWN_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
+def caught_below(fn: cst.FunctionDef, targets: set) -> set:
+    """The nodes among ``targets`` (ids) in the body of a ``try`` with ``except`` clauses or of
+    a ``with`` (whose context manager may suppress an error) in ``fn``'s own code: what they
+    raise may be caught."""
+    found: set = set()
+    for node in below(fn, fn.body, _OWN_SCOPES):
+        if (type(node) is cst.Try and node.handlers) or type(node) in (cst.With, cst.TryStar):
+            found.update(id(n) for n in descendants(node.body) if id(n) in targets)
+    return found
+
+
 def nesting_depth(node: cst.CSTNode) -> int:
     """How many levels of nodes ``node`` holds (1 for a leaf), found without recursion."""
     deepest = 0

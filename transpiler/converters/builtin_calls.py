@@ -1,4 +1,5 @@
-"""Builtins and ``math`` functions that have a rule for traced values → ``_lx.builtin(f, ...)``;
+"""Builtins and ``math`` functions that have a rule for traced values → ``_lx.builtin(f, ...)``
+(``_lx.builtin_in_try`` in the body of a ``try`` with ``except`` clauses or of a ``with``);
 ``a in b`` / ``a not in b`` → ``_lx.contains(b, a)`` / ``_lx.not_contains(b, a)``.
 
 The runtime (``runtime/builtin_rules.py``) applies the rule only when an argument is traced and
@@ -15,6 +16,7 @@ import math
 import libcst as cst
 
 from laxify.transpiler.analysis.features import BUILTIN_CALL, CONTAINS, RULED_BUILTINS, RULED_MATH
+from laxify.transpiler.analysis.walk import caught_below, descendants
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, parenthesized_generator, transform_above
 
 __all__ = ["BUILTIN_NAMES", "MATH_NAMES", "transform"]
@@ -43,11 +45,14 @@ class BuiltinCallTransformer(OwnCodeConverter):
             return is_global and value is math
         return False
 
+    caught: frozenset = frozenset()  # ids of the calls in a `try` or `with` body
+
     def leave_Call(self, original_node, updated_node):
         if not self.ruled(updated_node.func):
             return updated_node
         args = [parenthesized_generator(a) for a in updated_node.args]
-        return updated_node.with_changes(func=_runtime("builtin"), args=[cst.Arg(updated_node.func), *args])
+        entry = "builtin_in_try" if id(original_node) in self.caught else "builtin"
+        return updated_node.with_changes(func=_runtime(entry), args=[cst.Arg(updated_node.func), *args])
 
     def leave_Comparison(self, original_node, updated_node):
         if len(updated_node.comparisons) != 1:
@@ -82,4 +87,6 @@ TRIGGERS = (BUILTIN_CALL, CONTAINS)
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     transformer = BuiltinCallTransformer(ctx)
+    calls = {id(n) for n in descendants(node.body) if type(n) is cst.Call and transformer.ruled(n.func)}
+    transformer.caught = frozenset(caught_below(node, calls)) if calls else frozenset()
     return transform_above(node, transformer, lambda n: _rewrites(transformer, n))

@@ -26,7 +26,7 @@ import libcst as cst
 
 from laxify.ir.naming import is_runtime_name
 from laxify.transpiler.analysis.features import BUILTIN_CALL
-from laxify.transpiler.analysis.walk import below, children, descendants
+from laxify.transpiler.analysis.walk import below, caught_below, children, descendants
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 
 __all__ = ["transform"]
@@ -829,20 +829,10 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     targets = {id(op) for op in operations if _reads(op, names, containers)}
     if not targets:
         return node
-    guarded = _guarded(node, targets)
+    guarded = caught_below(node, targets)
     # Only the nodes above the operations are entered (libcst rebuilds every node it enters).
     converter = IntArithmeticTransformer(ctx, names, params, indices, guarded, floats, containers)
     return transform_above(node, converter, lambda n: id(n) in targets)
-
-
-def _guarded(fn: cst.FunctionDef, targets: set) -> set:
-    """The operations among ``targets`` in the body of a ``try`` with ``except`` clauses or of
-    a ``with`` (whose context manager may suppress an error): what they raise may be caught."""
-    found: set = set()
-    for node in below(fn, fn.body, _SCOPES):
-        if (type(node) is cst.Try and node.handlers) or type(node) in (cst.With, cst.TryStar):
-            found.update(id(n) for n in descendants(node.body) if id(n) in targets)
-    return found
 
 
 def _int_float(left, right, names: set) -> bool:
