@@ -123,8 +123,8 @@ class SiteRecord:
     @property
     def is_guard(self) -> bool:
         """An `if` laxify made: the code after a statement that may return or raise, run
-        when it did not (runtime/lowering/rules.py names its branches so)."""
-        return self.kind == "if" and self.site.branches[:1] == ("the code after it",)
+        when it did not (``Site.return_guard``)."""
+        return self.kind == "if" and self.site.return_guard
 
     def describe(self) -> str:
         little = "its branch does too little to gain from a program"

@@ -86,7 +86,7 @@ def _joined_cond(pred, branches, operands, site: Site):
     """``lax.cond`` of the branches, their outputs joined (see ``_plan``): each branch is
     traced once (``runtime/capture.py``) in a report frame of its own, its outputs read, and
     its operations replayed in the ``lax.cond``, whose report output goes to the frame around."""
-    runs = [capture(_branch_run(b, operands, site)) for b in branches]
+    runs = [capture(_branch_run(b, operands, site, k)) for k, b in enumerate(branches)]
     plan = _plan([run.outputs[0] for run in runs], site)
     union = report.Union([run.outputs[1] for run in runs])
     fns = [plan.branch(run, k, union) for k, run in enumerate(runs)]
@@ -126,15 +126,16 @@ def _runs_through(run) -> bool:
     return True
 
 
-def _branch_run(branch, operands, site: Site):
-    """The run of ``branch`` on (fresh copies of) the operands, in a traced region and a report
-    frame of its own: ``(outputs, report)``. (One function: each traced ``if`` nests its
+def _branch_run(branch, operands, site: Site, k: int):
+    """The run of branch ``k`` on (fresh copies of) the operands, in a traced region and a
+    report frame of its own: ``(outputs, report)``. (One function: each traced ``if`` nests its
     branches' traces, and deeply nested code should not pay Python frames for wrappers.)"""
+    left = site.return_guard and k == 1  # (where the function has returned)
 
     def run():
         with error_channel.traced_region(), report.frame() as made:
             try:
-                out = _unobserved(tuple(branch(*fresh(operands))), site)
+                out = _unobserved(tuple(branch(*fresh(operands))), site, left)
             except Exception as e:
                 out = _caught(e, site)
         return out, made.report()
@@ -274,12 +275,17 @@ def _cond_appending(pred, branches, operands, site: Site):
     return tuple(outs)
 
 
-def _unobserved(outs: tuple, site: Site) -> tuple:
+def _unobserved(outs: tuple, site: Site, left: bool = False) -> tuple:
     """A branch that has left the function (its ``return`` flag is set as a Python ``True``: a
-    ``return``, or a ``raise`` recorded for run time) gives values no later code reads: a name
-    with no value there is :class:`Fillable`, zeros where another branch gives an array."""
+    ``return``, or a ``raise`` recorded for run time; ``left``: the branch of a return guard
+    that runs where the function has returned) gives values no later code reads: a name with
+    no value there is :class:`Fillable`, zeros where another branch gives an array."""
     names = site.names
-    if not any(outs[i] is True for i in range(min(len(outs), len(names))) if is_return_flag(names[i])):
+    if left:
+        # The guard's test is the flag's negation: the flag is true wherever this branch runs
+        # (so an enclosing branch that returned on every path is seen to have returned).
+        outs = tuple(True if k < len(names) and is_return_flag(names[k]) else v for k, v in enumerate(outs))
+    elif not any(outs[i] is True for i in range(min(len(outs), len(names))) if is_return_flag(names[i])):
         return outs
     return tuple(Fillable(v.name, v.site) if type(v) is Undefined else v for v in outs)
 
@@ -453,8 +459,26 @@ def _plan(outputs: list, site: Site) -> _Plan:
     n = len(outputs)
     width = len(outputs[0])
     fill, static = {}, {}
+    names = site.names
+    flags = [i for i in range(min(width, len(names))) if is_return_flag(names[i])]
+    stayed = [k for k, outs in enumerate(outputs) if not any(outs[i] is True for i in flags)]
     for i in range(width):
         values = [outs[i] for outs in outputs]
+        if (
+            stayed
+            and len(stayed) < n
+            and i < len(names)
+            and not (is_stop_flag(names[i]) or is_return_value(names[i]))  # (read after a return)
+            and all(isinstance(values[k], Undefined) for k in stayed)
+        ):
+            # Only branches that left the function (whose values nothing reads) give it a
+            # value: after the `if` it has none, as in Python on the paths that go on.
+            unset = [values[k] for k in stayed if type(values[k]) is Undefined]
+            static[i] = (unset or [values[k] for k in stayed])[0]
+            continue
+        if i in flags and all(v is True for v in values):  # (the function left on every path)
+            static[i] = True
+            continue
         python = [v for v in values if isinstance(v, Fillable) or v is None]
         if not python:
             continue

@@ -63,6 +63,9 @@ class Site:
     # An `if` laxify made around the code after a `raise` (its flag set by nothing else): where
     # it is false a check failed, and the values of that code are never observed.
     after_raise: bool = False
+    # An `if` laxify made around the code after a statement that may return (or raise): its
+    # second branch runs where the function has left, and no later code reads what it gives.
+    return_guard: bool = False
 
 
 class SiteTable(tuple):
@@ -143,6 +146,7 @@ class Lowerer:
         at=None,
         unread=(),
         after_raise: bool = False,
+        return_guard: bool = False,
     ) -> str:
         """A new site (``at``: its line and column, where ``op`` is ``None``), as the code reads it."""
         line, col = (op.span.line, op.span.col) if op is not None and op.span else at or (0, 0)
@@ -162,6 +166,7 @@ class Lowerer:
                 kept=kept,
                 unread=tuple(unread),
                 after_raise=after_raise,
+                return_guard=return_guard,
             )
         )
         return f"{self.prefix}{SITES[len(DEFAULT_PREFIX) :]}[{len(self.sites) - 1}]"

@@ -193,8 +193,15 @@ def lower_cond(low: Lowerer, op: CondOp) -> None:
     if guard is not None:
         # `if not <returned>:` around the code after a statement that may return: its true
         # branch is that code, its false branch a `return` in the statement.
-        jump = "a `raise` in it" if after_raise else "a `return` in it"
-        site = low.site(op, guard, [r.hint for r in op.results], ("the code after it", jump), after_raise=after_raise)
+        jump = "branch where a `raise` ran" if after_raise else "branch where a `return` ran"
+        site = low.site(
+            op,
+            guard,
+            [r.hint for r in op.results],
+            ("code after it", jump),
+            after_raise=after_raise,
+            return_guard=True,
+        )
     else:
         site = low.site(op, "if", [r.hint for r in op.results], after_raise=after_raise)
     branches = "(" + ", ".join(names) + ")"

@@ -260,7 +260,7 @@ def test_return_structure_mismatch_names_the_sides_the_user_wrote(fn, construct)
     assert construct in message, message
     if fn is returns_in_loop_then_tuple:
         header = next(line for line in message.splitlines() if " vs " in line)
-        assert header.split() == ["the", "code", "after", "it", "vs", "a", "`return`", "in", "it"], message
+        assert header.split() == ["code", "after", "it", "vs", "branch", "where", "a", "`return`", "ran"], message
         assert "structure: PyTreeDef((*, *))  vs  PyTreeDef(*)" in message, message
 
 
