@@ -513,12 +513,21 @@ def test_a_float_that_becomes_an_array_on_a_path_stays_compiled():
     assert "scan" in str(jax.make_jaxpr(laxify.convert(running_peak))(xs))
 
 
-def test_a_negative_int_array_exponent_raises_jaxs_error():
+def literal_power_only(x, bits):
+    # No loop, no `if`: nothing else to convert, and jax.jit alone gives 0 for 2 ** -1.
+    levels = 2**bits - 1
+    return x * levels, levels
+
+
+@pytest.mark.parametrize("fn", [levels_of, literal_power_only])
+def test_a_negative_int_array_exponent_raises_jaxs_error(fn):
     with pytest.raises(TypeError, match="negative"):
-        levels_of(jnp.float32(1.0), jnp.int32(-1))
-    with pytest.raises(TypeError, match="Integers cannot be raised to negative powers"):
-        laxify.to_static(levels_of)(jnp.float32(1.0), jnp.int32(-1))
-    assert float(laxify.to_static(levels_of)(jnp.float32(1.0), jnp.int32(3))) == 7.0
+        fn(jnp.float32(1.0), jnp.int32(-1))
+    for route in (laxify.to_static(fn), laxify.checked(jax.jit(laxify.convert(fn)))):
+        with pytest.raises(TypeError, match="Integers cannot be raised to negative powers"):
+            route(jnp.float32(1.0), jnp.int32(-1))
+        assert float(jax.tree_util.tree_leaves(route(jnp.float32(1.0), jnp.int32(3)))[0]) == 7.0
+    assert float(jax.tree_util.tree_leaves(laxify.to_static(fn)(jnp.float32(1.0), -1))[0]) == -0.5  # Python's int
 
 
 def test_printing_an_appended_list_prints_the_list(capsys):

@@ -29,9 +29,6 @@ DIVISION = ("`a / b` where `b` is a constant is not correctly rounded in the pro
 KNOWN: dict[tuple[str, str, int], str] = {
     ("simulation", "verlet_spring", 42): FLOAT32 + (": a Python float argument assigned to a local (`x = x0`) "
                                                     "and updated by operators the conversion leaves as written"),
-    ("utilities", "quantize", 27): ("`2 ** bits` with a negative int32 array exponent in a function with no "
-                                    "construct to convert: the program is jax.jit's, which gives 0 where eager "
-                                    "JAX raises TypeError (a routed `**` checks it: docs/semantics.md)"),
     ("utilities", "polynomial_decay", 86): DIVISION,
     ("utilities", "polynomial_decay", 88): DIVISION,
 }

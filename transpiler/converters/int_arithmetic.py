@@ -646,6 +646,8 @@ class IntArithmeticTransformer(OwnCodeConverter):
             _operand(left, self.names, params, self.containers),
             _operand(right, self.names, params, self.containers),
         )
+        if _int_literal_power(op, left, right):
+            return True
         if None in kinds or "int" not in kinds:
             return False
         if (
@@ -821,12 +823,31 @@ class IntArithmeticTransformer(OwnCodeConverter):
 # What the pipeline looks for before running this converter (see analysis/features.py).
 # The constructs that may make a Python int traced: loops, `if`s, conditional expressions (a
 # `lambda` in `_lx.ifexp(...)` by now), `int(x)` (a builtin with a rule).
-TRIGGERS = (cst.For, cst.While, cst.If, cst.Lambda, BUILTIN_CALL)
+# And `2 ** k`: an int literal's power, whose exponent may be an int array (see `_int_literal_power`).
+TRIGGERS = (cst.For, cst.While, cst.If, cst.Lambda, BUILTIN_CALL, cst.Power)
+
+
+def _int_literal_power(op: str, left, right) -> bool:
+    """``2 ** k`` with ``k`` a name: a Python int's power whatever ``k`` is (Python's float for
+    a negative Python int; for an int array, JAX's ``TypeError`` where it is negative, which
+    ``jax.jit`` alone turns into 0)."""
+    return (
+        op in ("**", "**=")
+        and type(left) is cst.Integer
+        and type(right) is cst.Name
+        and not is_runtime_name(right.value)
+        and right.value not in _NOT_NUMBERS
+    )
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     names, params, operations, indices, floats, containers = python_int_names(node)
-    targets = {id(op) for op in operations if _reads(op, names, containers)}
+    targets = {
+        id(op)
+        for op in operations
+        if _reads(op, names, containers)
+        or (type(op) is cst.BinaryOperation and _int_literal_power(_BINARY.get(type(op.operator)), op.left, op.right))
+    }
     if not targets:
         return node
     guarded = caught_below(node, targets)
