@@ -39,9 +39,10 @@ fuzz: $(STAMP)
 	LAXIFY_FUZZ_N=$(N) LAXIFY_FUZZ_SEED=$(SEED) $(PY) tests/fuzz/campaign.py
 
 # The real-code corpus (tests/realcode): public functions with their own examples, eagerly and
-# through to_static; a table by class (converted, fell back, located error, ..., WRONG).
+# through to_static; per collection (algorithms, fluids) a table by class (converted, fell
+# back, located error, ..., WRONG). `make realcode ARGS="--collection fluids"` runs one.
 realcode: $(STAMP)
-	$(PY) tests/realcode/run.py
+	$(PY) tests/realcode/run.py $(ARGS)
 
 # The hunt of issue 33 (tests/hunt): textbook numeric functions eagerly, through to_static and
 # through laxify.checked(jax.jit(laxify.convert(f))); a table by class (same, fallback-same,
