@@ -398,5 +398,17 @@ def make_function(
     fn.__module__ = original.__module__
     fn.__doc__ = original.__doc__
     fn.__dict__.update(original.__dict__)
-    fn.__laxify_original__ = original  # (converting it again converts the original)
+    # Converting it again converts the original (see ``converted_from``): with its own code
+    # object, so that a wrapper that copies its `__dict__` (`functools.wraps`, `jax.vmap`) is
+    # not taken for it.
+    fn.__laxify_original__ = (original, code)
     return fn
+
+
+def converted_from(fn) -> types.FunctionType | None:
+    """The user's function that laxify converted into ``fn``, or ``None`` where ``fn`` is no
+    function laxify made (a wrapper of one included)."""
+    entry = getattr(fn, "__laxify_original__", None)
+    if type(entry) is tuple and len(entry) == 2 and getattr(fn, "__code__", None) is entry[1]:
+        return entry[0]
+    return None

@@ -437,3 +437,8 @@ def test_converting_a_converted_function_converts_the_users_function():
             for k, route in enumerate(routes):
                 want = Scaler().scale(x) if k == 3 else clipped(x, 1.0)
                 np.testing.assert_allclose(route(x), want)
+    # A wrapper that copies the converted function's attributes (jax.vmap, functools.wraps) is
+    # the wrapper still: its batch is mapped, not given whole to the user's function.
+    batch = jnp.stack([X, -X, 3 * X])
+    mapped = laxify.to_static(jax.vmap(laxify.convert(clipped), in_axes=(0, None)))
+    np.testing.assert_allclose(mapped(batch, 1.0), jnp.stack([clipped(x, 1.0) for x in batch]))

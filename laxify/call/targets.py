@@ -11,6 +11,7 @@ import types
 from typing import Any, Callable
 
 from laxify.conversion import convert_function
+from laxify.runtime.compile import converted_from
 from laxify.runtime.pure_twins import pure_twin
 
 __all__ = [
@@ -57,9 +58,9 @@ def callable_target(fn: Any, api: str) -> Callable:
         return pure_twin(fn) or fn
     if isinstance(fn, types.FunctionType):
         # A function laxify converted (`to_static(convert(f))`): the user's function it came from.
-        return getattr(fn, "__laxify_original__", fn)
-    if isinstance(fn, types.MethodType) and hasattr(fn.__func__, "__laxify_original__"):
-        return types.MethodType(fn.__func__.__laxify_original__, fn.__self__)
+        return converted_from(fn) or fn
+    if isinstance(fn, types.MethodType) and converted_from(fn.__func__) is not None:
+        return types.MethodType(converted_from(fn.__func__), fn.__self__)
     if isinstance(fn, (types.MethodType, functools.partial, Converted)):
         return fn
     method = as_method(fn)
@@ -89,7 +90,7 @@ def convert_callable(fn: Callable, locate_fallbacks: bool = True) -> Callable:
     if isinstance(fn, Converted):
         fn = fn.python_function
     if isinstance(fn, types.FunctionType):
-        fn = getattr(fn, "__laxify_original__", fn)  # converted already: from the user's function
+        fn = converted_from(fn) or fn  # converted already: from the user's function
     if getattr(fn, "__laxify_do_not_convert__", False):
         return fn
     if isinstance(fn, types.MethodType):
