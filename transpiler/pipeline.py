@@ -24,6 +24,7 @@ from laxify.transpiler.converters import (
     assert_statements,
     break_statements,
     builtin_calls,
+    caught_raises,
     calls,
     conditional_expressions,
     identity_tests,
@@ -59,6 +60,10 @@ CONVERTERS: list = [
     # match first: it produces `if` chains (and `_lx.and_`/`_lx.or_` conditions), so it runs
     # before every converter that handles `if` or rewrites the statements inside cases.
     match_statements,
+    # caught raises after match (a case's `raise` is an `if`'s by then) and before every
+    # converter that handles `if` or a `raise`: it writes flags and `if`s of its own, and the
+    # `raise`s a handler of their `try` catches are gone.
+    caught_raises,
     # array updates before every converter that moves statements (jumps guard them, loops and
     # branches wrap them): its aliasing check reads the user's statements in their order, and
     # the name it assigns (`x = _lx.setitem(x, ...)`) is then an ordinary carried value.

@@ -4,6 +4,7 @@ through the run-time error channel (runtime/error_channel.py); eager Python is t
 from __future__ import annotations
 
 import traceback
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -12,7 +13,7 @@ import pytest
 from jax import lax
 
 import laxify
-from harness import assert_trees_close, jaxpr_of, primitive_counts
+from harness import assert_trees_close, control_flow_prims, jaxpr_of, primitive_counts
 
 
 class NegativeError(Exception):
@@ -412,20 +413,43 @@ def try_around_a_traced_raise(a, b):
     return r
 
 
-def test_traced_raise_that_an_except_may_catch_runs_eagerly():
+def test_traced_raise_that_its_except_catches_is_the_handlers_branch():
+    # The handler runs where the data raises, in one program (transpiler/converters/caught_raises.py).
+    for route in (laxify.to_static(try_around_a_traced_raise), jax.jit(laxify.convert(try_around_a_traced_raise))):
+        for b in (3.0, 0.0):
+            args = (jnp.float32(6.0), jnp.float32(b))
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", laxify.FallbackWarning)
+                np.testing.assert_allclose(route(*args), try_around_a_traced_raise(*args))
+    assert "cond" in control_flow_prims(jaxpr_of(try_around_a_traced_raise, jnp.float32(6.0), jnp.float32(3.0)))
+
+
+def try_around_a_traced_raise_reading_it(a, b):
+    try:
+        if b == 0:
+            raise ZeroDivisionError("division by zero")
+        r = a / b
+    except ZeroDivisionError as e:
+        r = 0.0 if str(e) else 1.0
+    return r
+
+
+def test_traced_raise_whose_exception_the_handler_reads_runs_eagerly():
     # Never the handler's value for every input (which tracing the raise would give): the
-    # handler depends on the data, so to_static runs the function eagerly, with a warning.
-    f = laxify.to_static(try_around_a_traced_raise)
+    # handler depends on the data and reads the exception, so to_static runs the function
+    # eagerly, with a warning.
+    fn = try_around_a_traced_raise_reading_it
+    f = laxify.to_static(fn)
     for b in (3.0, 0.0):
         args = (jnp.float32(6.0), jnp.float32(b))
         with pytest.warns(laxify.FallbackWarning, match="inside a `try` whose `except` clauses may catch"):
-            np.testing.assert_allclose(f(*args), try_around_a_traced_raise(*args))
+            np.testing.assert_allclose(f(*args), fn(*args))
         f.clear_cache()
     # Where eager execution is impossible it is a located error, the text of fallback="error".
     with pytest.raises(laxify.ConversionError, match="inside a `try` whose `except` clauses may catch") as jitted:
-        jax.jit(laxify.convert(try_around_a_traced_raise))(jnp.float32(6.0), jnp.float32(3.0))
+        jax.jit(laxify.convert(fn))(jnp.float32(6.0), jnp.float32(3.0))
     with pytest.raises(laxify.ConversionError, match="cannot be one XLA program") as strict:
-        laxify.to_static(try_around_a_traced_raise, fallback="error")(jnp.float32(6.0), jnp.float32(3.0))
+        laxify.to_static(fn, fallback="error")(jnp.float32(6.0), jnp.float32(3.0))
     assert str(jitted.value) == str(strict.value)
 
 
