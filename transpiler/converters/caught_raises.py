@@ -149,25 +149,34 @@ class CaughtRaiseTransformer(OwnCodeConverter):
 
     def _unset_before(self, original: cst.Try, node: cst.Try, raises: dict) -> list | None:
         """The names the body assigns that nothing assigned before the ``try`` (in the order of
-        the source) and that the code after the body may read: each handler that can run must
-        assign it first, at its top level (else ``None``: Python would meet it unbound)."""
-        assigned = _assigned(node.body)
+        the source) and that the ``else``, a handler or the code after may read: each must be
+        assigned on every path through the body that does not ``raise``, and first by each
+        handler that may run (else ``None``: some path may meet it unbound, where Python raises).
+        A name only a handler or the ``else`` assigns, read after the ``try``, leaves it as
+        written too."""
+        caught = set(raises.values())
+        handlers = [h for k, h in enumerate(node.handlers) if k in caught]
+        blocks = [node.body, *(h.body for h in handlers)]
+        if node.orelse is not None:
+            blocks.append(node.orelse.body)
+        candidates = set().union(*(_assigned(b) for b in blocks))
         earlier = set(self.params)
-        later_reads = set()
         for n in preorder(self.fn)[0]:  # (in the order of the source)
             if n is original:
                 break
             earlier |= _assigned_by(n)
-        inside = {id(n) for n in descendants(original.body)}
-        for n in descendants(self.fn.body):
-            if type(n) is cst.Name and id(n) not in inside and n.value in assigned:
-                later_reads.add(n.value)
-        unset = sorted(name for name in assigned - earlier if name in later_reads)
-        caught = {k for k in raises.values()}
-        for k, handler in enumerate(node.handlers):
-            if k in caught and not all(_assigns_first(handler.body, name) for name in unset):
+        inside = {id(n) for n in descendants(original)}
+        read = {n.value for n in descendants(self.fn.body) if type(n) is cst.Name and id(n) not in inside}
+        for block in blocks[1:]:
+            read |= {n.value for n in descendants(block) if type(n) is cst.Name}
+        need = sorted((candidates - earlier) & read)
+        body = list(node.body.body)
+        for name in need:
+            if not _definitely_assigns(body, name):
+                return None  # a path through the body may leave it unbound: Python's error there
+            if not all(_assigns_first(h.body, name) for h in handlers):
                 return None
-        return unset
+        return need
 
     def _catcher(self, raise_: cst.Raise, classes: list) -> int | None:
         """The index of the first handler that catches ``raise_``, where its class is known."""
@@ -245,6 +254,34 @@ def _assigned(suite: cst.BaseSuite) -> set:
         out |= _assigned_by(n)
         stack.extend(n.children)
     return out
+
+
+def _definitely_assigns(stmts: list, name: str) -> bool:
+    """Whether every path through ``stmts`` that does not ``raise`` assigns ``name``."""
+    for stmt in stmts:
+        kind = type(stmt)
+        if kind is cst.SimpleStatementLine:
+            for small in stmt.body:
+                if type(small) is cst.Raise:
+                    return True
+                if type(small) in (cst.Assign, cst.AnnAssign) and name in _assigned_by(small):
+                    if type(small) is cst.Assign or small.value is not None:
+                        return True
+        elif kind is cst.If:
+            if _definitely_assigns_if(stmt, name):
+                return True
+    return False
+
+
+def _definitely_assigns_if(stmt: cst.If, name: str) -> bool:
+    if not _definitely_assigns(list(_indented(stmt.body).body), name):
+        return False
+    orelse = stmt.orelse
+    if orelse is None:
+        return False
+    if type(orelse) is cst.If:
+        return _definitely_assigns_if(orelse, name)
+    return _definitely_assigns(list(_indented(orelse.body).body), name)
 
 
 def _assigns_first(suite: cst.BaseSuite, name: str) -> bool:
