@@ -110,7 +110,7 @@ class _Context:
         if not self.generated(name):
             return None
         stem = name[len(self.prefix) + 1 :]
-        for kind, word in (("break", "break"), ("continue", "continue"), ("do_return", "return")):
+        for kind, word in (("break", "break"), ("continue", "continue"), ("do_return", "return"), ("caught", "caught")):
             if stem.startswith(kind):
                 return word
         return None
@@ -137,6 +137,16 @@ class _Context:
         kinds = {self.flag_kind(v.hint) for v in sel.operands}
         return next(iter(kinds)) if len(kinds) == 1 and None not in kinds else None
 
+    def is_handler(self, op: CondOp) -> bool:
+        """Whether ``op`` runs a ``try``'s handler where a ``raise`` it catches set its flag
+        (``transpiler/converters/caught_raises.py``: ``if <flag> == k:``)."""
+        sel = self.defining.get(id(op.selector))
+        return (
+            isinstance(sel, PyOp)
+            and bool(sel.operands)
+            and all(self.flag_kind(v.hint) == "caught" for v in sel.operands if v.hint)
+        )
+
     def is_match(self, op: CondOp) -> bool:
         sel = self.defining.get(id(op.selector))
         return isinstance(sel, PyOp) and any(
@@ -148,6 +158,7 @@ _NOTES = {
     "break": "break → flag, remaining iterations skipped",
     "continue": "continue → flag, rest of the body skipped",
     "return": "return → flag, the rest skipped once it has run",
+    "caught": "a `raise` its `try` catches → flag, the rest of the body skipped",
 }
 
 
@@ -350,6 +361,15 @@ def _explain_entries(fn: Function, specialised: bool) -> list[Entry]:
             kind = op.attributes.get("return_guard") and "return" or cx.guard_flag(op)
             if kind:
                 _note(notes, loops, kind)
+            elif cx.is_handler(op):
+                found = _cond_entry(op, cx)
+                entry = dataclasses.replace(
+                    found,
+                    construct="except",
+                    reason=found.reason.replace(
+                        "condition depends on", "the handler, run where a `raise` it catches fired; that depends on", 1
+                    ),
+                )
             else:
                 entry = _cond_entry(op, cx)
         elif isinstance(op, WhileOp):

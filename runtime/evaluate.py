@@ -11,6 +11,7 @@ import numpy as np
 
 from laxify.ir import PyOp
 from laxify.ir.types import UNKNOWN, Array, PyTree, Static, Type, Unknown
+from laxify.runtime.dispatch.values import Undefined
 
 __all__ = ["make_evaluator"]
 
@@ -24,6 +25,8 @@ def _abstract(t: Type):
 
 
 def _typed(value) -> Type:
+    if isinstance(value, Undefined):  # (no value yet: any use of it raises, `hasattr` too)
+        return UNKNOWN
     if isinstance(value, jax.ShapeDtypeStruct) or hasattr(value, "shape") and hasattr(value, "dtype"):
         return Array(tuple(value.shape), str(value.dtype), bool(getattr(value, "weak_type", False)))
     if type(value) in (bool, int, float, complex, str) or value is None:

@@ -77,3 +77,13 @@ def validated(x):
         if x.sum() > 100:
             raise FloatingPointError(f"big at {t}")
     return x
+
+
+def safe_ratio(a, b):
+    try:
+        if b == 0:
+            raise ZeroDivisionError("b is zero")
+        r = a / b
+    except ZeroDivisionError:
+        r = -1.0
+    return r

@@ -122,3 +122,16 @@ def test_the_guard_after_a_raise_folds_into_the_loop_row(static):
           line 75   for  lax.scan  trip count is static: 3; return → flag, the rest skipped once it has run
           line 77   if   lax.cond  condition depends on x (traced)
         """)
+
+
+def test_a_caught_raise_folds_and_its_handler_is_a_row(static):
+    # The guard around the rest of the `try` body is no row; the handler is an `except` row at
+    # the `try`'s line (transpiler/converters/caught_raises.py).
+    rows = str(static("safe_ratio").explain(F3, F3)).splitlines()
+    assert rows[0] == "safe_ratio:"
+    assert [row.split()[:4] for row in rows[1:]] == [
+        ["line", "83", "try", "static"],
+        ["line", "83", "except", "lax.cond"],
+        ["line", "84", "if", "lax.cond"],
+    ]
+    assert "a `raise` it catches fired" in rows[2]
