@@ -95,56 +95,9 @@ ALGORITHM_PACKAGES = ("math", "dynamic_programming", "searching", "sorting", "ar
                       "greedy", "matrix", "set", "stack", "queue", "streaming", "heap", "backtracking")
 
 
-def _algorithm_cases() -> list[Case]:
-    try:
-        import algorithms
-    except ImportError:  # not installed: the stdlib cases only
-        return []
-    found: list[Case] = []
-    seen: set = set()
-    for package in ALGORITHM_PACKAGES:
-        try:
-            pkg = importlib.import_module(f"algorithms.{package}")
-        except ImportError:
-            continue
-        for info in pkgutil.iter_modules(pkg.__path__):
-            try:
-                module = importlib.import_module(f"algorithms.{package}.{info.name}")
-                text = inspect.getsource(module)
-            except Exception:  # noqa: BLE001 - a module that does not import is not in the corpus
-                continue
-            for number, line in enumerate(text.splitlines(), 1):
-                stripped = line.strip()
-                if not stripped.startswith(">>> "):
-                    continue
-                call = _literal_call(stripped[4:], module)
-                if call is None:
-                    continue
-                key = (call[0].__qualname__, module.__name__, repr(call[1]))
-                if key in seen:
-                    continue
-                seen.add(key)
-                found.append(Case(call[0], call[1], f"{module.__name__}:{number}"))
-    del algorithms
-    return found
-
-
-# Modules of fluids left out: they need packages fluids does not install (pint, numba) or reach
-# the network and write files (design_climate geocodes a city and keeps a cache file).
-FLUIDS_LEFT_OUT = ("fluids.units", "fluids.numba", "fluids.numba_vectorized", "fluids.design_climate")
-
-
-def _fluids_cases() -> list[Case]:
-    try:
-        import fluids
-    except ImportError:
-        return []
-    found: list[Case] = []
-    seen: set = set()
-    names = sorted(info.name for info in pkgutil.walk_packages(fluids.__path__, "fluids."))
-    for name in names:
-        if name.startswith(FLUIDS_LEFT_OUT):
-            continue
+def _examples(module_names, found: list[Case], seen: set) -> None:
+    """The literal examples (``>>> name(args)``) of the docstrings of these modules, each once."""
+    for name in module_names:
         try:
             module = importlib.import_module(name)
             text = inspect.getsource(module)
@@ -162,6 +115,39 @@ def _fluids_cases() -> list[Case]:
                 continue
             seen.add(key)
             found.append(Case(call[0], call[1], f"{module.__name__}:{number}"))
+
+
+def _algorithm_cases() -> list[Case]:
+    try:
+        import algorithms
+    except ImportError:  # not installed: the stdlib cases only
+        return []
+    found: list[Case] = []
+    seen: set = set()
+    for package in ALGORITHM_PACKAGES:
+        try:
+            pkg = importlib.import_module(f"algorithms.{package}")
+        except ImportError:
+            continue
+        names = [f"algorithms.{package}.{info.name}" for info in pkgutil.iter_modules(pkg.__path__)]
+        _examples(names, found, seen)
+    del algorithms
+    return found
+
+
+# Modules of fluids left out: they need packages fluids does not install (pint, numba) or reach
+# the network and write files (design_climate geocodes a city and keeps a cache file).
+FLUIDS_LEFT_OUT = ("fluids.units", "fluids.numba", "fluids.numba_vectorized", "fluids.design_climate")
+
+
+def _fluids_cases() -> list[Case]:
+    try:
+        import fluids
+    except ImportError:
+        return []
+    found: list[Case] = []
+    names = sorted(info.name for info in pkgutil.walk_packages(fluids.__path__, "fluids."))
+    _examples([n for n in names if not n.startswith(FLUIDS_LEFT_OUT)], found, set())
     return found
 
 
