@@ -7,6 +7,7 @@ import ast
 import functools
 import re
 import types
+import weakref
 
 from laxify.ir.mangling import mangle, private_owner
 from laxify.runtime import dispatch
@@ -398,17 +399,22 @@ def make_function(
     fn.__module__ = original.__module__
     fn.__doc__ = original.__doc__
     fn.__dict__.update(original.__dict__)
-    # Converting it again converts the original (see ``converted_from``): with its own code
-    # object, so that a wrapper that copies its `__dict__` (`functools.wraps`, `jax.vmap`) is
-    # not taken for it.
-    fn.__laxify_original__ = (original, code)
+    _ORIGINALS[fn] = weakref.ref(original)
     return fn
+
+
+# A function laxify made → (a weak reference to) the user's function it was made from: converting
+# it again converts that one (``converted_from``). Weak both ways, and by the function object
+# itself: a wrapper that copies its `__dict__` (`functools.wraps`, `jax.vmap`) is not it, and
+# nothing here keeps a conversion, the user's function or its code alive (a notebook's edits).
+_ORIGINALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def converted_from(fn) -> types.FunctionType | None:
     """The user's function that laxify converted into ``fn``, or ``None`` where ``fn`` is no
-    function laxify made (a wrapper of one included)."""
-    entry = getattr(fn, "__laxify_original__", None)
-    if type(entry) is tuple and len(entry) == 2 and getattr(fn, "__code__", None) is entry[1]:
-        return entry[0]
-    return None
+    function laxify made (a wrapper of one included) or that function is gone."""
+    try:
+        ref = _ORIGINALS.get(fn)
+    except TypeError:  # (not weakly referable: no function laxify made)
+        return None
+    return ref() if ref is not None else None
