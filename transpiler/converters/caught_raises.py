@@ -35,9 +35,10 @@ import builtins
 
 import libcst as cst
 
+from laxify.transpiler.analysis.names import block_access, target_names
 from laxify.transpiler.analysis.walk import descendants, preorder
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
-from laxify.transpiler.converters.guards import assign, guard_block, rewrite_blocks, runtime_call
+from laxify.transpiler.converters.guards import as_indented, assign, guard_block, rewrite_blocks, runtime_call
 
 __all__ = ["transform"]
 
@@ -89,12 +90,12 @@ class CaughtRaiseTransformer(OwnCodeConverter):
         def block(stmts: list) -> list:
             return guard_block(stmts, flag, (cst.Raise,), replace, rewrite, (), positions)
 
-        body = block(list(_indented(updated_node.body).body))
+        body = block(list(as_indented(updated_node.body).body))
         # The handlers stay: what Python itself raises in the body (a helper's `raise` run as
         # Python, an error on Python values while tracing) is theirs, as before; the flag then
         # says a handler ran (no arm below, and no `else`, runs again).
         handled = assign(flag, cst.UnaryOperation(cst.Minus(), cst.Integer("1")))
-        kept_handlers = [h.with_changes(body=cst.IndentedBlock([*_indented(h.body).body, handled])) for h in handlers]
+        kept_handlers = [h.with_changes(body=cst.IndentedBlock([*as_indented(h.body).body, handled])) for h in handlers]
         kept = updated_node.with_changes(body=cst.IndentedBlock(body), handlers=kept_handlers, orelse=None)
         arms = [(k + 1, h.body) for k, h in enumerate(handlers) if k in set(raises.values())]
         chain = updated_node.orelse.body if updated_node.orelse is not None else None
@@ -218,42 +219,26 @@ class CaughtRaiseTransformer(OwnCodeConverter):
         return None
 
 
-def _targets(target: cst.BaseExpression) -> set:
-    if type(target) is cst.Name:
-        return {target.value}
-    if type(target) in (cst.Tuple, cst.List):
-        return {name for e in target.elements for name in _targets(e.value)}
-    if type(target) is cst.StarredElement:
-        return _targets(target.value)
-    return set()
+def _names(target: cst.BaseExpression) -> set:
+    return set(target_names(target))
 
 
 def _assigned_by(node: cst.CSTNode) -> set:
     kind = type(node)
     if kind is cst.Assign:
-        return {name for t in node.targets for name in _targets(t.target)}
+        return {name for t in node.targets for name in _names(t.target)}
     if kind in (cst.AugAssign, cst.AnnAssign, cst.For):
-        return _targets(node.target)
+        return _names(node.target)
     if kind is cst.NamedExpr:
-        return _targets(node.target)
+        return _names(node.target)
     if kind is cst.With:
-        return {name for item in node.items if item.asname is not None for name in _targets(item.asname.name)}
+        return {name for item in node.items if item.asname is not None for name in _names(item.asname.name)}
     return set()
 
 
 def _assigned(suite: cst.BaseSuite) -> set:
     """The names a suite binds (its nested scopes' own left out)."""
-    out: set = set()
-    stack = list(suite.body)
-    while stack:
-        n = stack.pop()
-        if type(n) in _SCOPES:
-            if type(n) in (cst.FunctionDef, cst.ClassDef):
-                out.add(n.name.value)
-            continue
-        out |= _assigned_by(n)
-        stack.extend(n.children)
-    return out
+    return set(block_access(suite).binds)
 
 
 def _definitely_assigns(stmts: list, name: str) -> bool:
@@ -274,14 +259,14 @@ def _definitely_assigns(stmts: list, name: str) -> bool:
 
 
 def _definitely_assigns_if(stmt: cst.If, name: str) -> bool:
-    if not _definitely_assigns(list(_indented(stmt.body).body), name):
+    if not _definitely_assigns(list(as_indented(stmt.body).body), name):
         return False
     orelse = stmt.orelse
     if orelse is None:
         return False
     if type(orelse) is cst.If:
         return _definitely_assigns_if(orelse, name)
-    return _definitely_assigns(list(_indented(orelse.body).body), name)
+    return _definitely_assigns(list(as_indented(orelse.body).body), name)
 
 
 def _assigns_first(suite: cst.BaseSuite, name: str) -> bool:
@@ -297,12 +282,6 @@ def _assigns_first(suite: cst.BaseSuite, name: str) -> bool:
         reads = any(type(n) is cst.Name and n.value == name for n in descendants(line.value))
         return not reads and all(type(t.target) is cst.Name and t.target.value == name for t in line.targets)
     return False
-
-
-def _indented(suite: cst.BaseSuite) -> cst.IndentedBlock:
-    if type(suite) is cst.SimpleStatementSuite:
-        return cst.IndentedBlock([cst.SimpleStatementLine(list(suite.body))])
-    return suite
 
 
 def _statements(suite: cst.BaseSuite) -> list:
