@@ -26,6 +26,7 @@ from laxify.transpiler.converters import (
     builtin_calls,
     caught_raises,
     calls,
+    recursion,
     conditional_expressions,
     identity_tests,
     continue_statements,
@@ -64,6 +65,10 @@ CONVERTERS: list = [
     # converter that handles `if` or a `raise`: it writes flags and `if`s of its own, and the
     # `raise`s a handler of their `try` catches are gone.
     caught_raises,
+    # recursion after caught raises and match (their `if`s are what it looks through) and
+    # before every converter that handles a loop, a jump or an `if`: it writes the function
+    # as two `while` loops with `break`/`continue`, which those then convert.
+    recursion,
     # array updates before every converter that moves statements (jumps guard them, loops and
     # branches wrap them): its aliasing check reads the user's statements in their order, and
     # the name it assigns (`x = _lx.setitem(x, ...)`) is then an ordinary carried value.
@@ -203,7 +208,9 @@ def _positions(src: FunctionSource, code):
 def _convert_source(fn) -> Conversion:
     src = get_source(fn)
     positions = _positions(src, fn.__code__)
-    ctx = Context(positions, namespace=getattr(fn, "__globals__", {}), local_names=local_names(fn.__code__))
+    ctx = Context(
+        positions, namespace=getattr(fn, "__globals__", {}), local_names=local_names(fn.__code__), code=fn.__code__
+    )
     # (on the user's own tree: its names and the nodes the positions know)
     changed_params = arrays_changed_in_place(src.node)
     prefix = choose_prefix(src.text)

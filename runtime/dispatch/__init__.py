@@ -27,6 +27,11 @@ from laxify.runtime.options import push_options
 from laxify.runtime.dispatch.trying import finally_block, internal_errors, unsuppressing
 from laxify.runtime.updates import at, live_rows, setitem, setitem_op, shared_change
 from laxify.runtime.numbers import item, python_op
+from laxify.runtime.recursion import deeper as recursion_deeper
+from laxify.runtime.recursion import frame as recursion_frame
+from laxify.runtime.recursion import push as recursion_push
+from laxify.runtime.recursion import recursion
+from laxify.runtime.recursion import within as recursion_within
 from laxify.runtime.effects import kept_effects
 from laxify.runtime.writeback import numpy_in_place
 from laxify.runtime.error_channel import (
@@ -98,6 +103,11 @@ __all__ = [
     "push_options",
     "raise_",
     "raised",
+    "recursion",
+    "recursion_deeper",
+    "recursion_frame",
+    "recursion_push",
+    "recursion_within",
     "returned",
     "reversed_",
     "segment",

@@ -123,10 +123,10 @@ def recursion_in_a_closure(x, n):
     return x
 
 
-def traced_depth(x, n):
+def traced_depth(x, n):  # two calls of itself per call: a tree of calls, no loop
     if n == 0:
         return x
-    return traced_depth(x * 2, n - 1)
+    return traced_depth(x * 2, n - 1) + traced_depth(x, n - 1)
 
 
 # -- closures, lambdas, bound methods, partials, static and class methods -----------------
@@ -237,7 +237,7 @@ def test_recursion_with_a_traced_depth_falls_back():
         message = str(info.value)
         assert "`traced_depth` calls itself " in message
         assert "reached Python's recursion limit" in message
-        assert f'File "{__file__}", line {line}\n    return traced_depth(x * 2, n - 1)\n' in message
+        assert f'File "{__file__}", line {line}\n    return traced_depth(x * 2, n - 1) + traced_depth(x, n - 1)\n' in message
         assert "Make the depth a Python value" in message
         assert "_lx" not in message
 

@@ -7,6 +7,7 @@ node's position to its replacement, so errors and tracebacks keep pointing at us
 from __future__ import annotations
 
 import dataclasses
+import types
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -30,6 +31,8 @@ class Context:
     # itself: which calls may reach user code.
     namespace: Mapping[str, object] = field(default_factory=dict)
     local_names: frozenset[str] = frozenset()
+    # The code object of the function converted (``None`` for a tree converted on its own).
+    code: types.CodeType | None = None
     # Item updates rewritten by the array-updates converter, by the user's statement position:
     # the user's form and the functional one, for explain() (``[("x[i] += v", "x = ...")]``).
     updates: dict[tuple[int, int], list[tuple[str, str]]] = field(default_factory=dict)
