@@ -98,6 +98,15 @@ def keyword_call(n, acc):
     return keyword_call(acc=acc + n, n=n - 1)
 
 
+def through_a_closure(x, n):  # a nested helper that calls itself through its closure
+    def rec(k, acc):
+        if k <= 0:
+            return acc
+        return jnp.clip(rec(k - 1, acc * 2.0 + x) + jnp.sin(acc), -50.0, 50.0)
+
+    return rec(n, x)
+
+
 SORTED = jnp.array([1, 3, 5, 7, 9, 11, 13])
 
 CASES = [
@@ -130,6 +139,7 @@ CASES = [
     ),
     case(digits_sum, (jnp.arange(3.0), i32(0)), (jnp.arange(3.0), i32(4)), prims={"while", "cond"}),
     case(keyword_call, (i32(0), i32(0)), (i32(6), i32(1)), prims={"while", "cond"}),
+    case(through_a_closure, (jnp.float32(0.5), i32(0)), (jnp.float32(-0.3), i32(6)), prims={"while", "cond"}),
 ]
 
 

@@ -50,7 +50,13 @@ def enclosing_call(n):
     return abs(enclosing_call(n - 1) - 3)
 
 
-@pytest.mark.parametrize("fn", [tail, saved_after, through_elif, falls_off_the_end, enclosing_call])
+def call_after_it(n):
+    if n == 0:
+        return 0
+    return call_after_it(n - 1) + helper(n)
+
+
+@pytest.mark.parametrize("fn", [tail, saved_after, through_elif, falls_off_the_end, enclosing_call, call_after_it])
 def test_linear_recursion_is_rewritten(fn):
     assert _loops(fn)
 
@@ -168,7 +174,7 @@ def test_other_recursion_is_left_as_written(fn, args):
     assert laxify.to_static(fn)(*args) == fn(*args)
 
 
-def test_a_nested_function_or_method_is_left_as_written():
+def test_a_nested_function_is_rewritten_and_a_method_is_left_as_written():
     def inner(n):
         if n == 0:
             return 0
@@ -180,6 +186,7 @@ def test_a_nested_function_or_method_is_left_as_written():
                 return 0
             return self.down(n - 1) + 1
 
-    assert not _loops(inner)
+    assert _loops(inner)
     assert laxify.to_static(inner)(4) == 4
+    assert not _loops(Counter.down)
     assert laxify.to_static(Counter().down)(4) == 4

@@ -1,22 +1,25 @@
 """A function that calls itself at most once on every path (linear recursion) → a loop going
 down the calls and a loop coming back up (``runtime/recursion.py``):
 
-    def power(a, n):                         def power(a, n):
-        if n == 0:                               rec = _lx.recursion(power, ...); level = 1; depth = 0
-            return 1                             while True:                       # the calls
-        half = power(a, n // 2)                      if n == 0:
-        if n % 2:                        →               value = 1; break
-            return half * half * a                   level = _lx.recursion_deeper(rec, level)
-        return half * half                           frames = _lx.recursion_push(rec, frames, depth, (n,))
-                                                     depth = depth + 1; n = n // 2; continue
-                                                 while depth > 0:                  # the returns
-                                                     depth = depth - 1
-                                                     (n,) = _lx.recursion_frame(frames, depth)
-                                                     half = value
-                                                     if n % 2:
-                                                         value = half * half * a; continue
-                                                     value = half * half; continue
-                                                 return value
+    def power(a, n):                     def power(a, n):
+        if n == 0:                           rec = _lx.recursion(power, ..., (n,))
+            return 1                         if rec is None:
+        half = power(a, n // 2)                  <the body as written: the depth is static>
+        if n % 2:                            level = 1; depth = 0
+            return half * half * a           while _lx.recursion_within(rec, level):   # the calls
+        return half * half                       if n == 0:
+                                     →               value = 1; break
+                                                 level = _lx.recursion_deeper(rec, level)
+                                                 frames = _lx.recursion_push(rec, frames, depth, (n,))
+                                                 depth = depth + 1; n = n // 2; continue
+                                             while depth > 0:                           # the returns
+                                                 depth = depth - 1
+                                                 (n,) = _lx.recursion_frame(frames, depth)
+                                                 half = value
+                                                 if n % 2:
+                                                     value = half * half * a; continue
+                                                 value = half * half; continue
+                                             return value
 
 Each iteration of the first loop is one call: the call's arguments become the parameters, and
 the values the rest of the caller reads after the call (its *frame*) are saved. A `return`
@@ -26,8 +29,8 @@ below. A call that is the whole value of a `return` (a tail call) saves nothing 
 to finish. Both are ordinary loops for the converters after this one: on a traced depth they
 are ``lax.while_loop``s (``lax.scan``s under ``loop_options(max_iters=N)``), and on a depth
 known while tracing they run as Python. A recursion as deep as Python's limit raises Python's
-``RecursionError``. Recursion that unrolls while tracing (the depth a Python value) gives the
-same program either way; this one also holds a depth that only the data knows.
+``RecursionError``. Where no value the ``if`` tests read is traced, the body as written runs
+(its calls unroll while tracing, one level per call, as before).
 
 Only where that is Python's order of evaluation and Python's values: the function is a
 module's function whose global name is itself, with plain parameters (no ``*args``, keyword-
@@ -259,8 +262,9 @@ def _calls(node: cst.CSTNode, name: str) -> bool:
 
 
 def _evaluated_first(small: cst.CSTNode, call: cst.Call) -> bool:
-    """Whether ``call`` runs in ``small`` before every other call there except those whose
-    arguments hold it, and runs whenever ``small`` does."""
+    """Whether ``call`` runs whenever ``small`` does, and before every other call of ``small``
+    that Python runs before it (one written before it, left to right, other than the calls
+    whose arguments hold it): the calls after it run after the calls below, as in Python."""
     parents: dict[int, cst.CSTNode] = {}
     stack = [small]
     while stack:
@@ -275,9 +279,10 @@ def _evaluated_first(small: cst.CSTNode, call: cst.Call) -> bool:
         if type(node) in _CONDITIONAL:
             return False
         above.add(id(node))
-    inside = {id(n) for n in descendants(call)}
-    for node in descendants(small):
-        if type(node) is cst.Call and node is not call and id(node) not in above and id(node) not in inside:
+    for node in descendants(small):  # (in the order of the source)
+        if node is call:
+            return True
+        if type(node) is cst.Call and id(node) not in above:
             return False
     return True
 
@@ -591,11 +596,19 @@ TRIGGERS = (cst.Call,)
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     code, name = ctx.code, node.name.value
-    if code is None or name not in code.co_names or name in ctx.local_names:
+    if code is None:
         return node
-    found, value = ctx.global_value(name)
-    if not found or not _is_itself(value, code):
-        return node
+    if name in code.co_freevars:
+        # A nested function that calls itself through its closure: which function the cell
+        # holds is known at run time only (`_lx.recursion` checks it at each call).
+        if name in code.co_varnames or name in code.co_cellvars:
+            return node
+    else:
+        if name not in code.co_names or name in ctx.local_names:
+            return node
+        found, value = ctx.global_value(name)
+        if not found or not _is_itself(value, code):
+            return node
     plan = _plan(node, name)
     if plan is None:
         return node
