@@ -151,7 +151,14 @@ def returns_in_a_loop(n):
     return returns_in_a_loop(n - 1)
 
 
+def walrus_at_the_call(n):
+    if n <= 0:
+        return 0
+    return (m := n - 1) + walrus_at_the_call(m)
+
+
 REFUSED = [
+    (walrus_at_the_call, (3,)),
     (tree, (6,)),
     (call_in_a_loop, (2,)),
     (call_in_a_test, (3,)),

@@ -48,7 +48,7 @@ from __future__ import annotations
 import libcst as cst
 
 from laxify.transpiler.analysis.names import MUTATING_METHODS, block_access, expr_reads, stmt_access
-from laxify.transpiler.analysis.walk import children, descendants
+from laxify.transpiler.analysis.walk import children, descendants, walk
 from laxify.transpiler.converters.base import Context
 from laxify.transpiler.converters.guards import as_indented, assign, rewrite_blocks, runtime_call
 
@@ -139,7 +139,7 @@ class _Plan:
 
 def _plan(fn: cst.FunctionDef, name: str) -> _Plan | None:
     params = _params(fn)
-    if params is None:
+    if params is None or fn.asynchronous is not None:
         return None
     plan = _Plan(name, params)
     body = list(as_indented(fn.body).body)
@@ -247,6 +247,8 @@ def _find_sites(block: list, path: list, plan: _Plan) -> bool:
             continue
         if len(found) > 1 or len(stmt.body) != 1 or type(stmt.body[0]) not in _SITE_KINDS:
             return False
+        if any(type(n) is cst.NamedExpr for n in descendants(stmt)):
+            return False  # (a name the walrus binds before the call: the loop down would skip it)
         call = found[0]
         args = _arguments(call, plan.params)
         if args is None or not _evaluated_first(stmt.body[0], call) or any(_calls(a, name) for a in args):
@@ -279,7 +281,7 @@ def _evaluated_first(small: cst.CSTNode, call: cst.Call) -> bool:
         if type(node) in _CONDITIONAL:
             return False
         above.add(id(node))
-    for node in descendants(small):  # (in the order of the source)
+    for node in walk(small):  # (in the order of the source)
         if node is call:
             return True
         if type(node) is cst.Call and id(node) not in above:
