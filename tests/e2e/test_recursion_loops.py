@@ -107,6 +107,22 @@ def through_a_closure(x, n):  # a nested helper that calls itself through its cl
     return rec(n, x)
 
 
+def _times(a, b):
+    return [[a[0][0] * b[0][0] + a[0][1] * b[1][0], a[0][0] * b[0][1] + a[0][1] * b[1][1]],
+            [a[1][0] * b[0][0] + a[1][1] * b[1][0], a[1][0] * b[0][1] + a[1][1] * b[1][1]]]
+
+
+def matrix_power(m, p):  # a Python list of lists returned: a value the loops carry
+    if p == 0:
+        return [[1, 0], [0, 1]]
+    elif p % 2 == 1:
+        return _times(matrix_power(m, p - 1), m)
+    else:
+        half = matrix_power(m, p // 2)
+        return _times(half, half)
+
+
+FIB = [[i32(1), i32(1)], [i32(1), i32(0)]]
 SORTED = jnp.array([1, 3, 5, 7, 9, 11, 13])
 
 CASES = [
@@ -139,6 +155,7 @@ CASES = [
     ),
     case(digits_sum, (jnp.arange(3.0), i32(0)), (jnp.arange(3.0), i32(4)), prims={"while", "cond"}),
     case(keyword_call, (i32(0), i32(0)), (i32(6), i32(1)), prims={"while", "cond"}),
+    case(matrix_power, (FIB, i32(0)), (FIB, i32(1)), (FIB, i32(10)), prims={"while", "cond"}),
     case(through_a_closure, (jnp.float32(0.5), i32(0)), (jnp.float32(-0.3), i32(6)), prims={"while", "cond"}),
 ]
 

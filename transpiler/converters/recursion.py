@@ -391,7 +391,10 @@ class _Writer:
         self.rec = ctx.fresh("recursion")
         self.level = ctx.fresh("level")
         self.depth = ctx.fresh("depth")
-        self.value = ctx.fresh("value")
+        # The value of the call below, in a 1-tuple: a list the function returns (a matrix as
+        # lists) is a value the loops carry, not a list they append to. Named as the return
+        # converter's slot is, so that a message says "the return value".
+        self.value = ctx.fresh("retval")
         self.sites = ctx.fresh("sites")
         self.site = ctx.fresh("site")
         self.frames = {site.number: ctx.fresh("frames") for site in plan.sites if site.saved}
@@ -413,7 +416,11 @@ class _Writer:
         return copy
 
     def _leave(self, jump: type, value: cst.BaseExpression, old) -> list:
-        return [self.at(assign(self.value, value), old), self.at(cst.SimpleStatementLine([jump()]), old)]
+        held = cst.Tuple([cst.Element(value)])
+        return [self.at(assign(self.value, held), old), self.at(cst.SimpleStatementLine([jump()]), old)]
+
+    def _from_below(self) -> cst.Subscript:
+        return cst.Subscript(cst.Name(self.value), [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
 
     # -- the calls going down ---------------------------------------------------------------
 
@@ -516,7 +523,7 @@ class _Writer:
                     site.line,
                 )
             )
-        suffix = [self.clone(s) for s in _suffix(site, cst.Name(self.value))]
+        suffix = [self.clone(s) for s in _suffix(site, self._from_below())]
         self.at(suffix[0], site.line)
         if not _ends(suffix):
             suffix.append(cst.SimpleStatementLine([cst.Return()]))
@@ -582,7 +589,7 @@ class _Writer:
                 step.extend(self._finish(finishing[0]))
             test = cst.Comparison(cst.Name(self.depth), [cst.ComparisonTarget(cst.GreaterThan(), cst.Integer("0"))])
             out.append(cst.While(test, cst.IndentedBlock(step)))
-        out.append(cst.SimpleStatementLine([cst.Return(cst.Name(self.value))]))
+        out.append(cst.SimpleStatementLine([cst.Return(self._from_below())]))
         for stmt in out:
             self.at(stmt, first)
         return fn.with_changes(body=cst.IndentedBlock(out))
