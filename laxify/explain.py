@@ -147,6 +147,31 @@ class _Context:
             and all(self.flag_kind(v.hint) == "caught" for v in sel.operands if v.hint)
         )
 
+    def recursion_role(self, op: Op) -> str | None:
+        """For the constructs the recursion converter writes (``transpiler/converters/
+        recursion.py``): ``"down"`` (the loop down the calls), ``"up"`` (the loop back up),
+        ``"choice"`` (the test between them and the body as written), else None."""
+        value = op.selector if isinstance(op, CondOp) else op.regions[0].terminator.operands[0]
+        found = self.defining.get(id(value))
+        if not isinstance(found, PyOp):
+            return None
+        if isinstance(op, CondOp):
+            named = any(
+                self.generated(v.hint) and v.hint[len(self.prefix) + 1 :].startswith("recursion")
+                for v in found.operands
+                if v.hint
+            )
+            return "choice" if named and " is None" in found.code else None
+        if ".recursion_within(" in found.code:
+            return "down"
+        if any(
+            self.generated(v.hint) and v.hint[len(self.prefix) + 1 :].startswith("depth")
+            for v in found.operands
+            if v.hint
+        ):
+            return "up"
+        return None
+
     def is_match(self, op: CondOp) -> bool:
         sel = self.defining.get(id(op.selector))
         return isinstance(sel, PyOp) and any(
@@ -208,6 +233,14 @@ def _while_entry(op: WhileOp, cx: _Context) -> Entry:
         if is_static(t):
             return Entry(line, "while", "static Python", f"{depends}: Python values for these arguments")
     return Entry(line, "while", "lax.while_loop", f"{depends}; {_python_if(names)}")
+
+
+def _recursion_entry(op: WhileOp, role: str, cx: _Context) -> Entry:
+    line = op.span.line if op.span else 0
+    decision = "static Python" if op.attributes.get("static") else "lax.while_loop"
+    if role == "down":
+        return Entry(line, "recursion", decision, "calls itself: a loop down the calls, one iteration per call")
+    return Entry(line, "recursion", decision, "calls itself: a loop back up, each call finished with the value from below")
 
 
 def _trip_count(op: ForRangeOp) -> int | None:
@@ -357,7 +390,11 @@ def _explain_entries(fn: Function, specialised: bool) -> list[Entry]:
 
     def visit(op: Op, loops: list[Op]) -> None:
         entry: Entry | None = None
-        if isinstance(op, CondOp):
+        role = cx.recursion_role(op) if isinstance(op, (CondOp, WhileOp)) else None
+        if role is not None:
+            if role != "choice":
+                entry = _recursion_entry(op, role, cx)
+        elif isinstance(op, CondOp):
             kind = op.attributes.get("return_guard") and "return" or cx.guard_flag(op)
             if kind:
                 _note(notes, loops, kind)
@@ -398,6 +435,8 @@ def _explain_entries(fn: Function, specialised: bool) -> list[Entry]:
         if entry is not None:
             rows.append((op, entry))
         inner = loops + [op] if isinstance(op, (WhileOp, ForRangeOp, ScanOp)) else loops
+        if role == "choice":
+            return  # (the body as written, for a static depth: the loops' rows say what it does)
         for region in op.regions:
             for child in region.ops:
                 visit(child, inner)

@@ -71,17 +71,11 @@ def recursion(target, qualname: str, first_line: int, call_line: int, tested) ->
     traced level per call, as any call of a converted function)."""
     if not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(tested)):
         return None
-    caller = sys._getframe(1)
-    filename = caller.f_code.co_filename
     fn = _function_of(target)
     code = getattr(fn, "__code__", None)
-    if (
-        code is None
-        or code.co_qualname != qualname
-        or code.co_firstlineno != first_line
-        or code.co_filename != filename
-    ):
+    if code is None or code.co_qualname != qualname or code.co_firstlineno != first_line:
         return None
+    filename = code.co_filename
     limit = options.current().max_iters or sys.getrecursionlimit()
     return Recursion(int(limit), error_channel.region_depth(), filename, call_line, qualname.rsplit(".", 1)[-1])
 

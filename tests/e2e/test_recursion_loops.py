@@ -220,5 +220,11 @@ def test_the_tools_show_the_loops():
     converted = laxify.to_static(extended_gcd)
     assert "_lx.recursion_push(" in converted.source
     assert "extended_gcd" in str(converted.diff())
-    converted.explain()
+    rows = str(converted.explain(i32(240), i32(46))).splitlines()
+    line = extended_gcd.__code__.co_firstlineno + 3
+    assert [r.split()[:4] for r in rows if "recursion" in r] == [
+        ["line", str(line), "recursion", "lax.while_loop"],
+        ["line", str(line), "recursion", "lax.while_loop"],
+    ]
+    assert "static" in str(converted.explain(240, 46))  # a static depth: the calls unroll
     converted.ir()
