@@ -240,7 +240,7 @@ def _recursion_entry(op: WhileOp, role: str, cx: _Context) -> Entry:
     decision = "static Python" if op.attributes.get("static") else "lax.while_loop"
     if role == "down":
         return Entry(line, "recursion", decision, "calls itself: a loop down the calls, one iteration per call")
-    return Entry(line, "recursion", decision, "calls itself: a loop back up, each call finished with the value from below")
+    return Entry(line, "recursion", decision, "calls itself: a loop back up, each call finished with the value below")
 
 
 def _trip_count(op: ForRangeOp) -> int | None:
