@@ -92,6 +92,14 @@ def digits_sum(x, n):  # an array argument that changes on the way down, read on
     return below + x.sum()
 
 
+def gcd_in_one_line(a, b):  # a conditional expression: an `if` with a `return` on each side
+    return a if b == 0 else gcd_in_one_line(b, a % b)
+
+
+def factorial_in_one_line(n):
+    return 1 if n <= 1 else n * factorial_in_one_line(n - 1)
+
+
 def keyword_call(n, acc):
     if n <= 0:
         return acc
@@ -154,6 +162,8 @@ CASES = [
         prims={"while", "cond"},
     ),
     case(digits_sum, (jnp.arange(3.0), i32(0)), (jnp.arange(3.0), i32(4)), prims={"while", "cond"}),
+    case(gcd_in_one_line, (i32(12), i32(18)), (i32(7), i32(0)), (i32(1071), i32(462)), prims={"while", "cond"}),
+    case(factorial_in_one_line, (i32(0),), (i32(6),), prims={"while", "cond"}),
     case(keyword_call, (i32(0), i32(0)), (i32(6), i32(1)), prims={"while", "cond"}),
     case(matrix_power, (FIB, i32(0)), (FIB, i32(1)), (FIB, i32(10)), prims={"while", "cond"}),
     case(through_a_closure, (jnp.float32(0.5), i32(0)), (jnp.float32(-0.3), i32(6)), prims={"while", "cond"}),

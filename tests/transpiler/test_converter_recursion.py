@@ -56,9 +56,32 @@ def call_after_it(n):
     return call_after_it(n - 1) + helper(n)
 
 
-@pytest.mark.parametrize("fn", [tail, saved_after, through_elif, falls_off_the_end, enclosing_call, call_after_it])
+def conditional_expression(n):  # a `return` of one: an `if` with a `return` in each branch
+    return 0 if n <= 0 else 1 + conditional_expression(n - 1)
+
+
+def conditional_chain(n):
+    return 0 if n <= 0 else 5 if n == 7 else conditional_chain(n - 1) * 2
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        tail,
+        saved_after,
+        through_elif,
+        falls_off_the_end,
+        enclosing_call,
+        call_after_it,
+        conditional_expression,
+        conditional_chain,
+    ],
+)
 def test_linear_recursion_is_rewritten(fn):
     assert _loops(fn)
+    for n in (0, 3, 7, 9):
+        args = (n, 0) if fn in (tail, falls_off_the_end) else (n,)
+        assert laxify.to_static(fn)(*args) == fn(*args)
 
 
 def tree(n):
@@ -85,8 +108,9 @@ def short_circuit(n):
     return n <= 0 or short_circuit(n - 1)
 
 
-def conditional_expression(n):
-    return 0 if n <= 0 else 1 + conditional_expression(n - 1)
+def conditional_expression_assigned(n):
+    r = 0 if n <= 0 else 1 + conditional_expression_assigned(n - 1)
+    return r
 
 
 def call_before_it(n):
@@ -163,7 +187,7 @@ REFUSED = [
     (call_in_a_loop, (2,)),
     (call_in_a_test, (3,)),
     (short_circuit, (3,)),
-    (conditional_expression, (3,)),
+    (conditional_expression_assigned, (3,)),
     (call_before_it, (3,)),
     (changes_in_place, (3, [])),
     (inside_try, (3,)),

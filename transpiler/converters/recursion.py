@@ -35,7 +35,8 @@ known while tracing they run as Python. A recursion as deep as Python's limit ra
 Only where that is Python's order of evaluation and Python's values: the function is a
 module's function whose global name is itself, with plain parameters (no ``*args``, keyword-
 only or ``**kwargs``); every call of itself passes each parameter once and stands as a
-statement of its own (a `return`, an assignment or an expression) in ``if``s only, evaluated
+statement of its own (a `return`, an assignment or an expression) in ``if``s only (a `return`
+of a conditional expression is read as an ``if`` with a `return` on each side), evaluated
 in that statement before anything else it calls except what encloses it; what runs after a
 call calls itself no more; the body holds no ``try``, ``with``, nested ``def``/``lambda``/
 ``class``, ``global``/``nonlocal``, ``del``, ``yield``, ``return`` inside a loop, nor a change of
@@ -618,7 +619,57 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         found, value = ctx.global_value(name)
         if not found or not _is_itself(value, code):
             return node
+    node = _returns_as_ifs(node, name, ctx)
     plan = _plan(node, name)
     if plan is None:
         return node
     return _Writer(plan, ctx, node).function()
+
+
+def _returns_as_ifs(fn: cst.FunctionDef, name: str, ctx: Context) -> cst.FunctionDef:
+    """``return a if c else f(...)`` (a call of itself on a side) → ``if c: return a`` /
+    ``else: return f(...)``: the same evaluation, and a call the loops can take."""
+
+    def split(ret: cst.Return, line) -> cst.If:
+        test, body, orelse = ret.value.test, ret.value.body, ret.value.orelse
+
+        def returning(value):
+            if type(value) is cst.IfExp and _calls(value, name):
+                return split(cst.Return(value), line)
+            new = cst.SimpleStatementLine([cst.Return(value)])
+            if line in ctx.positions:
+                ctx.positions.setdefault(new, ctx.positions[line])
+            return new
+
+        other = returning(orelse)
+        node = cst.If(
+            test,
+            cst.IndentedBlock([returning(body)]),
+            orelse=other if type(other) is cst.If else cst.Else(cst.IndentedBlock([other])),
+        )
+        if line in ctx.positions:
+            ctx.positions.setdefault(node, ctx.positions[line])
+        return node
+
+    def block(stmts: list) -> list:
+        out = []
+        for stmt in stmts:
+            if (
+                type(stmt) is cst.SimpleStatementLine
+                and len(stmt.body) == 1
+                and type(stmt.body[0]) is cst.Return
+                and type(stmt.body[0].value) is cst.IfExp
+                and _calls(stmt.body[0].value, name)
+            ):
+                out.append(split(stmt.body[0], stmt))
+            elif type(stmt) is cst.If and _calls(stmt, name):
+                out.append(rewrite_blocks(stmt, block, ctx.positions))
+            else:
+                out.append(stmt)
+        return out
+
+    body = list(as_indented(fn.body).body)
+    new = block(body)
+    if all(a is b for a, b in zip(new, body)):
+        return fn
+    return fn.with_changes(body=cst.IndentedBlock(new))
