@@ -21,6 +21,7 @@ value). This module holds what those loops need:
 
 from __future__ import annotations
 
+import linecache
 import sys
 import types
 
@@ -175,27 +176,27 @@ def frame(frames, depth) -> tuple:
     return jax.tree_util.tree_unflatten(tree, leaves)
 
 
-def _changed_layout(rec: Recursion) -> NeedsPython:
-    import linecache
-
+def _at_call(rec: Recursion) -> Location:
+    """Where the function calls itself (its first call of itself in the source)."""
     text = linecache.getline(rec.filename, rec.line).rstrip("\n")
+    return Location(rec.filename, rec.line, max(text.find(rec.name), 0), text)
+
+
+def _changed_layout(rec: Recursion) -> NeedsPython:
     return NeedsPython(
         f"`{rec.name}` calls itself on a traced value, which laxify runs as a loop, and the values a "
         f"call keeps for after its inner call change type from one level to the next (a Python value "
         f"that is not a number, or an array whose shape changes), which one loop cannot carry",
-        Location(rec.filename, rec.line, max(text.find(rec.name), 0), text),
+        _at_call(rec),
         "Keep the values the function reads after its call of itself arrays of one shape and dtype.",
     )
 
 
 def _too_big(rec: Recursion, a) -> NeedsPython:
-    import linecache
-
-    text = linecache.getline(rec.filename, rec.line).rstrip("\n")
     return NeedsPython(
         f"`{rec.name}` calls itself on a traced value, which laxify runs as a loop that saves, for "
         f"each of up to {rec.limit:,} levels, a {a.dtype}{list(a.shape)} array the call reads after "
         f"its inner call: {rec.limit * a.size * a.dtype.itemsize / 2**20:,.0f} MiB",
-        Location(rec.filename, rec.line, max(text.find(rec.name), 0), text),
+        _at_call(rec),
         f"Bound the depth with @laxify.loop_options(max_iters=N) on `{rec.name}`.",
     )

@@ -196,6 +196,18 @@ def test_past_the_limit_is_pythons_recursion_error_at_the_call():
         assert int(unbounded(i32(sys.getrecursionlimit() - 1)) * 0) == 0
 
 
+def test_frames_too_large_for_the_limit_run_as_python():
+    big = jnp.ones(300_000)  # saved for the way up, 1.2 MB a level: 1.1 GiB for 1,000 levels
+    with pytest.warns(laxify.FallbackWarning, match="MiB") as caught:
+        got = laxify.to_static(digits_sum)(big, i32(2))
+    np.testing.assert_allclose(got, digits_sum(big, i32(2)))
+    assert "loop_options(max_iters=N)" in str(caught[0].message)
+    bounded = laxify.to_static(laxify.loop_options(max_iters=8)(digits_sum))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(bounded(big, i32(2)), digits_sum(big, i32(2)))
+
+
 def test_vmap_and_reverse_mode_through_the_loops():
     ns = jnp.arange(0, 9, dtype=jnp.int32)
     np.testing.assert_array_equal(jax.vmap(laxify.convert(factorial))(ns), [factorial(n) for n in ns])

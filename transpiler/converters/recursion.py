@@ -426,23 +426,30 @@ class _Writer:
     # -- the calls going down ---------------------------------------------------------------
 
     def down(self, block: list) -> list:
+        """The loop down: a `return` ends it with its value, a call of itself descends."""
+        return self._walk(block, cst.Break, True)
+
+    def _walk(self, block: list, jump: type, calls: bool) -> list:
+        """``block`` with each `return` as the value set and ``jump``, and (``calls``) each
+        statement of a call of itself as the step down (the rest of its block runs on the way up)."""
+        walk = self.down if calls else self.up
         out = []
         for stmt in block:
             if type(stmt) is cst.SimpleStatementLine:
-                site = self.plan.by_small.get(id(stmt.body[0]))
+                site = self.plan.by_small.get(id(stmt.body[0])) if calls else None
                 if site is not None:
                     out.extend(self._descend(site))
-                    return out  # (the rest of the block runs on the way up)
+                    return out
                 ret = next((s for s in stmt.body if type(s) is cst.Return), None)
                 if ret is not None:
-                    before = [s for s in stmt.body[: stmt.body.index(ret)]]
+                    before = stmt.body[: stmt.body.index(ret)]
                     if before:
                         out.append(self.at(stmt.with_changes(body=before), stmt))
-                    out.extend(self._leave(cst.Break, ret.value or cst.Name("None"), stmt))
+                    out.extend(self._leave(jump, ret.value or cst.Name("None"), stmt))
                     return out
                 out.append(stmt)
             elif type(stmt) is cst.If and self._holds_jump(stmt):
-                out.append(self.at(rewrite_blocks(stmt, self.down, self.positions), stmt))
+                out.append(self.at(rewrite_blocks(stmt, walk, self.positions), stmt))
             else:
                 out.append(stmt)
         return out
@@ -488,22 +495,8 @@ class _Writer:
     # -- the returns coming up --------------------------------------------------------------
 
     def up(self, block: list) -> list:
-        out = []
-        for stmt in block:
-            if type(stmt) is cst.SimpleStatementLine:
-                ret = next((s for s in stmt.body if type(s) is cst.Return), None)
-                if ret is not None:
-                    before = [s for s in stmt.body[: stmt.body.index(ret)]]
-                    if before:
-                        out.append(self.at(stmt.with_changes(body=before), stmt))
-                    out.extend(self._leave(cst.Continue, ret.value or cst.Name("None"), stmt))
-                    return out
-                out.append(stmt)
-            elif type(stmt) is cst.If and self._holds_jump(stmt):
-                out.append(self.at(rewrite_blocks(stmt, self.up, self.positions), stmt))
-            else:
-                out.append(stmt)
-        return out
+        """The loop up: a `return` finishes the call with its value."""
+        return self._walk(block, cst.Continue, False)
 
     def _finish(self, site: _Site) -> list:
         restore = cst.Tuple([cst.Element(cst.Name(n)) for n in site.saved])
