@@ -72,8 +72,12 @@ def failure_type(label: str) -> type[FuzzFailure]:
 
 def load(program: Program) -> Callable:
     """``f`` of ``program``, exec'd under a fresh file name registered in linecache."""
+    return load_source(program.source)
+
+
+def load_source(src: str) -> Callable:
+    """``f`` of the module text ``src``, exec'd under a fresh file name registered in linecache."""
     filename = f"<laxify-fuzz-{next(_filenames)}>"
-    src = program.source
     linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
     # Bound here rather than by `import` lines in the source: CPython 3.11 compiles
     # `jnp.f(...)` differently when `jnp` is a module-level import, which laxify's stale-source
