@@ -16,7 +16,8 @@ closure cells.)
 
 Recursion unrolls while tracing, one converted call per level: a depth known while tracing
 ends it. A recursion whose end depends on a traced value never ends: it becomes a located
-:class:`ConversionError` instead of Python's ``RecursionError``.
+:class:`ConversionError` instead of Python's ``RecursionError`` (a function that calls itself
+at most once on each path is written as loops before, by ``transpiler/converters/recursion.py``).
 """
 
 from __future__ import annotations
@@ -189,5 +190,8 @@ def _endless_recursion(code: types.CodeType, levels: int, caller) -> NeedsPython
         Location(filename, line, col, text),
         "Make the depth a Python value (an int argument, static under jax.jit through "
         "static_argnums/static_argnames), or rewrite the recursion as a `while` loop, which laxify "
-        "converts to lax.while_loop (a static recursion this deep needs a loop too).",
+        "converts to lax.while_loop (a static recursion this deep needs a loop too). A function "
+        "that calls itself at most once on each path is such a loop already, where it keeps "
+        'Python\'s order (docs/semantics.md, "Linear recursion on a traced depth is a loop"); '
+        "this one calls itself more often, or in a place the loop cannot follow.",
     )
