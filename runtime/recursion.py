@@ -6,8 +6,9 @@ rest of the caller reads after the call are saved as a *frame*), then a loop com
 iteration finishes one caller: its frame is restored, the value of the call below is the call's
 value). This module holds what those loops need:
 
-- :func:`recursion` at the top: whether the name the function calls itself by still names it
-  (a module global rebound since the conversion is not this function: the eager run then);
+- :func:`recursion` at the top: whether the loops run at all. The body as written runs instead
+  where no value its tests read is traced (the calls unroll while tracing, as before) or where
+  the name the function calls itself by no longer holds it (rebound since the conversion);
 - :func:`deeper` at each call: the next level, and Python's ``RecursionError`` past the limit
   (``sys.getrecursionlimit()``, or ``loop_options(max_iters=N)``), through the run-time report
   where the depth is traced; :func:`within`, the test of the loop down;
