@@ -32,6 +32,7 @@ __all__ = [
     "ARRAY_PACKAGES",
     "STDLIB_CONVERTED",
     "converts_calls_of",
+    "behind_laxify_wrappers",
     "convert_packages",
     "keep_packages",
     "keeps_module",
@@ -141,6 +142,17 @@ def _decide(module_name: str, filename: str) -> bool:
     if filename.startswith("<frozen "):
         return False
     return True  # the user's code, or an installed pure-Python package
+
+
+def behind_laxify_wrappers(value):
+    """``value`` with laxify's own wrappers taken off (a ``to_static`` function, a
+    ``loop_options`` copy: their ``__wrapped__``); another library's wrapper (a cache,
+    ``jax.jit``) is ``value`` itself, which calls what it calls."""
+    for _ in range(4):
+        if type(value) is types.FunctionType or not type(value).__module__.startswith("laxify."):
+            return value
+        value = getattr(value, "__wrapped__", None)
+    return value
 
 
 def converts_calls_of(fn: types.FunctionType) -> bool:

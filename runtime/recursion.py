@@ -32,8 +32,10 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import Location, NeedsPython
+from laxify.ir.user_code import behind_laxify_wrappers
 from laxify.runtime import error_channel, numbers, options
-from laxify.runtime.dispatch.values import Undefined
+from laxify.runtime.compile import converted_from
+from laxify.runtime.dispatch.values import Undefined, any_traced, is_traced
 
 __all__ = ["Frames", "deeper", "frame", "push", "recursion", "within"]
 
@@ -52,28 +54,17 @@ class Recursion:
         self.limit, self.region, self.filename, self.line, self.name = limit, region, filename, line, name
 
 
-def _function_of(value):
-    """The Python function ``value`` calls (through laxify's own wrappers), else ``None``."""
-    from laxify.runtime.compile import converted_from
-
-    for _ in range(4):  # (a to_static function of a loop_options copy of it, at most)
-        if type(value) is types.FunctionType:
-            return converted_from(value) or value
-        if not type(value).__module__.startswith("laxify."):
-            return None  # another library's wrapper (a cache, jax.jit): its own calls
-        value = getattr(value, "__wrapped__", None)
-    return None
-
-
 def recursion(target, qualname: str, first_line: int, call_line: int, tested) -> Recursion | None:
     """At the top of a function converted into loops: what its loops share, or ``None`` where
     its own body runs as written: ``target``, what its name holds now, is no longer the
     function (rebound since the conversion: its calls are no calls of itself), or no value its
     tests read (``tested``) is traced (the depth is known while tracing: the calls unroll, one
     traced level per call, as any call of a converted function)."""
-    if not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(tested)):
+    if not any_traced(tested):
         return None
-    fn = _function_of(target)
+    fn = behind_laxify_wrappers(target)
+    if type(fn) is types.FunctionType:
+        fn = converted_from(fn) or fn
     code = getattr(fn, "__code__", None)
     if code is None or code.co_qualname != qualname or code.co_firstlineno != first_line:
         return None
@@ -86,13 +77,12 @@ def deeper(rec: Recursion, level):
     """``level + 1``, the level of the call about to be made; where it passes the limit,
     Python's ``RecursionError`` (after the call, from the report, where the level is traced)."""
     nxt = level + 1
-    line = sys._getframe(1).f_lineno
-    if isinstance(nxt, jax.core.Tracer):
+    if is_traced(nxt):
         error_channel.check_at(
             nxt <= rec.limit,
             lambda: RecursionError("maximum recursion depth exceeded"),
             rec.filename,
-            line,
+            sys._getframe(1).f_lineno,
         )
     elif nxt > rec.limit:
         raise RecursionError("maximum recursion depth exceeded")
@@ -124,21 +114,17 @@ class Frames:
         return cls(tuple(rows), layout)
 
 
-def _traced(leaf) -> bool:
-    return isinstance(leaf, jax.core.Tracer)
-
-
 def push(rec: Recursion, frames, depth, values: tuple):
     """``frames`` with ``values`` (the frame of the call at ``depth``) written at ``depth``."""
     in_loop = error_channel.region_depth() > rec.region
-    if type(depth) is int and not in_loop and (frames is None or isinstance(frames, (list, Undefined))):
+    if type(depth) is int and not in_loop and isinstance(frames, (list, Undefined)):
         held = list(frames[:depth]) if type(frames) is list else []
         held.append(values)
         return held
     leaves, tree = jax.tree_util.tree_flatten(values, is_leaf=lambda x: x is None)
     layout, arrays = [], []
     for leaf in leaves:
-        if _traced(leaf) or isinstance(leaf, (jax.Array, np.ndarray, np.generic)) or type(leaf) in (int, float, bool):
+        if is_traced(leaf) or isinstance(leaf, (jax.Array, np.ndarray, np.generic)) or type(leaf) in (int, float, bool):
             kind = numbers.python_type(leaf)
             layout.append(("row", len(arrays), kind))
             arrays.append(jnp.asarray(leaf))

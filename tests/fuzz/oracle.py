@@ -87,6 +87,27 @@ def load_source(src: str) -> Callable:
     return namespace["f"]
 
 
+def outcome(fn: Callable, args: tuple) -> tuple[str, object]:
+    """``("value", its numbers as Python floats)`` or ``("error", the exception's class name)``
+    (an ``UnboundLocalError`` of any subclass is ``"UnboundLocalError"``)."""
+    try:
+        return "value", np.asarray(fn(*args), dtype=np.float64).tolist()
+    except UnboundLocalError:
+        return "error", "UnboundLocalError"
+    except Exception as e:  # noqa: BLE001 - the exception class is the outcome compared
+        return "error", type(e).__name__
+
+
+def eager_and_static(fn: Callable, static: Callable, args: tuple) -> tuple[tuple, tuple, bool]:
+    """The outcomes of eager ``fn`` and of ``static`` (its ``to_static``) on ``args``, and
+    whether ``static`` warned."""
+    want = outcome(fn, args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = outcome(static, args)
+    return want, got, bool(caught)
+
+
 def arrays(inputs: tuple) -> tuple:
     """The input tuple as arrays: x float32[n], y int32[n], a float32, k int32."""
     x, y, a, k = inputs

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import itertools
 import random
-import warnings
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import laxify
-from oracle import load_source
+from oracle import eager_and_static, load_source
 
 INPUTS = list(itertools.product((0, 1, 4, 9), (-1.5, 0.3, 2.0)))
 
@@ -80,13 +79,6 @@ def program(seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _outcome(fn, args):
-    try:
-        return "value", np.asarray(fn(*args), dtype=np.float64).tolist()
-    except Exception as e:  # noqa: BLE001 - the exception class is the outcome compared
-        return "error", type(e).__name__
-
-
 SEEDS = range(80)
 
 
@@ -99,11 +91,8 @@ def test_random_linear_recursion_agrees_with_python_and_converts():
         warned = False
         for n, x in INPUTS:
             args = (jnp.int32(n), jnp.float32(x))
-            want = _outcome(fn, args)
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                got = _outcome(static, args)
-            warned |= bool(caught)
+            want, got, warns = eager_and_static(fn, static, args)
+            warned |= warns
             assert got[0] == want[0], (text, (n, x), want, got)
             if want[0] == "error":
                 assert got == want, (text, (n, x), want, got)

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from laxify.ir.user_code import behind_laxify_wrappers
 from laxify.transpiler.analysis.names import MUTATING_METHODS, block_access, expr_reads, stmt_access
 from laxify.transpiler.analysis.walk import children, descendants, walk
 from laxify.transpiler.converters.base import Context
@@ -105,13 +106,7 @@ def _params(fn: cst.FunctionDef) -> list[str] | None:
 def _is_itself(value, code) -> bool:
     """Whether ``value`` (the global of the function's name) is that function (or laxify's
     wrapper of it): its calls are calls of itself."""
-    for _ in range(4):
-        if getattr(value, "__code__", None) is code:
-            return True
-        if not type(value).__module__.startswith("laxify."):
-            return False
-        value = getattr(value, "__wrapped__", None)
-    return False
+    return getattr(behind_laxify_wrappers(value), "__code__", None) is code
 
 
 def _arguments(call: cst.Call, params: list[str]) -> list | None:
@@ -153,6 +148,8 @@ def _plan(fn: cst.FunctionDef, name: str) -> _Plan | None:
             calls.append(node)
         elif kind in _LOOPS and any(type(n) is cst.Return for n in descendants(node)):
             return None  # (a `return` of a loop would leave the loop the conversion writes)
+        elif kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in MUTATING_METHODS:
+            return None  # (an object changed in place: the frames are values)
     if not calls:
         return None
     if not _find_sites(body, [], plan):
@@ -161,10 +158,7 @@ def _plan(fn: cst.FunctionDef, name: str) -> _Plan | None:
     if len(found) != len(calls) or any(id(n) not in found for n in calls):
         return None  # its name read otherwise than as the callee of a call found
     everything = block_access(body)
-    if everything.mutates or any(
-        type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in MUTATING_METHODS
-        for n in descendants(fn.body)
-    ):
+    if everything.mutates:
         return None
     local = set(params) | set(everything.binds)
     invariant = {
@@ -396,10 +390,10 @@ class _Writer:
         # lists) is a value the loops carry, not a list they append to. Named as the return
         # converter's slot is, so that a message says "the return value".
         self.value = ctx.fresh("retval")
-        self.sites = ctx.fresh("sites")
-        self.site = ctx.fresh("site")
         self.frames = {site.number: ctx.fresh("frames") for site in plan.sites if site.saved}
+        # (several calls that finish on the way up: which one each level made, and its name)
         self.several = sum(not site.tail for site in plan.sites) > 1
+        self.sites, self.site = (ctx.fresh("sites"), ctx.fresh("site")) if self.several else ("", "")
 
     def at(self, new, old):
         if old in self.positions:
@@ -574,7 +568,7 @@ class _Writer:
                         [cst.ComparisonTarget(cst.Equal(), cst.Integer(str(site.number)))],
                     )
                     arm = cst.IndentedBlock(self._finish(site))
-                    chain = cst.If(test, arm, orelse=cst.Else(chain_body(chain)) if chain is not None else None)
+                    chain = cst.If(test, arm, orelse=chain)
                 step.append(
                     assign(self.site, runtime_call("recursion_frame", cst.Name(self.sites), cst.Name(self.depth)))
                 )
@@ -587,10 +581,6 @@ class _Writer:
         for stmt in out:
             self.at(stmt, first)
         return fn.with_changes(body=cst.IndentedBlock(out))
-
-
-def chain_body(node: cst.If) -> cst.IndentedBlock:
-    return cst.IndentedBlock([node])
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).
@@ -612,11 +602,11 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         found, value = ctx.global_value(name)
         if not found or not _is_itself(value, code):
             return node
-    node = _returns_as_ifs(node, name, ctx)
-    plan = _plan(node, name)
+    read = _returns_as_ifs(node, name, ctx)
+    plan = _plan(read, name)
     if plan is None:
         return node
-    return _Writer(plan, ctx, node).function()
+    return _Writer(plan, ctx, read).function()
 
 
 def _returns_as_ifs(fn: cst.FunctionDef, name: str, ctx: Context) -> cst.FunctionDef:
