@@ -7,7 +7,7 @@ import linecache
 import sys
 
 from laxify.ir.errors import Location, NeedsPython
-from laxify.runtime.dispatch.values import Undefined, is_traced
+from laxify.runtime.dispatch.values import Fillable, Undefined, is_traced
 
 __all__ = ["check_defined", "final_return", "returned"]
 
@@ -32,8 +32,10 @@ def final_return(flag, value, def_line: int):
 
 def returned(value):
     """The end of a function whose every path returns or raises: the value, or ``None`` where
-    only raises set it (a raise recorded for run time returns a value no one reads)."""
-    return None if isinstance(value, Undefined) else value
+    only raises set it (a raise recorded for run time returns a value no one reads: laxify's
+    placeholder, a ``Fillable``). A name with no value that a ``return`` read (``return r`` where ``r`` was assigned on other paths
+    only) stays what it is: ``check_defined`` raises Python's ``UnboundLocalError`` for it."""
+    return None if isinstance(value, Fillable) else value
 
 
 def check_defined(value):

@@ -151,3 +151,29 @@ def test_what_the_rewrite_cannot_hold_runs_as_python(fn, capsys):
             got = laxify.to_static(fn)(*args)
         assert capsys.readouterr().out == eager_out
         np.testing.assert_allclose(got, want)
+
+
+def unbound_on_a_path(a, b):
+    try:
+        if b < 2.0:
+            if a > -1.0:
+                raise LookupError("m")
+        else:
+            r = a * 2.0
+    except LookupError:
+        r = -1.0
+    return r
+
+
+def test_a_name_unbound_on_the_path_taken_raises_as_python_does():
+    # (it returned None: the return of an unbound name was taken for laxify's placeholder)
+    with pytest.raises(UnboundLocalError):
+        unbound_on_a_path(jnp.float32(-2.0), jnp.float32(-1.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", laxify.FallbackWarning)
+        with pytest.raises(UnboundLocalError):
+            laxify.to_static(unbound_on_a_path)(jnp.float32(-2.0), jnp.float32(-1.5))
+        with pytest.raises(UnboundLocalError):
+            laxify.convert(unbound_on_a_path)(jnp.float32(-2.0), jnp.float32(-1.5))
+        assert laxify.to_static(unbound_on_a_path)(jnp.float32(1.0), jnp.float32(3.0)) == 2.0
+        assert laxify.to_static(unbound_on_a_path)(jnp.float32(0.0), jnp.float32(-1.5)) == -1.0
