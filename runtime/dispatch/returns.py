@@ -33,8 +33,9 @@ def final_return(flag, value, def_line: int):
 def returned(value):
     """The end of a function whose every path returns or raises: the value, or ``None`` where
     only raises set it (a raise recorded for run time returns a value no one reads: laxify's
-    placeholder, a ``Fillable``). A name with no value that a ``return`` read (``return r`` where ``r`` was assigned on other paths
-    only) stays what it is: ``check_defined`` raises Python's ``UnboundLocalError`` for it."""
+    placeholder, a ``Fillable``). A name with no value that a ``return`` read (``return r``
+    where ``r`` was assigned on other paths only) stays what it is: ``check_defined`` raises
+    Python's ``UnboundLocalError`` for it."""
     return None if isinstance(value, Fillable) else value
 
 
