@@ -47,6 +47,7 @@ __all__ = [
     "OperationNeedsHandler",
     "RULES",
     "at_users_line",
+    "divide",
     "is_python_int",
     "item",
     "mark",
@@ -628,7 +629,38 @@ def _true_divide(a, b, ta, tb, site, kind):
         site.python_error(b == 0, lambda: ta(1) / tb(0))
     af, bf = _float(a), _float(b)
     safe = jnp.where(bf == 0, 1.0, bf) if isinstance(bf, jax.core.Tracer) else bf
-    return mark(af / safe, float, computed=not _exact_scale("/", a, b))
+    return mark(divide(af, safe), float, computed=not _exact_scale("/", a, b))
+
+
+def divide(a, b, in_place: bool = False):
+    """``a / b`` (``a /= b`` with ``in_place``), correctly rounded as eager JAX rounds it where
+    ``a`` is a traced scalar and ``b`` a number the program would hold as a constant. XLA
+    compiles a division by a constant as a multiplication by the constant's reciprocal, rounded
+    first: ``n / 100`` of ``n = 100`` is 1.0000000223, so ``1 - n / 100`` is 2.2e-8, not 0.0,
+    and ``(1 - n / 100) ** -1`` is 4.5e7, not ``inf``. Behind an optimization barrier the
+    divisor is a value XLA does not fold, and the division stays one. A divisor whose
+    reciprocal is exact (a power of two), zero, and an array operand of any shape but ``()``
+    are left as written (XLA multiplies an array by the reciprocal of any scalar divisor: not
+    covered, docs/semantics.md)."""
+    if isinstance(a, jax.core.Tracer) and getattr(a, "shape", None) == () and _inexact_reciprocal(b):
+        b = lax.optimization_barrier(jnp.asarray(b))
+    return operator.itruediv(a, b) if in_place else a / b
+
+
+def _inexact_reciprocal(b) -> bool:
+    """Whether ``b`` is a constant of the program (a Python number, a concrete scalar array)
+    whose reciprocal a float does not hold exactly."""
+    kind = type(b)
+    if kind is int:
+        if abs(b) > _INT32_MAX:
+            return False  # (JAX converts it to the dividend's float as it is)
+    elif kind is not float:
+        if isinstance(b, jax.core.Tracer) or not isinstance(b, (np.generic, np.ndarray, jax.Array)):
+            return False
+        if b.shape != () or not (jnp.issubdtype(b.dtype, jnp.floating) or jnp.issubdtype(b.dtype, jnp.integer)):
+            return False
+    value = float(b)
+    return value != 0 and math.isfinite(value) and abs(math.frexp(value)[0]) != 0.5
 
 
 def _exact_scale(kind, a, b) -> bool:

@@ -28,6 +28,7 @@ from laxify.transpiler.converters import (
     calls,
     recursion,
     conditional_expressions,
+    divisions,
     identity_tests,
     continue_statements,
     int_arithmetic,
@@ -118,6 +119,10 @@ CONVERTERS: list = [
     # body or rewrites `x[i] += v` (array updates: not a name target), and before builtins and
     # calls, which leave the `_lx.python_op(...)` written here alone and route calls in its operands.
     int_arithmetic,
+    # divisions after int arithmetic, which routes those of Python numbers itself (its
+    # `_lx.python_op("/", ...)` rounds them alike), and before calls, which leave the
+    # `_lx.divide(...)` written here alone and route the user's calls in its operands.
+    divisions,
     # builtins with a rule for traced values (max, int, math.floor, ..., `in`): after and/or/not
     # and chained comparisons (a chain's `in` is `_lx.compare`'s), before calls, which leave the
     # `_lx.builtin(...)` written here alone and route the user's calls in its arguments.

@@ -26,7 +26,7 @@ from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
 from laxify.runtime.dispatch.trying import finally_block, internal_errors, unsuppressing
 from laxify.runtime.updates import at, live_rows, setitem, setitem_op, shared_change
-from laxify.runtime.numbers import item, python_op
+from laxify.runtime.numbers import divide, item, python_op
 from laxify.runtime.recursion import deeper as recursion_deeper
 from laxify.runtime.recursion import frame as recursion_frame
 from laxify.runtime.recursion import push as recursion_push
@@ -73,6 +73,7 @@ __all__ = [
     "compare",
     "contains",
     "cond",
+    "divide",
     "elif_chain",
     "enumerate_",
     "exception_",

@@ -19,18 +19,13 @@ hunt = importlib.util.module_from_spec(_spec)
 sys.modules["laxify_hunt_run"] = hunt
 _spec.loader.exec_module(hunt)
 
-# The causes that remain of those the first run of this hunt found (on main 11f9680), each
-# with a minimal reproduction in the hunt's report to issue 33.
+# Rows that are known, documented bugs: (module, function, index) → the reason, with a
+# minimal reproduction in the hunt's report to issue 33.
 FLOAT32 = ("Python float arithmetic the program compiles is float32 (docs/semantics.md \"Python numbers\": "
            "not covered); here the difference is past rtol 1e-5")
-DIVISION = ("`a / b` where `b` is a constant is not correctly rounded in the program (XLA multiplies by the "
-            "reciprocal of a constant, under any jax.jit): `100 / 100` is 1.0000000223, so `1 - 100 / 100` "
-            "is 2.2e-8, not 0.0")
 KNOWN: dict[tuple[str, str, int], str] = {
     ("simulation", "verlet_spring", 42): FLOAT32 + (": a Python float argument assigned to a local (`x = x0`) "
                                                     "and updated by operators the conversion leaves as written"),
-    ("utilities", "polynomial_decay", 86): DIVISION,
-    ("utilities", "polynomial_decay", 88): DIVISION,
 }
 
 # Silent differences, differences after a FallbackWarning (the fallback must give eager's
