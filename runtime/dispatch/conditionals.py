@@ -151,11 +151,24 @@ def elif_chain(arms, operands, site: Site):
     value: a Python false condition skips its arm (its branch is never traced) and a Python
     true one ends the chain, so later conditions are not evaluated. A traced condition cannot
     end it: the later conditions are evaluated too, and the first true one (``argmax``)
-    chooses among the arms still possible, in one ``lax.switch`` (``lax.cond`` for two)."""
+    chooses among the arms still possible, in one ``lax.switch`` (``lax.cond`` for two).
+
+    A later condition that raises (a helper that always raises, a static ``10 // k``) after a
+    traced one is the chain's raise where no earlier condition holds: recorded for those runs,
+    the arm that stands for it gives values nothing observes, and no later condition is
+    evaluated (Python evaluates none there)."""
     preds, possible = [], []
-    chosen = len(arms) - 1
+    chosen, branch = len(arms) - 1, None
     for k, (test, _) in enumerate(arms[:-1]):
-        value = test if k == 0 else test()
+        if k == 0:
+            value = test
+        elif not preds:
+            value = test()
+        else:
+            value, raised = _later_condition(test, preds)
+            if raised:
+                chosen, branch = k, _raised_arm(site)
+                break
         if is_traced(value):
             preds.append(_chain_condition(value, site, k))
             possible.append(k)
@@ -164,6 +177,8 @@ def elif_chain(arms, operands, site: Site):
             break
     possible.append(chosen)
     branches = [arms[k][1] for k in possible]
+    if branch is not None:
+        branches[-1] = branch
     if not preds:
         return split.run_branch(branches[0], operands, site)
     if site.branches:
@@ -175,6 +190,33 @@ def elif_chain(arms, operands, site: Site):
     if len(preds) == 1:
         return cond(preds[0], branches, operands, site)
     return cond(_first_true(preds), branches, operands, site)
+
+
+def _later_condition(test, preds) -> tuple:
+    """``(value, False)`` of a later condition of an ``elif`` chain, evaluated where none of
+    ``preds`` holds; ``(None, True)`` where it raised the user's exception (recorded for those
+    runs, as a traced branch records what its code raises: see ``_caught``)."""
+    with error_channel.traced_region(), report.on_path(lambda: jnp.logical_not(_any_true(preds))):
+        try:
+            return test(), False
+        except Exception as e:
+            if not error_channel.is_users_error(e) or raised_by_array_library(e):
+                raise
+            error_channel.record_exception(e)
+    return None, True
+
+
+def _any_true(preds) -> jax.Array:
+    found = preds[0]
+    for pred in preds[1:]:
+        found = jnp.logical_or(found, pred)
+    return found
+
+
+def _raised_arm(site: Site):
+    """The branch of an ``elif`` arm whose condition raised: values nothing observes (the
+    return flag set, so the function does no more)."""
+    return lambda *operands: tuple(True if is_stop_flag(name) else Fillable(name) for name in site.names)
 
 
 def _first_true(preds) -> jax.Array:

@@ -591,6 +591,49 @@ def test_fuzz_regression_helper_that_always_raises_with_a_traced_message():
             route(jnp.float32(1.5))
 
 
+def elif_whose_condition_always_raises(x, a):
+    c = 0
+    if 0.0 < x[0]:
+        c = 1
+    elif a > 5.0:
+        c = 3
+    elif 0.0 < always_raises(a):
+        c = 2
+    else:
+        c = 4
+    return a + c
+
+
+def elif_whose_condition_raises_python_error(x, k):
+    c = 0.0
+    if x > 0:
+        c = 1.0
+    elif 10 // k > 1:
+        c = 2.0
+    return x + c
+
+
+def test_fuzz_regression_an_elif_condition_that_always_raises_is_the_chains_raise():
+    # Tracing stopped at the helper's `raise` and the function ran eagerly (a FallbackWarning):
+    # the raise is the chain's where no earlier condition holds, in the one program.
+    inputs = ((jnp.array([0.5, 0.0]), jnp.float32(1.0)), (jnp.array([0.0, 0.0]), jnp.float32(7.0)),
+              (jnp.array([0.0, 0.0]), jnp.float32(1.0)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        check_like_python(elif_whose_condition_always_raises, *inputs, prims=("cond",))
+        # (`k` a Python int: static under to_static, as jax.jit's static_argnums keeps it)
+        raises_python_error = laxify.to_static(elif_whose_condition_raises_python_error)
+        assert float(raises_python_error(jnp.float32(1.0), 0)) == 2.0
+        with pytest.raises(ZeroDivisionError):
+            raises_python_error(jnp.float32(-1.0), 0)
+        assert float(raises_python_error(jnp.float32(-1.0), 4)) == 1.0
+        assert "cond" in str(jax.make_jaxpr(laxify.convert(elif_whose_condition_raises_python_error),
+                                            static_argnums=1)(jnp.float32(-1.0), 0))
+    with pytest.raises(ValueError, match=r"^bad 1\.0$") as info:
+        laxify.to_static(elif_whose_condition_always_raises)(*inputs[2])
+    assert info.traceback[-1].path.name == "test_raise.py"
+
+
 def counter_whose_helper_always_raises(x, n):
     i = 0
     s = 0.0
