@@ -19,14 +19,8 @@ hunt = importlib.util.module_from_spec(_spec)
 sys.modules["laxify_hunt_run"] = hunt
 _spec.loader.exec_module(hunt)
 
-# Rows that are known, documented bugs: (module, function, index) → the reason, with a
-# minimal reproduction in the hunt's report to issue 33.
-FLOAT32 = ("Python float arithmetic the program compiles is float32 (docs/semantics.md \"Python numbers\": "
-           "not covered); here the difference is past rtol 1e-5")
-KNOWN: dict[tuple[str, str, int], str] = {
-    ("simulation", "verlet_spring", 42): FLOAT32 + (": a Python float argument assigned to a local (`x = x0`) "
-                                                    "and updated by operators the conversion leaves as written"),
-}
+# Rows that are known, documented bugs (none today): (module, function, index) → the reason.
+KNOWN: dict[tuple[str, str, int], str] = {}
 
 # Silent differences, differences after a FallbackWarning (the fallback must give eager's
 # result), and programs that never end. (A located error or a crash is loud: the report lists them.)

@@ -104,6 +104,35 @@ def test_parameters_are_left_alone_and_code_outside_loops_is_routed():
     """)
 
 
+def test_a_local_holding_a_parameters_value_may_hold_a_python_number():
+    # `x = x0`: the parameter's value (a Python float argument is a static value); an operation
+    # of it with a name that holds one (`dt`) may give one (`y = y * 2`: a self-update, routed
+    # as before).
+    check("""
+    def f(x0, n):
+        dt = 0.05
+        x_prev = x0
+        x = x0
+        y = x0
+        for _ in range(n):
+            x_next = 2 * x - x_prev - dt * dt * x
+            x_prev, x = x, x_next
+            y = y * 2
+        return x, y
+    """, """
+    def f(x0, n):
+        dt = 0.05
+        x_prev = x0
+        x = x0
+        y = x0
+        for _ in range(n):
+            x_next = _lx.python_op('-', _lx.python_op('-', _lx.python_op('*', 2, x), x_prev), _lx.python_op('*', _lx.python_op('*', dt, dt), x), 'x_next')
+            x_prev, x = x, x_next
+            y = _lx.python_op('*', y, 2, 'y')
+        return x, y
+    """)
+
+
 def test_an_item_read_goes_through_the_runtime_and_a_store_or_delete_stays():
     # `TABLE` (a global) and `weights` (bound to a list display) may be Python lists: their
     # items at a Python int go through `_lx.item`; `x`, a parameter, is indexed as written.

@@ -8,8 +8,9 @@ checked at run time); the operator itself otherwise. In a function that holds a 
 Which names may hold Python numbers is read from the function's own assignments: a ``range``
 loop's target, an ``enumerate`` loop's index, names assigned ``int(x)``, and names assigned
 number literals (``r = 1``, ``t = 0.0``, ``flag = False``, ``a, b = 0, 1``) or such operations
-on them (``m = i // 2``), not parameters (which may be arrays); a parameter counts beside one
-of those where the result goes to such a name (a static ``k`` in ``r = r * k``). Routed:
+on them (``m = i // 2``), not parameters (which may be arrays); a parameter, or a local that
+holds one's value (``x = x0``), counts beside one of those where the result goes to such a
+name (a static ``k`` in ``r = r * k``, ``x`` in ``x_next = 2 * x - dt * x``). Routed:
 ``+ - * / // % ** << >> & | ^`` and their augmented forms, unary ``-``, ``abs``, a comparison
 of such an int with a float literal, and ``acc[k] op= v`` of a list or dict of numbers. Left
 as written: a counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16), a step
@@ -240,11 +241,17 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     # Python numbers (a list of them is traced item by item, as JAX does).
     items = {target for target, iterable in elements if iterable in params and not {target, iterable} & arrays}
     names |= items
+    # A local that holds a parameter's value (`x = x0`, not used as an array) may hold a Python
+    # number as the parameter may: an operation of it with a name that may hold one (`2 * x -
+    # dt * x` with `dt = 0.05`) may give one too.
+    given = params | {
+        name for name, value in pairs if type(value) is cst.Name and value.value in params and name not in arrays
+    }
     grown = True
     while grown:
         grown = False
         for name, value in pairs:
-            if name not in names and name not in params and _int_expression(value, names, params):
+            if name not in names and name not in params and _int_expression(value, names, given):
                 names.add(name)
                 grown = True
         # A name (a parameter too) that the function updates by an int literal or a name that
