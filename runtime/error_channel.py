@@ -37,6 +37,7 @@ __all__ = [
     "NOT_RETURNED",
     "PYTHON_ERRORS",
     "PathRaised",
+    "always_raised",
     "call_raised",
     "calling",
     "check_at",
@@ -320,6 +321,18 @@ def leaving(raised, value):
     state = trace.current()
     if state.calls and state.calls[-1][0] == state.depth:
         state.calls[-1][1] = raised
+    return value
+
+
+def always_raised(value):
+    """The end of a converted function every path of which raised (each ``raise`` recorded for
+    run time): called from converted code, it stops its caller as Python's exception would
+    (:class:`PathRaised`: the value, never observed, would otherwise meet the caller's
+    operators as ``None``); else ``value``."""
+    state = trace.current()
+    if state.calls and state.calls[-1][0] == state.depth:
+        frame = sys._getframe(1)
+        raise PathRaised(state.depth, frame.f_code.co_filename, frame.f_lineno)
     return value
 
 

@@ -35,6 +35,7 @@ from laxify.runtime.recursion import within as recursion_within
 from laxify.runtime.effects import kept_effects
 from laxify.runtime.writeback import numpy_in_place
 from laxify.runtime.error_channel import (
+    always_raised,
     call_raised,
     exception_,
     expect_raise,
@@ -57,6 +58,7 @@ __all__ = [
     "Undefined",
     "UndefinedReturn",
     "and_",
+    "always_raised",
     "append",
     "as_list",
     "list_len",

@@ -634,6 +634,48 @@ def test_fuzz_regression_an_elif_condition_that_always_raises_is_the_chains_rais
     assert info.traceback[-1].path.name == "test_raise.py"
 
 
+def raises_on_both_sides(x):
+    if x > 0:
+        raise ValueError("positive")
+    raise KeyError("not positive")
+
+
+def adds_a_helper_that_raises_on_every_path(x):
+    return 1 + raises_on_both_sides(x)
+
+
+def validates_then_always_raises(q):
+    def check(v):
+        if v < -1.0:
+            raise ValueError(f"below: {v}")
+        return v + 0.5
+
+    check(q[0])
+    raise ValueError("always")
+    return 0  # (dead: after the raise)
+
+
+def adds_a_helper_that_validates_then_always_raises(x):
+    return len(x) + validates_then_always_raises(x)
+
+
+@pytest.mark.filterwarnings("error::laxify.FallbackWarning")
+def test_fuzz_regression_a_helper_that_raises_on_every_path_stops_its_caller():
+    # Every path of the helper raises under a traced condition (or after a call that may
+    # raise): it returned None, and `1 + None` raised TypeError under jax.jit(convert) (and
+    # ran the function eagerly under to_static).
+    for route in _routes(adds_a_helper_that_raises_on_every_path).values():
+        with pytest.raises(ValueError, match="^positive$"):
+            route(jnp.float32(1.0))
+        with pytest.raises(KeyError, match="not positive"):
+            route(jnp.float32(-1.0))
+    for route in _routes(adds_a_helper_that_validates_then_always_raises).values():
+        with pytest.raises(ValueError, match="^always$"):
+            route(jnp.zeros(3))
+        with pytest.raises(ValueError, match=r"^below: -2\.0$"):
+            route(jnp.full(3, -2.0))
+
+
 def counter_whose_helper_always_raises(x, n):
     i = 0
     s = 0.0

@@ -73,6 +73,25 @@ def _raised_return(stmt: cst.Return) -> bool:
     )
 
 
+def _always_raises(body: list) -> bool:
+    """Whether every path through ``body`` ends in a ``raise`` (the raise converter's ``return
+    _lx.raised()``): structurally always returning, and no other ``return`` of its own."""
+    if not _always_returns(body):
+        return False
+    live = next(k for k, stmt in enumerate(body) if _statement_returns(stmt))
+    stack = list(body[: live + 1])  # (what follows a statement that always returns is dead)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Return and not _raised_return(node):
+            return False
+        if kind is cst.SimpleStatementLine:
+            stack.extend(node.body)
+        elif kind not in (cst.FunctionDef, cst.ClassDef):  # (their returns are their own)
+            stack.extend(statement_children(node))
+    return True
+
+
 def _only_raises(body: list) -> bool:
     """Whether every ``return`` of ``body`` but a last top-level one stands for a ``raise``, and
     no ``finally`` clears the flag: then the flag is set only where a check failed, and what
@@ -192,7 +211,11 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         assign(VALUE, runtime_call("UndefinedReturn")),
         *rewriter.block(body[len(docstring) :]),
     ]
-    if _always_returns(body) and ctx.raises:
+    if _always_raises(body):
+        # Every path raised (each recorded for run time): a caller in converted code stops here,
+        # as Python's exception stops it; the value is never read.
+        final = cst.Return(runtime_call("always_raised", runtime_call("returned", cst.Name(VALUE))))
+    elif _always_returns(body) and ctx.raises:
         # Every path may have raised (its value recorded for run time, never read): None then.
         final = cst.Return(runtime_call("returned", cst.Name(VALUE)))
     elif _always_returns(body):
