@@ -520,11 +520,24 @@ def _isinstance(value, classinfo):
 
 
 def _type(*args):
-    """``type(v)`` of a traced value that is a Python number in eager code: that Python type."""
-    kind = numbers.python_type(args[0]) if len(args) == 1 else None
-    if kind is None:
+    """``type(v)`` of a traced value that is a Python number in eager code: that Python type;
+    of another traced array: the class of JAX's arrays, as eager code sees it (a message that
+    formats ``type(x)`` shows what eager's shows, never a tracer class)."""
+    if len(args) != 1:
         raise _NotCovered
-    return kind
+    kind = numbers.python_type(args[0])
+    if kind is not None:
+        return kind
+    if isinstance(args[0], jax.core.Tracer):
+        return _array_class()
+    raise _NotCovered
+
+
+@functools.cache
+def _array_class() -> type:
+    """The class of a concrete JAX array (made once, outside any trace)."""
+    with jax.ensure_compile_time_eval():
+        return type(jnp.zeros((), jnp.int32))
 
 
 def _pow(*args, **kwargs):

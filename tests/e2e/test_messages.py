@@ -195,3 +195,30 @@ def test_a_failing_python_assert_with_a_traced_message_under_jit_is_located():
         jax.jit(laxify.convert(assert_on_a_python_value_with_a_traced_message), static_argnums=1)(x, 3)
     assert "laxify.checked" in str(located.value)
     assert not any(word in str(located.value) for word in INTERNAL), str(located.value)
+
+
+def checked_action(action):
+    assert action < 2, "%r (%s) invalid" % (action, type(action))
+    if action > 0:
+        action = action - 1
+    return action
+
+
+def type_of_a_traced_array(x):
+    if x.sum() > 0:
+        x = x + 1
+    return type(x) is type(jnp.zeros(2)), type(x).__name__
+
+
+def test_type_of_a_traced_array_is_the_class_eager_code_sees():
+    # `type(action)` of a traced array named the tracer class (`DynamicJaxprTracer`) in the
+    # message, where eager code names JAX's array class.
+    with pytest.raises(AssertionError) as eager:
+        checked_action(jnp.int32(3))
+    for route in (laxify.to_static(checked_action), laxify.checked(jax.jit(laxify.convert(checked_action)))):
+        with pytest.raises(AssertionError) as got:
+            route(jnp.int32(3))
+        assert str(got.value) == str(eager.value)
+        assert "Tracer" not in str(got.value)
+        assert int(route(jnp.int32(1))) == 0
+    assert laxify.to_static(type_of_a_traced_array)(jnp.ones(2)) == type_of_a_traced_array(jnp.ones(2))
