@@ -388,6 +388,13 @@ def halved(x0, steps):
     return x
 
 
+def logistic_map(x0, r, n):
+    x = x0
+    for _ in range(n):
+        x = r * x * (1 - x)
+    return x
+
+
 def test_a_local_holding_a_python_float_argument_is_a_python_number():
     """`x = x0`, `v = v0` of Python float arguments, changed with a float literal's name (`v -
     k * x`, `x + v`): float64 in Python, float32 in a program (0.09127177 after 30 steps, where
@@ -404,6 +411,24 @@ def test_a_local_holding_a_python_float_argument_is_a_python_number():
         # A power-of-two scale is exact in float32: no change to tell.
         assert float(laxify.to_static(halved)(3.0, jnp.int32(5))) == halved(3.0, 5)
     assert "while" in str(jax.make_jaxpr(laxify.convert(spring))(jnp.float32(2.0), jnp.float32(0.0), jnp.int32(30)))
+
+
+def test_a_python_float_argument_updated_with_parameters_and_literals_runs_as_python():
+    """The logistic map `x = r * x * (1 - x)` of Python float arguments: chaotic, so float32
+    is far from Python's float64 after 30 steps (0.880 against 0.973): the loop runs as Python."""
+    with pytest.warns(laxify.FallbackWarning, match="changes the Python float `x`"):
+        got = laxify.to_static(logistic_map)(0.5, 3.9, jnp.int32(30))
+    assert type(got) is float and got == logistic_map(0.5, 3.9, 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        # Array arguments (strongly or weakly typed) are arrays in eager code (float32 there
+        # too): one program, no warning. (A chaotic map: its float32 digits depend on XLA's
+        # fusion, so only a value in the map's range is asserted.)
+        for x0 in (jnp.float32(0.5), jnp.array(0.5)):
+            got = laxify.to_static(logistic_map)(x0, jnp.float32(3.9), jnp.int32(30))
+            assert got.dtype == jnp.float32 and 0.0 <= float(got) <= 1.0
+        text = str(jax.make_jaxpr(laxify.convert(logistic_map))(jnp.array(0.5), jnp.float32(3.9), jnp.int32(30)))
+        assert "while" in text
 
 
 def test_printing_a_list_of_python_ints_prints_python_ints(capsys):

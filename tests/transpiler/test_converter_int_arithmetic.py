@@ -133,6 +133,29 @@ def test_a_local_holding_a_parameters_value_may_hold_a_python_number():
     """)
 
 
+def test_a_local_holding_a_parameters_value_and_updated_by_itself_is_routed():
+    # `x = r * x * (1 - x)`: operations of the local, a parameter and literals keep what the
+    # parameter may be (a Python float, whose loop runs as Python); `y`, given to a library
+    # call, is an array's.
+    check("""
+    def f(x0, r, n):
+        x = x0
+        y = x0
+        for _ in range(n):
+            x = r * x * (1 - x)
+            y = jnp.sin(y)
+        return x, y
+    """, """
+    def f(x0, r, n):
+        x = x0
+        y = x0
+        for _ in range(n):
+            x = _lx.python_op('*', _lx.python_op('*', r, x), _lx.python_op('-', 1, x), 'x')
+            y = jnp.sin(y)
+        return x, y
+    """)
+
+
 def test_an_item_read_goes_through_the_runtime_and_a_store_or_delete_stays():
     # `TABLE` (a global) and `weights` (bound to a list display) may be Python lists: their
     # items at a Python int go through `_lx.item`; `x`, a parameter, is indexed as written.

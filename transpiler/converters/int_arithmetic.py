@@ -10,7 +10,9 @@ loop's target, an ``enumerate`` loop's index, names assigned ``int(x)``, and nam
 number literals (``r = 1``, ``t = 0.0``, ``flag = False``, ``a, b = 0, 1``) or such operations
 on them (``m = i // 2``), not parameters (which may be arrays); a parameter, or a local that
 holds one's value (``x = x0``), counts beside one of those where the result goes to such a
-name (a static ``k`` in ``r = r * k``, ``x`` in ``x_next = 2 * x - dt * x``). Routed:
+name (a static ``k`` in ``r = r * k``, ``x`` in ``x_next = 2 * x - dt * x``); such a local
+updated by operations of itself, parameters and literals (``x = r * x * (1 - x)``) may hold
+one. Routed:
 ``+ - * / // % ** << >> & | ^`` and their augmented forms, unary ``-``, ``abs``, a comparison
 of such an int with a float literal, and ``acc[k] op= v`` of a list or dict of numbers. Left
 as written: a counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16), a step
@@ -244,9 +246,13 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     # A local that holds a parameter's value (`x = x0`, not used as an array) may hold a Python
     # number as the parameter may: an operation of it with a name that may hold one (`2 * x -
     # dt * x` with `dt = 0.05`) may give one too.
-    given = params | {
+    aliases = {
         name for name, value in pairs if type(value) is cst.Name and value.value in params and name not in arrays
     }
+    # Its own updates by operations of it, of parameters and of literals (`x = r * x * (1 - x)`)
+    # keep it one (an array's are the operator itself at run time).
+    names |= {name for name, value in pairs if name in aliases and _int_expression(value, names | aliases, params)}
+    given = params | aliases
     grown = True
     while grown:
         grown = False
