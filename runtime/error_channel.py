@@ -319,9 +319,15 @@ def leaving(raised, value):
     if raised is False:
         return value
     state = trace.current()
-    if state.calls and state.calls[-1][0] == state.depth:
+    if _called_here(state):
         state.calls[-1][1] = raised
     return value
+
+
+def _called_here(state: trace.TraceState) -> bool:
+    """Whether the code being traced is a converted function called from converted code, outside
+    its own traced branches and loops (see :class:`calling`)."""
+    return bool(state.calls) and state.calls[-1][0] == state.depth
 
 
 def always_raised(value):
@@ -330,7 +336,7 @@ def always_raised(value):
     (:class:`PathRaised`: the value, never observed, would otherwise meet the caller's
     operators as ``None``); else ``value``."""
     state = trace.current()
-    if state.calls and state.calls[-1][0] == state.depth:
+    if _called_here(state):
         frame = sys._getframe(1)
         raise PathRaised(state.depth, frame.f_code.co_filename, frame.f_lineno)
     return value
@@ -563,7 +569,7 @@ def _raise(exception, cause, in_try: bool, frame) -> None:
 
     rule = report.Rule(make, filename, line, name, f"{_escape(_preview(value))} (raise at {filename}:{line})")
     report.record(True, rule, leaves)
-    if state.calls and state.calls[-1][0] == state.depth:
+    if _called_here(state):
         # Outside the callee's own traced branches: every call raises here; its caller stops too.
         raise PathRaised(state.depth, filename, line)
 

@@ -660,7 +660,13 @@ def _inexact_reciprocal(b) -> bool:
         if b.shape != () or not (jnp.issubdtype(b.dtype, jnp.floating) or jnp.issubdtype(b.dtype, jnp.integer)):
             return False
     value = float(b)
-    return value != 0 and math.isfinite(value) and abs(math.frexp(value)[0]) != 0.5
+    return value != 0 and math.isfinite(value) and not _power_of_two(value)
+
+
+def _power_of_two(value: float) -> bool:
+    """Whether ``value`` (finite, not 0) is ± a power of two: its reciprocal, and a scale by
+    it, are exact in any float."""
+    return abs(math.frexp(value)[0]) == 0.5
 
 
 def _exact_scale(kind, a, b) -> bool:
@@ -674,7 +680,7 @@ def _exact_scale(kind, a, b) -> bool:
             type(c) in (int, float)
             and c != 0
             and math.isfinite(c)
-            and abs(math.frexp(c)[0]) == 0.5
+            and _power_of_two(c)
             and isinstance(other, jax.core.Tracer)
             and python_type(other) is float
             and not computed_float(other)

@@ -165,9 +165,9 @@ def elif_chain(arms, operands, site: Site):
         elif not preds:
             value = test()
         else:
-            value, raised = _later_condition(test, preds)
-            if raised:
-                chosen, branch = k, _raised_arm(site)
+            value, raised = _later_condition(test, preds, site)
+            if raised is not None:
+                chosen, branch = k, lambda *operands, raised=raised: raised
                 break
         if is_traced(value):
             preds.append(_chain_condition(value, site, k))
@@ -192,31 +192,17 @@ def elif_chain(arms, operands, site: Site):
     return cond(_first_true(preds), branches, operands, site)
 
 
-def _later_condition(test, preds) -> tuple:
-    """``(value, False)`` of a later condition of an ``elif`` chain, evaluated where none of
-    ``preds`` holds; ``(None, True)`` where it raised the user's exception (recorded for those
-    runs, as a traced branch records what its code raises: see ``_caught``)."""
-    with error_channel.traced_region(), report.on_path(lambda: jnp.logical_not(_any_true(preds))):
+def _later_condition(test, preds, site: Site) -> tuple:
+    """``(value, None)`` of a later condition of an ``elif`` chain, evaluated where none of
+    ``preds`` holds; ``(None, outputs)`` where it raised the user's exception: recorded for
+    those runs, and the arm's outputs are values nothing observes, as a traced branch's that
+    raised (:func:`_caught`)."""
+    earlier = tuple(preds)
+    with error_channel.traced_region(), report.on_path(lambda: jnp.logical_not(jnp.any(jnp.stack(earlier)))):
         try:
-            return test(), False
+            return test(), None
         except Exception as e:
-            if not error_channel.is_users_error(e) or raised_by_array_library(e):
-                raise
-            error_channel.record_exception(e)
-    return None, True
-
-
-def _any_true(preds) -> jax.Array:
-    found = preds[0]
-    for pred in preds[1:]:
-        found = jnp.logical_or(found, pred)
-    return found
-
-
-def _raised_arm(site: Site):
-    """The branch of an ``elif`` arm whose condition raised: values nothing observes (the
-    return flag set, so the function does no more)."""
-    return lambda *operands: tuple(True if is_stop_flag(name) else Fillable(name) for name in site.names)
+            return None, _caught(e, site)
 
 
 def _first_true(preds) -> jax.Array:

@@ -450,11 +450,9 @@ def _float_carry(before, after) -> bool:
             and len(before) == len(after)
             and any(_float_carry(b, a) for b, a in zip(before, after))
         )
-    kind = numbers.python_type(before) if type(before) is not bool else None
-    if kind is not None and isinstance(before, jax.core.Tracer) and numbers.marked_type(before) is None:
-        # A weakly typed array that no rule marked (`jnp.array(2.0)`, a Python float that
-        # jax.jit traced) is an array in the program's terms, not a Python number.
-        kind = None
+    # A traced value is a Python number where a rule marked it so: a weakly typed array that
+    # none did (`jnp.array(2.0)`, a Python float that jax.jit traced) is an array here.
+    kind = numbers.marked_type(before) if isinstance(before, jax.core.Tracer) else numbers.python_type(before)
     if kind is int:  # (a float in Python after one iteration: an int where the loop runs zero times)
         return numbers.python_type(after) is float
     return kind is float and numbers.computed_float(after)

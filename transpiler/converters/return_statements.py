@@ -73,23 +73,23 @@ def _raised_return(stmt: cst.Return) -> bool:
     )
 
 
-def _always_raises(body: list) -> bool:
-    """Whether every path through ``body`` ends in a ``raise`` (the raise converter's ``return
-    _lx.raised()``): structurally always returning, and no other ``return`` of its own."""
-    if not _always_returns(body):
-        return False
-    live = next(k for k, stmt in enumerate(body) if _statement_returns(stmt))
-    stack = list(body[: live + 1])  # (what follows a statement that always returns is dead)
+def _own_statements(stmts: list):
+    """The statements, clauses and small statements of ``stmts`` at any depth, not those of the
+    ``def``s and classes in them (their returns are their own)."""
+    stack = list(stmts)
     while stack:
         node = stack.pop()
-        kind = type(node)
-        if kind is cst.Return and not _raised_return(node):
-            return False
-        if kind is cst.SimpleStatementLine:
-            stack.extend(node.body)
-        elif kind not in (cst.FunctionDef, cst.ClassDef):  # (their returns are their own)
+        yield node
+        if type(node) not in (cst.FunctionDef, cst.ClassDef):
             stack.extend(statement_children(node))
-    return True
+
+
+def _always_raises(body: list) -> bool:
+    """Whether every path through ``body``, which always returns, ends in a ``raise`` (the raise
+    converter's ``return _lx.raised()``): no other ``return`` up to the statement that always
+    returns (what follows it is dead)."""
+    live = next(k for k, stmt in enumerate(body) if _statement_returns(stmt))
+    return not any(type(node) is cst.Return and not _raised_return(node) for node in _own_statements(body[: live + 1]))
 
 
 def _only_raises(body: list) -> bool:
@@ -97,17 +97,13 @@ def _only_raises(body: list) -> bool:
     no ``finally`` clears the flag: then the flag is set only where a check failed, and what
     the guarded code computes there is never observed."""
     last = body[-1] if body else None
-    stack = list(body)
-    while stack:
-        node = stack.pop()
+    for node in _own_statements(body):
         kind = type(node)
         if kind is cst.Return and not _raised_return(node):
             if not (type(last) is cst.SimpleStatementLine and node in last.body):
                 return False
         elif kind is cst.Try and node.finalbody is not None:
             return False
-        elif kind not in (cst.FunctionDef, cst.ClassDef):  # (their returns are their own)
-            stack.extend(statement_children(node))
     return True
 
 
@@ -211,14 +207,15 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         assign(VALUE, runtime_call("UndefinedReturn")),
         *rewriter.block(body[len(docstring) :]),
     ]
-    if _always_raises(body):
+    always = _always_returns(body)
+    if always and _always_raises(body):
         # Every path raised (each recorded for run time): a caller in converted code stops here,
         # as Python's exception stops it; the value is never read.
         final = cst.Return(runtime_call("always_raised", runtime_call("returned", cst.Name(VALUE))))
-    elif _always_returns(body) and ctx.raises:
+    elif always and ctx.raises:
         # Every path may have raised (its value recorded for run time, never read): None then.
         final = cst.Return(runtime_call("returned", cst.Name(VALUE)))
-    elif _always_returns(body):
+    elif always:
         final = cst.Return(cst.Name(VALUE))
     else:
         final = cst.Return(runtime_call("final_return", cst.Name(FLAG), cst.Name(VALUE), cst.Integer(str(pos[0]))))
