@@ -358,6 +358,8 @@ def python_op(op: str, a, b=0, name: str | None = None, in_try: bool = False):
     if ta is None or tb is None:
         if kind == "**" and ta is not float:
             _array_exponent(a, b, in_try)
+        elif kind == "/":
+            return divide(a, b, op == "/=")  # (an array's division: `_lx.divide`'s)
         return _OPS[op](a, b)
     caller = sys._getframe(1)
     site = _Site(name, caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name, in_try)

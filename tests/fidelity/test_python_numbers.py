@@ -431,6 +431,75 @@ def test_a_python_float_argument_updated_with_parameters_and_literals_runs_as_py
         assert "while" in text
 
 
+def compound(p, rate, n):
+    for _ in range(n):
+        p = p * (1 + rate)
+    return p
+
+
+def decay(v, n):
+    for _ in range(n):
+        v *= 0.999
+        v += 0.001
+    return v
+
+
+def cooling(temp, env, k, n):
+    for _ in range(n):
+        temp = temp - k * (temp - env)
+    return temp
+
+
+def fibonacci_like(a, b, n):
+    for _ in range(n):
+        a, b = b, a + b * 0.5
+    return a
+
+
+def sum_start(a, b, n):
+    s = a + b
+    for _ in range(n):
+        s = s * 0.99
+    return s
+
+
+def ticks(t, x):
+    count = 0
+    while t < x:
+        t += 0.1
+        count += 1
+    return count
+
+
+@pytest.mark.parametrize(
+    ("fn", "floats", "rest", "name"),
+    [
+        (compound, (1000.0, 0.05), (30,), "p"),  # 4321.9365 in float32, 4321.9424 in Python
+        (decay, (0.3,), (500,), "v"),
+        (cooling, (90.0, 20.0, 0.07), (40,), "temp"),
+        (fibonacci_like, (0.1, 0.3), (40,), "[ab]"),
+        (sum_start, (0.1, 0.2), (300,), "s"),
+        (ticks, (0.0,), (3.0,), "t"),  # 31 ticks in float32, 30 in Python
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_a_python_float_parameter_updated_in_a_traced_loop_runs_as_python(fn, floats, rest, name):
+    """A parameter (or a local assigned an operation of parameters) that a traced loop updates
+    by operations of itself, parameters and literals: a Python float argument is float64 in
+    eager code, so the loop runs as Python naming it; an array argument stays one program."""
+    traced = tuple(jnp.float32(r) if type(r) is float else jnp.int32(r) for r in rest)
+    want = fn(*floats, *rest)
+    with pytest.warns(laxify.FallbackWarning, match=f"changes the Python float `{name}`"):
+        got = laxify.to_static(fn)(*floats, *traced)
+    assert type(got) is type(want) and got == want
+    arrays = tuple(jnp.float32(v) for v in floats)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        got = laxify.to_static(fn)(*arrays, *traced)
+    np.testing.assert_allclose(got, fn(*arrays, *rest), rtol=1e-5)
+    assert "while" in str(jax.make_jaxpr(laxify.convert(fn))(*arrays, *traced))
+
+
 def test_printing_a_list_of_python_ints_prints_python_ints(capsys):
     def counts_of(x):
         counts = [0, 0]

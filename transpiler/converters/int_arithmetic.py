@@ -12,7 +12,8 @@ on them (``m = i // 2``), not parameters (which may be arrays); a parameter, or 
 holds one's value (``x = x0``), counts beside one of those where the result goes to such a
 name (a static ``k`` in ``r = r * k``, ``x`` in ``x_next = 2 * x - dt * x``); such a local
 updated by operations of itself, parameters and literals (``x = r * x * (1 - x)``) may hold
-one. Routed:
+one, and so may a parameter, or a local assigned an operation of parameters (``s = a + b``),
+that a loop assigns so (``p = p * (1 + rate)``, ``v *= 0.999``). Routed:
 ``+ - * / // % ** << >> & | ^`` and their augmented forms, unary ``-``, ``abs``, a comparison
 of such an int with a float literal, and ``acc[k] op= v`` of a list or dict of numbers. Left
 as written: a counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16), a step
@@ -92,10 +93,11 @@ def _own_nodes(node: cst.CSTNode):
             stack.extend(children(current))
 
 
-def _int_expression(node, names: set, params: set) -> bool:
+def _int_expression(node, names: set, params: set, alone: bool = False) -> bool:
     """Whether ``node`` gives a Python int where ``names`` hold Python ints (and parameters
     may): an int literal, or those names, parameters and int literals under ``+ - * ** // %``
-    with at least one of ``names`` among them (a parameter may be an array: ``x * 2`` is not)."""
+    with at least one of ``names`` among them (a parameter may be an array: ``x * 2`` is not;
+    ``alone``: none needed, the operand of an augmented assignment to one of ``names``)."""
     if _number_literal(node) or (type(node) is cst.UnaryOperation and _number_literal(node.expression)):
         return True
     if (
@@ -133,7 +135,7 @@ def _int_expression(node, names: set, params: set) -> bool:
             return ok(n.left) and ok(n.right)
         return False
 
-    return ok(node) and bool(found)
+    return ok(node) and (alone or bool(found))
 
 
 def _number_literal(node) -> bool:
@@ -188,8 +190,11 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     stores: set[int] = set()  # the subscripts assigned or deleted (a statement kept as Python)
     bound: set[str] = set()  # the names the function binds
     elements: list = []  # `for p in positions`: (p, positions)
+    loops: list = []  # the `for` and `while` loops
     for node in below(fn, fn.body, _SCOPES):
         kind = type(node)
+        if kind is cst.For or kind is cst.While:
+            loops.append(node)
         if kind in _TARGETS:
             for target in _TARGETS[kind](node):
                 _stored(target, stores, bound)
@@ -249,9 +254,33 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     aliases = {
         name for name, value in pairs if type(value) is cst.Name and value.value in params and name not in arrays
     }
+    # So does, where a loop assigns it, a parameter or a local assigned an operation of
+    # parameters and literals (`s = a + b`): a Python float a traced loop changes is float64 in
+    # eager code, and its loop runs as Python (runtime/dispatch/loops.py), which needs the
+    # operations routed to tell.
+    looped = _assigned_in_loops(loops) - arrays
+    aliases |= {
+        name
+        for name, value in pairs
+        if name in looped
+        and name not in params
+        and type(value) is cst.BinaryOperation
+        and _int_expression(value, params - arrays, params)
+    }
     # Its own updates by operations of it, of parameters and of literals (`x = r * x * (1 - x)`)
-    # keep it one (an array's are the operator itself at run time).
-    names |= {name for name, value in pairs if name in aliases and _int_expression(value, names | aliases, params)}
+    # keep it one (an array's are the operator itself at run time); so do a parameter's own in
+    # a loop (`p = p * (1 + rate)`, `v *= 0.999`, `t += 0.1`).
+    # (Not by the items of a parameter it iterates over, `acc = acc + row`: an array's rows.)
+    own = aliases | (params & looped)
+    known = (names - items) | own
+    names |= {name for name, value in pairs if name in own and _int_expression(value, known, params)}
+    names |= {
+        node.target.value
+        for node in self_updates
+        if type(node) is cst.AugAssign
+        and node.target.value in own
+        and _int_expression(node.value, known, params, alone=True)
+    }
     given = params | aliases
     grown = True
     while grown:
@@ -306,6 +335,18 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
         and _index_reads(s, names | params)
     ]
     return names, params, operations, indices, floats, containers
+
+
+def _assigned_in_loops(loops: list) -> set:
+    """The names that the bodies of ``loops`` assign (``p = p * k``, ``v *= k``, ``a, b = b, a + b``)."""
+    found: set = set()
+    for loop in loops:
+        for node in _own_nodes(loop.body):
+            if type(node) is cst.AugAssign:
+                found.update(_target_names(node.target))
+            elif type(node) is cst.Assign:
+                found.update(n for t in node.targets for n in _target_names(t.target))
+    return found
 
 
 # The targets of the statements that store or delete: their subscripts are not reads.
@@ -551,7 +592,15 @@ def _operand(node: cst.BaseExpression, names: set, params: set, containers: set 
         return _operand(node.expression, names, params)
     if _is_routed(node) or _step(node, names):
         return "int"
+    if kind is cst.BinaryOperation and params and _plain_operands(node, params):
+        return "param"  # `(1 + rate)` in `p * (1 + rate)`: parameters and literals, not routed
     return None
+
+
+def _plain_operands(node: cst.BinaryOperation, params: set) -> bool:
+    return type(node.operator) in _INT_OPERATORS and all(
+        _operand(side, (), params) in ("param", "literal") for side in (node.left, node.right)
+    )
 
 
 def _step(node, names: set) -> bool:
