@@ -694,6 +694,9 @@ def _builtin(fn, args: tuple, kwargs: dict, in_try: bool, caller):
         # A Python int in eager code: its `+ - * **` with other Python ints are checked for
         # int32 overflow (runtime/numbers.py).
         numbers.mark(result, int)
+    elif fn is builtins.float and args:
+        # A Python float in eager code, exactly its argument's value (computed where that was)
+        numbers.mark(result, float, computed=numbers.computed_float(args[0]))
     return result
 
 

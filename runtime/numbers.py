@@ -795,8 +795,10 @@ def _unary(a, b, ta, tb, site, kind):
     whose negation wraps)."""
     a = _int(a)
     result = _OPS[kind](a, 0)
-    if ta is float or not isinstance(result, jax.core.Tracer):
-        return mark(result, ta if ta is float else int)
+    if ta is float:  # (exact: computed where `a` was)
+        return mark(result, float, computed=not isinstance(a, jax.core.Tracer) or computed_float(a))
+    if not isinstance(result, jax.core.Tracer):
+        return mark(result, int)
     if result.dtype == jnp.int32 and not nonnegative(a):
         site.not_held(a == _INT32_MIN, "", overflow=True)
     return mark(result, int, nonneg=True if kind == "abs" else NEGATED if not negated(a) else False)

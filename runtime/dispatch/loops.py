@@ -443,13 +443,15 @@ def _python_float(site: Site, name: str, construct: str) -> NeedsPython:
 
 def _float_carry(before, after) -> bool:
     """Whether a carry is a Python int or float before a loop and a Python float after it (an
-    item of a list or tuple too)."""
+    item of a list, tuple or dict too)."""
     if type(before) in (list, tuple):
         return (
             type(after) in (list, tuple)
             and len(before) == len(after)
             and any(_float_carry(b, a) for b, a in zip(before, after))
         )
+    if type(before) is dict:
+        return type(after) is dict and any(_float_carry(v, after[k]) for k, v in before.items() if k in after)
     # A traced value is a Python number where a rule marked it so: a weakly typed array that
     # none did (`jnp.array(2.0)`, a Python float that jax.jit traced) is an array here.
     kind = numbers.marked_type(before) if isinstance(before, jax.core.Tracer) else numbers.python_type(before)

@@ -500,6 +500,100 @@ def test_a_python_float_parameter_updated_in_a_traced_loop_runs_as_python(fn, fl
     assert "while" in str(jax.make_jaxpr(laxify.convert(fn))(*arrays, *traced))
 
 
+def root_start(a, n):
+    x = math.sqrt(a)
+    for _ in range(n):
+        x = x * 0.9 + 0.1
+    return x
+
+
+def magnitude_start(a, n):
+    x = a if a > 0 else -a
+    for _ in range(n):
+        x = float(x) * 0.999 + 0.001
+    return x
+
+
+def unpacked_state(state, n):
+    x, v = state
+    for _ in range(n):
+        v = v - 0.01 * x
+        x = x + 0.01 * v
+    return x
+
+
+def annotated(p: float, n: int) -> float:
+    for _ in range(n):
+        p: float = p * 1.01
+    return p
+
+
+def bisection(lo, hi, n):
+    for _ in range(n):
+        mid = (lo + hi) / 2
+        if mid * mid > 2.0:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def dict_balance(n):
+    state = {"p": 1000.0}
+    for _ in range(n):
+        state["p"] *= 1.05
+    return state["p"]
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "name"),
+    [
+        (root_start, (2.0, 50), "x"),
+        (magnitude_start, (-0.3, 500), "x"),
+        (unpacked_state, ((1.0, 0.0), 100), "[xv]"),
+        (annotated, (1.0, 100), "p"),
+        (bisection, (1.0, 2.0, 30), "(lo|hi)"),  # 1.4142135 in float32
+        (dict_balance, (30,), "state"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_a_python_float_reached_other_ways_runs_as_python(fn, args, name):
+    """A local computed from parameters by a call, a conditional expression or unpacking, an
+    annotated update, a midpoint `(lo + hi) / 2`, an item of a dict of floats: changed by a
+    traced loop (a traced trip count), each is a Python float in eager code."""
+    *floats, n = args
+    want = fn(*floats, n)
+    with pytest.warns(laxify.FallbackWarning, match=f"changes the Python float `{name}`"):
+        got = laxify.to_static(fn)(*floats, jnp.int32(n))
+    assert type(got) is float and got == want
+
+
+def test_a_python_float_meeting_an_array_in_a_loop_stays_compiled():
+    """Where the float meets an array (`total + xs[i] * 0.5` of an int array, `jnp.cos(x)`),
+    eager code computes an array too: no warning, one program, eager's value."""
+
+    def mean_of_halves(xs, n):
+        total = 0.0
+        for i in range(n):
+            total += xs[i] * 0.5
+        return total
+
+    def cosine_fixed_point(n):
+        x = 0.5
+        for _ in range(n):
+            x = jnp.cos(x)
+        return x
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        got = laxify.to_static(mean_of_halves)(jnp.arange(5), jnp.int32(4))
+        assert float(got) == float(mean_of_halves(jnp.arange(5), 4)) == 3.0
+        got = laxify.to_static(cosine_fixed_point)(jnp.int32(10))
+        assert float(got) == float(cosine_fixed_point(10))
+    assert "while" in str(jax.make_jaxpr(laxify.convert(mean_of_halves))(jnp.arange(5), jnp.int32(4)))
+    assert "while" in str(jax.make_jaxpr(laxify.convert(cosine_fixed_point))(jnp.int32(10)))
+
+
 def test_printing_a_list_of_python_ints_prints_python_ints(capsys):
     def counts_of(x):
         counts = [0, 0]

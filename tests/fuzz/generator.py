@@ -1372,13 +1372,17 @@ def stmt_python_numbers(self: Builder, sc: Scope, ind: int):
     self.features.add("python_numbers")
     r, i, p = self.fresh("pn"), self.fresh("pi"), self.pad(ind)
     trips = self.pick([str(self.int_in(1, 5)), sc.small_int])
-    form = self.pick(["negative_power", "bools", "isinstance", "compare", "print"])
+    form = self.pick(["negative_power", "bools", "isinstance", "compare", "print", "midpoint"])
+    if form in ("negative_power", "midpoint") and not trips.isdigit():
+        # (a Python float that a traced loop changes: the loop runs as Python, a FallbackWarning)
+        self.features.add("float_loop")
     if form == "negative_power":
-        if not trips.isdigit():
-            # (a Python float that a traced loop changes: the loop runs as Python, a FallbackWarning)
-            self.features.add("float_loop")
         lines = [f"{p}{r} = 0.0", f"{p}for {i} in range({trips}):",
                  f"{p}    {r} = {r} + {self.pick(['2', '4', '10'])} ** (-{i})",
+                 f"{p}{floats.name} = {floats.name} + {r}"]
+    elif form == "midpoint":  # a decay halved: `/ 2` of a computed float keeps it Python's
+        lines = [f"{p}{r} = 0.3", f"{p}for {i} in range({trips}):",
+                 f"{p}    {r} = ({r} * 0.999 + 0.001 + {r}) / 2",
                  f"{p}{floats.name} = {floats.name} + {r}"]
     elif form == "bools":
         a, b = r, self.fresh("pb")

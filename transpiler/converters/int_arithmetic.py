@@ -161,15 +161,16 @@ def _int_call(node) -> bool:
 
 
 def _math_call(node) -> bool:
-    """``math.log(x)``, ``math.sqrt(x)``..., ``pow(a, b)``: a Python number in eager code where
-    the arguments are, of a traced ``x`` too (runtime/builtin_rules.py marks the result)."""
+    """``math.log(x)``, ``math.sqrt(x)``..., ``pow(a, b)``, ``float(x)``: a Python number in
+    eager code where the arguments are, of a traced ``x`` too (runtime/builtin_rules.py marks
+    the result)."""
     if type(node) is not cst.Call:
         return False
     func = node.func
     if _is_runtime_call(node, "builtin") and node.args:  # `_lx.builtin(math.log, x)` by now
         func = node.args[0].value
     if type(func) is cst.Name:
-        return func.value == "pow"
+        return func.value in ("pow", "float")
     return type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "math"
 
 
@@ -191,6 +192,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     bound: set[str] = set()  # the names the function binds
     elements: list = []  # `for p in positions`: (p, positions)
     loops: list = []  # the `for` and `while` loops
+    unpacked: list = []  # `x, v = state`: (x, state), (v, state)
     for node in below(fn, fn.body, _SCOPES):
         kind = type(node)
         if kind is cst.For or kind is cst.While:
@@ -206,6 +208,8 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
         elif kind is cst.Assign:
             for target in node.targets:
                 pairs.extend(_pairs(target.target, node.value))
+                if type(target.target) in (cst.Tuple, cst.List) and type(node.value) is cst.Name:
+                    unpacked.extend((n, node.value) for n in _target_names(target.target) if n is not None)
             value = node.value
             if type(value) in (cst.Tuple, cst.List):
                 assigned.update(id(e.value) for e in value.elements)
@@ -227,7 +231,10 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
         elif (
             kind is cst.Call
             and type(node.func) is cst.Attribute
-            and not (type(node.func.value) is cst.Name and is_runtime_name(node.func.value.value))
+            and not (
+                type(node.func.value) is cst.Name
+                and (is_runtime_name(node.func.value.value) or node.func.value.value == "math")
+            )
         ):
             arrays.update(a.value.value for a in node.args if type(a.value) is cst.Name)  # `jnp.sum(x)`
         if kind is cst.AugAssign and type(node.target) is cst.Subscript and type(node.operator) in _AUGMENTED:
@@ -254,18 +261,16 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     aliases = {
         name for name, value in pairs if type(value) is cst.Name and value.value in params and name not in arrays
     }
-    # So does, where a loop assigns it, a parameter or a local assigned an operation of
-    # parameters and literals (`s = a + b`): a Python float a traced loop changes is float64 in
-    # eager code, and its loop runs as Python (runtime/dispatch/loops.py), which needs the
-    # operations routed to tell.
+    # So does, where a loop assigns it, a parameter, or a local assigned a value computed from
+    # parameters and literals only (`s = a + b`, `x = math.sqrt(a)`, `x = float(a)`, `x = a if
+    # a > 0 else -a`, `x, v = state`): a Python float a traced loop changes is float64 in eager
+    # code, and its loop runs as Python (runtime/dispatch/loops.py), which needs the operations
+    # routed to tell.
     looped = _assigned_in_loops(loops) - arrays
     aliases |= {
         name
-        for name, value in pairs
-        if name in looped
-        and name not in params
-        and type(value) is cst.BinaryOperation
-        and _int_expression(value, params - arrays, params)
+        for name, value in [*pairs, *unpacked]
+        if name in looped and name not in params and _of_params(value, params - arrays)
     }
     # Its own updates by operations of it, of parameters and of literals (`x = r * x * (1 - x)`)
     # keep it one (an array's are the operator itself at run time); so do a parameter's own in
@@ -337,12 +342,46 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     return names, params, operations, indices, floats, containers
 
 
+def _of_params(value, params: set) -> bool:
+    """Whether ``value`` reads one of ``params`` and, besides them, only literals, operators,
+    ``math.*`` and the builtins that give Python numbers of Python numbers (``float(a)``,
+    ``abs(a)``, ``max(a, b)``), and conditional expressions of those (``_lx.ifexp``,
+    ``_lx.builtin`` by now)."""
+    found = False
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Attribute:
+            if (
+                type(node.value) is not cst.Name
+                or (node.value.value, node.attr.value) not in _NUMBER_CALLS
+                and (node.value.value != "math")
+            ):
+                return False
+            continue
+        if kind is cst.Name:
+            if node.value in params:
+                found = True
+            elif node.value not in _NUMBER_BUILTINS and node.value not in _BOOLS:
+                return False
+        elif kind in (cst.Subscript, cst.Await, cst.Yield, cst.NamedExpr):
+            return False
+        stack.extend(children(node))
+    return found
+
+
+# Builtins that give a Python number of Python numbers, and the runtime's forms of calls.
+_NUMBER_BUILTINS = frozenset({"float", "int", "abs", "max", "min", "round", "pow"})
+_NUMBER_CALLS = frozenset({("_lx", "ifexp"), ("_lx", "builtin")})
+
+
 def _assigned_in_loops(loops: list) -> set:
     """The names that the bodies of ``loops`` assign (``p = p * k``, ``v *= k``, ``a, b = b, a + b``)."""
     found: set = set()
     for loop in loops:
         for node in _own_nodes(loop.body):
-            if type(node) is cst.AugAssign:
+            if type(node) in (cst.AugAssign, cst.AnnAssign):
                 found.update(_target_names(node.target))
             elif type(node) is cst.Assign:
                 found.update(n for t in node.targets for n in _target_names(t.target))
@@ -721,8 +760,10 @@ class IntArithmeticTransformer(OwnCodeConverter):
             )
         ):
             return False  # `acc + row`: `row` may be an array's row (see `python_int_names`)
-        if op in ("//", "//=", "%", "%=", "/", "/=") and _literal(right):
-            # (a literal divisor other than 0 raises nothing; only -2**31 // -1 passes int32)
+        if op in ("//", "//=", "%", "%=") and _literal(right):
+            # (a literal divisor other than 0 raises nothing; only -2**31 // -1 passes int32; a
+            # quotient `/` is routed whatever its divisor: a float's value Python computed,
+            # `(lo + hi) / 2`, stays marked so for the loop's check)
             return _literal_value(right) in (0, -1) if op.startswith("//") else _literal_value(right) == 0
         return True
 
