@@ -31,7 +31,7 @@ from typing import Callable
 
 from laxify.ir.errors import ConversionError, Location, NeedsPython
 from laxify.ir.user_code import converts_calls_of, is_library_function
-from laxify.runtime import effects, trace
+from laxify.runtime import effects, numbers, trace
 from laxify.runtime.pure_twins import pure_twin
 
 __all__ = ["call", "register_converted", "resolve", "set_converter"]
@@ -160,7 +160,8 @@ def call(fn, *args, **kwargs):
 
     try:
         with calling():  # a `raise` the callee always reaches stops this caller too
-            return target(*args, **kwargs)
+            result = target(*args, **kwargs)
+        return numbers.of_python_floats(result, args, kwargs)
     except RecursionError:
         if level == 1 and deepest.get(key, 0) > 1:
             raise _endless_recursion(original.__code__, deepest[key], sys._getframe(1)) from None

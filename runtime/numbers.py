@@ -266,6 +266,27 @@ def computed_float(value) -> bool:
     return known is not None and known[0] is float and known[2]
 
 
+def of_python_floats(result, args, kwargs):
+    """``result`` of a converted function called with a traced Python float among ``args``
+    (``x = step(x)`` in a loop that carries ``x = 0.3``): a weakly typed float scalar that no
+    rule marked is marked a computed Python float, as it is in eager code where the helper's
+    operations, left as written, combine the float with Python numbers only (the loop's check
+    then sees it: runtime/dispatch/loops.py). A helper that makes it an array with a JAX
+    function of weakly typed values only (``jnp.cos(x)``) is taken for the same (its loop runs
+    as Python, with eager's value)."""
+    if not (
+        isinstance(result, jax.core.Tracer)
+        and getattr(result, "shape", None) == ()
+        and getattr(result, "weak_type", False)
+        and _kind_of(result.dtype) is float
+        and entry(result) is None
+    ):
+        return result
+    if any(marked_type(a) is float for a in args) or any(marked_type(a) is float for a in kwargs.values()):
+        mark(result, float)
+    return result
+
+
 def is_python_int(value) -> bool:
     """Whether ``value`` is a Python int in eager code (not a ``bool``)."""
     return python_type(value) is int

@@ -538,6 +538,16 @@ def bisection(lo, hi, n):
     return lo
 
 
+def _relax(x):
+    return x * 0.999 + 0.001
+
+
+def relaxed_by_a_helper(x, n):
+    for _ in range(n):
+        x = _relax(x)
+    return x
+
+
 def dict_balance(n):
     state = {"p": 1000.0}
     for _ in range(n):
@@ -554,13 +564,15 @@ def dict_balance(n):
         (annotated, (1.0, 100), "p"),
         (bisection, (1.0, 2.0, 30), "(lo|hi)"),  # 1.4142135 in float32
         (dict_balance, (30,), "state"),
+        (relaxed_by_a_helper, (0.3, 500), "x"),  # 0.5755368 in float32, 0.5755347 in Python
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
 def test_a_python_float_reached_other_ways_runs_as_python(fn, args, name):
     """A local computed from parameters by a call, a conditional expression or unpacking, an
-    annotated update, a midpoint `(lo + hi) / 2`, an item of a dict of floats: changed by a
-    traced loop (a traced trip count), each is a Python float in eager code."""
+    annotated update, a midpoint `(lo + hi) / 2`, an item of a dict of floats, a helper's
+    result: changed by a traced loop (a traced trip count), each is a Python float in eager
+    code."""
     *floats, n = args
     want = fn(*floats, n)
     with pytest.warns(laxify.FallbackWarning, match=f"changes the Python float `{name}`"):
