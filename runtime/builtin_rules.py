@@ -697,6 +697,9 @@ def _builtin(fn, args: tuple, kwargs: dict, in_try: bool, caller):
     elif fn is builtins.float and args:
         # A Python float in eager code, exactly its argument's value (computed where that was)
         numbers.mark(result, float, computed=numbers.computed_float(args[0]))
+    elif fn in _PYTHON_INT_KEPT and args and all(numbers.python_type(a) in (int, float) for a in args):
+        # `max(m, x * 1.01 ** i)` of Python numbers, one a float: one of them, a Python float
+        numbers.mark(result, float, computed=any(numbers.computed_float(a) for a in args))
     return result
 
 

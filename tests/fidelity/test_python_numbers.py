@@ -548,6 +548,19 @@ def relaxed_by_a_helper(x, n):
     return x
 
 
+def running_max(x, n):
+    m = x
+    for i in range(n):
+        m = max(m, x * 1.01**i)
+    return m
+
+
+def folded(x, n):
+    for _ in range(n):
+        x = abs(x - 0.33)
+    return x
+
+
 def dict_balance(n):
     state = {"p": 1000.0}
     for _ in range(n):
@@ -565,13 +578,15 @@ def dict_balance(n):
         (bisection, (1.0, 2.0, 30), "(lo|hi)"),  # 1.4142135 in float32
         (dict_balance, (30,), "state"),
         (relaxed_by_a_helper, (0.3, 500), "x"),  # 0.5755368 in float32, 0.5755347 in Python
+        (running_max, (0.3, 30), "m"),  # max of Python floats: a Python float
+        (folded, (0.1, 31), "x"),  # 0.23000002 in float32
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
 def test_a_python_float_reached_other_ways_runs_as_python(fn, args, name):
     """A local computed from parameters by a call, a conditional expression or unpacking, an
     annotated update, a midpoint `(lo + hi) / 2`, an item of a dict of floats, a helper's
-    result: changed by a traced loop (a traced trip count), each is a Python float in eager
+    result, `max` and `abs` of Python floats: changed by a traced loop (a traced trip count), each is a Python float in eager
     code."""
     *floats, n = args
     want = fn(*floats, n)

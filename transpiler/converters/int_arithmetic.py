@@ -133,9 +133,23 @@ def _int_expression(node, names: set, params: set, alone: bool = False) -> bool:
             return ok(n.expression)
         if kind is cst.BinaryOperation and isinstance(n.operator, _INT_OPERATORS):
             return ok(n.left) and ok(n.right)
+        if _abs_call(n) or _math_call(n) or _extreme_call(n):
+            # `abs(x - 0.33)`, `math.sqrt(r)`, `max(m, x * 1.01 ** i)`: a Python number of them
+            args = n.args[1:] if _is_runtime_call(n, "builtin") else n.args
+            return bool(args) and all(a.keyword is None and not a.star and ok(a.value) for a in args)
         return False
 
     return ok(node) and (alone or bool(found))
+
+
+def _extreme_call(node) -> bool:
+    """``max(a, b, ...)``, ``min(a, b, ...)`` (two arguments or more)."""
+    return (
+        type(node) is cst.Call
+        and type(node.func) is cst.Name
+        and node.func.value in ("max", "min")
+        and len(node.args) >= 2
+    )
 
 
 def _number_literal(node) -> bool:
