@@ -457,7 +457,10 @@ def _float_carry(before, after) -> bool:
     kind = numbers.marked_type(before) if isinstance(before, jax.core.Tracer) else numbers.python_type(before)
     if kind is int:  # (a float in Python after one iteration: an int where the loop runs zero times)
         return numbers.python_type(after) is float
-    return kind is float and numbers.computed_float(after)
+    # A float the rules computed, whatever the carry was before: an array made a Python float
+    # (`x = 0.99 * math.sin(math.pi * x)` of a float32 `x`) is float64 from the first iteration
+    # on in eager code.
+    return numbers.computed_float(after)
 
 
 def _raising_loop(error: Exception, cond_fn, body_fn, init, site: Site, construct: str):

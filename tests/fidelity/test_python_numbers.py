@@ -561,6 +561,19 @@ def folded(x, n):
     return x
 
 
+def sine_map(x, n):
+    for _ in range(n):
+        x = 0.99 * math.sin(math.pi * x)
+    return x
+
+
+def kicked_rotor(p, theta, k, n):
+    for _ in range(n):
+        p = (p + k * math.sin(theta)) % (2 * math.pi)
+        theta = (theta + p) % (2 * math.pi)
+    return theta
+
+
 def dict_balance(n):
     state = {"p": 1000.0}
     for _ in range(n):
@@ -580,6 +593,7 @@ def dict_balance(n):
         (relaxed_by_a_helper, (0.3, 500), "x"),  # 0.5755368 in float32, 0.5755347 in Python
         (running_max, (0.3, 30), "m"),  # max of Python floats: a Python float
         (folded, (0.1, 31), "x"),  # 0.23000002 in float32
+        (kicked_rotor, (0.5, 0.7, 1.2, 60), "(p|theta)"),  # `2 * math.pi`: a Python float
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
@@ -592,6 +606,16 @@ def test_a_python_float_reached_other_ways_runs_as_python(fn, args, name):
     want = fn(*floats, n)
     with pytest.warns(laxify.FallbackWarning, match=f"changes the Python float `{name}`"):
         got = laxify.to_static(fn)(*floats, jnp.int32(n))
+    assert type(got) is float and got == want
+
+
+def test_an_array_that_a_loop_makes_a_python_float_runs_as_python():
+    """`math.sin` of a float32 array is a Python float in eager code: from the first iteration
+    on the sine map computes in float64 there (0.967 after 60 steps, 0.546 in float32)."""
+    want = sine_map(jnp.float32(0.31), 60)
+    assert type(want) is float
+    with pytest.warns(laxify.FallbackWarning, match="changes the Python float `x`"):
+        got = laxify.to_static(sine_map)(jnp.float32(0.31), jnp.int32(60))
     assert type(got) is float and got == want
 
 

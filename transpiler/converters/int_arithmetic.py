@@ -153,8 +153,21 @@ def _extreme_call(node) -> bool:
 
 
 def _number_literal(node) -> bool:
-    """An int or float literal, ``True`` or ``False``."""
-    return type(node) in (cst.Integer, cst.Float) or (type(node) is cst.Name and node.value in _BOOLS)
+    """An int or float literal, ``True`` or ``False``, a constant of ``math`` (``math.pi``)."""
+    kind = type(node)
+    return (
+        kind in (cst.Integer, cst.Float)
+        or (kind is cst.Name and node.value in _BOOLS)
+        or (
+            kind is cst.Attribute
+            and type(node.value) is cst.Name
+            and node.value.value == "math"
+            and node.attr.value in _MATH_CONSTANTS
+        )
+    )
+
+
+_MATH_CONSTANTS = frozenset({"pi", "e", "tau", "inf", "nan"})
 
 
 def _int_call(node) -> bool:
