@@ -406,9 +406,14 @@ _NUMBER_CALLS = frozenset({("_lx", "ifexp"), ("_lx", "builtin")})
 def _assigned_in_loops(loops: list) -> set:
     """The names that the bodies of ``loops`` assign (``p = p * k``, ``v *= k``, ``a, b = b, a + b``)."""
     found: set = set()
+    inner: set[int] = set()  # (a loop in another's body: walked with it)
     for loop in loops:
+        if id(loop) in inner:
+            continue
         for node in _own_nodes(loop.body):
-            if type(node) in (cst.AugAssign, cst.AnnAssign):
+            if type(node) is cst.For or type(node) is cst.While:
+                inner.add(id(node))
+            elif type(node) in (cst.AugAssign, cst.AnnAssign):
                 found.update(_target_names(node.target))
             elif type(node) is cst.Assign:
                 found.update(n for t in node.targets for n in _target_names(t.target))
