@@ -574,6 +574,38 @@ def kicked_rotor(p, theta, k, n):
     return theta
 
 
+RATE = 0.05
+GRAVITY = 9.81
+STEP = 0.01
+
+
+def compound_at_a_global_rate(p, n):
+    for _ in range(n):
+        p = p * (1 + RATE)
+    return p
+
+
+def falling(n):
+    height = 100.0
+    speed = 0.0
+    for _ in range(n):
+        speed += GRAVITY * STEP
+        height -= speed * STEP
+    return height
+
+
+def _logistic_of(r):
+    def run(x, n):
+        for _ in range(n):
+            x = r * x * (1 - x)
+        return x
+
+    return run
+
+
+logistic_of_a_closure = _logistic_of(3.9)
+
+
 def dict_balance(n):
     state = {"p": 1000.0}
     for _ in range(n):
@@ -594,13 +626,16 @@ def dict_balance(n):
         (running_max, (0.3, 30), "m"),  # max of Python floats: a Python float
         (folded, (0.1, 31), "x"),  # 0.23000002 in float32
         (kicked_rotor, (0.5, 0.7, 1.2, 60), "(p|theta)"),  # `2 * math.pi`: a Python float
+        (compound_at_a_global_rate, (1000.0, 30), "p"),  # a global's value
+        (falling, (300,), "(speed|height)"),  # 55.707817 in float32, 55.70785 in Python
+        (logistic_of_a_closure, (0.2, 60), "x"),  # a closure cell's value: 0.378 in float32
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )
 def test_a_python_float_reached_other_ways_runs_as_python(fn, args, name):
     """A local computed from parameters by a call, a conditional expression or unpacking, an
     annotated update, a midpoint `(lo + hi) / 2`, an item of a dict of floats, a helper's
-    result, `max` and `abs` of Python floats: changed by a traced loop (a traced trip count), each is a Python float in eager
+    result, `max` and `abs` of Python floats, globals and closure cells: changed by a traced loop (a traced trip count), each is a Python float in eager
     code."""
     *floats, n = args
     want = fn(*floats, n)

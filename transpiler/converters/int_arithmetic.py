@@ -13,7 +13,8 @@ holds one's value (``x = x0``), counts beside one of those where the result goes
 name (a static ``k`` in ``r = r * k``, ``x`` in ``x_next = 2 * x - dt * x``); such a local
 updated by operations of itself, parameters and literals (``x = r * x * (1 - x)``) may hold
 one, and so may a parameter, or a local assigned an operation of parameters (``s = a + b``),
-that a loop assigns so (``p = p * (1 + rate)``, ``v *= 0.999``). Routed:
+that a loop assigns so (``p = p * (1 + rate)``, ``v *= 0.999``). A global or closure name
+that an operator reads (``RATE``, ``G * DT``) counts as a parameter. Routed:
 ``+ - * / // % ** << >> & | ^`` and their augmented forms, unary ``-``, ``abs``, a comparison
 of such an int with a float literal, and ``acc[k] op= v`` of a list or dict of numbers. Left
 as written: a counter's step (``i += 1``, ``i = i - 2``: a constant below 2**16), a step
@@ -203,8 +204,9 @@ def _math_call(node) -> bool:
 
 def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set]:
     """The names of ``fn``'s own code that may hold Python ints (see the module's docstring),
-    its parameters, the operations of its own code that may be routed (``+ - * ** //``,
-    augmented assignments, unary ``-``, ``abs``), and its loop indices, found in one walk."""
+    its parameters (and the global or closure names its operators read), the operations of
+    its own code that may be routed (``+ - * ** //``, augmented assignments, unary ``-``,
+    ``abs``), and its loop indices, found in one walk."""
     params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
     names: set = set()
     pairs: list = []
@@ -220,6 +222,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     elements: list = []  # `for p in positions`: (p, positions)
     loops: list = []  # the `for` and `while` loops
     unpacked: list = []  # `x, v = state`: (x, state), (v, state)
+    operands: set[str] = set()  # the names that are operands of operators
     for node in below(fn, fn.body, _SCOPES):
         kind = type(node)
         if kind is cst.For or kind is cst.While:
@@ -250,6 +253,10 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
                 assigned.add(id(value))  # (not a counter's `i = i + 1`)
         elif kind is cst.AnnAssign and node.value is not None:
             pairs.extend(_pairs(node.target, node.value))
+        if kind is cst.BinaryOperation:
+            operands.update(side.value for side in (node.left, node.right) if type(side) is cst.Name)
+        elif kind is cst.AugAssign and type(node.value) is cst.Name:
+            operands.add(node.value.value)
         if kind in (cst.AugAssign, cst.Assign) and _self_update(node)[0] is not None:
             self_updates.append(node)
         elif kind is cst.Attribute or kind is cst.Subscript:
@@ -281,12 +288,20 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     # The items of a parameter the function only iterates over (`for p in positions`) may be
     # Python numbers (a list of them is traced item by item, as JAX does).
     items = {target for target, iterable in elements if iterable in params and not {target, iterable} & arrays}
+    # A global or closure name that is an operand (`p * (1 + RATE)`, `G * DT`) may hold a Python
+    # number as a parameter may.
+    free = {
+        n
+        for n in operands - bound - params - arrays
+        if n not in _BOOLS and n not in _NOT_NUMBERS and not is_runtime_name(n)
+    }
+    numeric = params | free
     names |= items
     # A local that holds a parameter's value (`x = x0`, not used as an array) may hold a Python
     # number as the parameter may: an operation of it with a name that may hold one (`2 * x -
     # dt * x` with `dt = 0.05`) may give one too.
     aliases = {
-        name for name, value in pairs if type(value) is cst.Name and value.value in params and name not in arrays
+        name for name, value in pairs if type(value) is cst.Name and value.value in numeric and name not in arrays
     }
     # So does, where a loop assigns it, a parameter, or a local assigned a value computed from
     # parameters and literals only (`s = a + b`, `x = math.sqrt(a)`, `x = float(a)`, `x = a if
@@ -297,7 +312,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     aliases |= {
         name
         for name, value in [*pairs, *unpacked]
-        if name in looped and name not in params and _of_params(value, params - arrays)
+        if name in looped and name not in params and _of_params(value, numeric - arrays)
     }
     # Its own updates by operations of it, of parameters and of literals (`x = r * x * (1 - x)`)
     # keep it one (an array's are the operator itself at run time); so do a parameter's own in
@@ -305,15 +320,15 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     # (Not by the items of a parameter it iterates over, `acc = acc + row`: an array's rows.)
     own = aliases | (params & looped)
     known = (names - items) | own
-    names |= {name for name, value in pairs if name in own and _int_expression(value, known, params)}
+    names |= {name for name, value in pairs if name in own and _int_expression(value, known, numeric)}
     names |= {
         node.target.value
         for node in self_updates
         if type(node) is cst.AugAssign
         and node.target.value in own
-        and _int_expression(node.value, known, params, alone=True)
+        and _int_expression(node.value, known, numeric, alone=True)
     }
-    given = params | aliases
+    given = numeric | aliases
     grown = True
     while grown:
         grown = False
@@ -331,7 +346,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
                 name is not None
                 and name not in names
                 and name not in arrays
-                and _int_operand(other, names - items, params)
+                and _int_operand(other, names - items, numeric)
             ):
                 names.add(name)
                 grown = True
@@ -366,7 +381,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
         and _may_be_sequence(s.value, sequences, params, bound)
         and _index_reads(s, names | params)
     ]
-    return names, params, operations, indices, floats, containers
+    return names, numeric, operations, indices, floats, containers
 
 
 def _of_params(value, params: set) -> bool:
