@@ -62,7 +62,7 @@ import numpy as np  # noqa: E402
 import laxify  # noqa: E402
 from laxify.runtime.numbers import NumberNotHeld  # noqa: E402
 
-MODULES = ("series", "integers", "simulation", "utilities", "matrices", "carried")
+MODULES = ("series", "integers", "simulation", "utilities", "matrices", "carried", "chaos")
 STATIC_CLASSES = ("same", "fallback-same", "located", "crash", "hang", "skipped", "warned-differs", "WRONG")
 JIT_CLASSES = ("equal", "located", "n/a", "crash", "hang", "skipped", "WRONG")
 LAXIFY_ERRORS = (laxify.ConversionError, NumberNotHeld)
