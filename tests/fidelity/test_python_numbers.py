@@ -567,10 +567,9 @@ def sine_map(x, n):
     return x
 
 
-def kicked_rotor(p, theta, k, n):
+def wrapped_angle(theta, n):
     for _ in range(n):
-        p = (p + k * math.sin(theta)) % (2 * math.pi)
-        theta = (theta + p) % (2 * math.pi)
+        theta = (theta * 1.3 + 0.7) % (2 * math.pi)
     return theta
 
 
@@ -625,7 +624,7 @@ def dict_balance(n):
         (relaxed_by_a_helper, (0.3, 500), "x"),  # 0.5755368 in float32, 0.5755347 in Python
         (running_max, (0.3, 30), "m"),  # max of Python floats: a Python float
         (folded, (0.1, 31), "x"),  # 0.23000002 in float32
-        (kicked_rotor, (0.5, 0.7, 1.2, 60), "(p|theta)"),  # `2 * math.pi`: a Python float
+        (wrapped_angle, (2.5, 60), "theta"),  # `2 * math.pi`: a Python float
         (compound_at_a_global_rate, (1000.0, 30), "p"),  # a global's value
         (falling, (300,), "(speed|height)"),  # 55.707817 in float32, 55.70785 in Python
         (logistic_of_a_closure, (0.2, 60), "x"),  # a closure cell's value: 0.378 in float32
