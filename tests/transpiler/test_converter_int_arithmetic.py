@@ -176,3 +176,46 @@ def test_an_item_read_goes_through_the_runtime_and_a_store_or_delete_stays():
             a, TABLE[i] = _lx.item(TABLE, i), 0
         return x
     """)
+
+
+def test_a_parameter_a_loop_updates_by_itself_parameters_literals_and_globals_is_routed():
+    # `p`, `v`: parameters a loop updates (a Python float argument is float64 in eager code);
+    # `s`: a local computed from parameters (that sum itself is of parameters only: left as
+    # written); `RATE`, `DT`: globals an operator reads, counted as parameters. Outside a loop
+    # a parameter's own update (`y = -y`) is left as written.
+    check("""
+    def f(p, v, a, b, y, n):
+        s = a + b
+        if y > 0:
+            y = -y
+        for _ in range(n):
+            p = p * (1 + RATE)
+            v *= 0.999
+            s = s * DT
+        return p, v, s, y
+    """, """
+    def f(p, v, a, b, y, n):
+        s = a + b
+        if y > 0:
+            y = -y
+        for _ in range(n):
+            p = _lx.python_op('*', p, (1 + RATE), 'p')
+            v = _lx.python_op('*=', v, 0.999, 'v')
+            s = _lx.python_op('*', s, DT, 's')
+        return p, v, s, y
+    """)
+
+
+def test_an_array_parameter_updated_with_its_rows_is_left_as_written():
+    # `acc + row`: the rows of what `acc` iterates over are an array's most often.
+    check("""
+    def f(xs, acc):
+        for row in xs:
+            acc = acc + row
+        return acc
+    """, """
+    def f(xs, acc):
+        for row in xs:
+            acc = acc + row
+        return acc
+    """)

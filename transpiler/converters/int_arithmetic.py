@@ -394,12 +394,9 @@ def _of_params(value, params: set) -> bool:
     while stack:
         node = stack.pop()
         kind = type(node)
-        if kind is cst.Attribute:
-            if (
-                type(node.value) is not cst.Name
-                or (node.value.value, node.attr.value) not in _NUMBER_CALLS
-                and (node.value.value != "math")
-            ):
+        if kind is cst.Attribute:  # `math.sqrt`, `math.pi`, `_lx.ifexp`: nothing below to read
+            base = node.value.value if type(node.value) is cst.Name else None
+            if base != "math" and (base, node.attr.value) not in _NUMBER_CALLS:
                 return False
             continue
         if kind is cst.Name:
