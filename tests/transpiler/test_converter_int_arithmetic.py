@@ -199,7 +199,7 @@ def test_a_parameter_a_loop_updates_by_itself_parameters_literals_and_globals_is
         if y > 0:
             y = -y
         for _ in range(n):
-            p = _lx.python_op('*', p, (1 + RATE), 'p')
+            p = _lx.python_op('*', p, 1 + RATE, 'p')
             v = _lx.python_op('*=', v, 0.999, 'v')
             s = _lx.python_op('*', s, DT, 's')
         return p, v, s, y
