@@ -605,6 +605,16 @@ def _logistic_of(r):
 logistic_of_a_closure = _logistic_of(3.9)
 
 
+def _growth_factor(k):
+    return 1.0 + 0.01 * k
+
+
+def grown_by_a_function(x, n):
+    for _ in range(n):
+        x = x * _growth_factor(3.5)
+    return x
+
+
 def dict_balance(n):
     state = {"p": 1000.0}
     for _ in range(n):
@@ -628,6 +638,7 @@ def dict_balance(n):
         (compound_at_a_global_rate, (1000.0, 30), "p"),  # a global's value
         (falling, (300,), "(speed|height)"),  # 55.707817 in float32, 55.70785 in Python
         (logistic_of_a_closure, (0.2, 60), "x"),  # a closure cell's value: 0.378 in float32
+        (grown_by_a_function, (1.0, 200), "x"),  # a function's Python float: 972.8974 in float32
     ],
     ids=lambda v: getattr(v, "__name__", None),
 )

@@ -143,6 +143,21 @@ def _int_expression(node, names: set, params: set, alone: bool = False) -> bool:
     return ok(node) and (alone or bool(found))
 
 
+def _carried_with_call(left, right, carried, prefix: str = "") -> bool:
+    """``x op f(...)`` (or ``f(...) op x``) with ``x`` one of ``carried`` (a Python float a loop
+    changes) and ``f`` a name (``growth(3.5)``), not an attribute (``jnp.exp(t)``, an array's)."""
+    for side, other in ((left, right), (right, left)):
+        if (
+            type(side) is cst.Name
+            and prefix + side.value in carried
+            and type(other) is cst.Call
+            and type(other.func) is cst.Name
+            and not is_runtime_name(other.func.value)
+        ):
+            return True
+    return False
+
+
 def _extreme_call(node) -> bool:
     """``max(a, b, ...)``, ``min(a, b, ...)`` (two arguments or more)."""
     return (
@@ -363,6 +378,9 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     # (names assigned a float literal; and the items of a parameter, which may be rows of an
     # array: their `+ - *` with a float is left as written, an array's)
     floats = {name for name, value in pairs if type(value) is cst.Float} | {f"item:{n}" for n in items}
+    # Python floats a loop changes (a local assigned a float literal, a parameter or alias a loop
+    # updates): their operations with a plain function's result (`x * growth(3.5)`) are routed.
+    carried = ((floats & looped) & names) | own
     # Lists and dicts of number literals (`acc = [0, 0]`): an item's `acc[0] += v` is routed.
     containers = {name for name, value in pairs if _numbers_literal(value)}
     operations = [op for op in operations if type(op) is not cst.AugAssign or not _item_of(op.target, containers)]
@@ -381,7 +399,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
         and _may_be_sequence(s.value, sequences, params, bound)
         and _index_reads(s, names | params)
     ]
-    return names, numeric, operations, indices, floats, containers
+    return names, numeric, operations, indices, floats | {f"carried:{n}" for n in carried}, containers
 
 
 def _of_params(value, params: set) -> bool:
@@ -775,7 +793,8 @@ class IntArithmeticTransformer(OwnCodeConverter):
         self.indices = indices
         self.classes = 0
         self.names, self.params = names, params
-        self.floats = floats  # names assigned a float literal, and `item:<name>` (see `_routed`)
+        # names assigned a float literal, `item:<name>` and `carried:<name>` (see `_routed`)
+        self.floats = floats
         self.containers = containers  # lists and dicts of number literals (see `_item_of`)
         self.steps: set[int] = set()  # `i = i + 1` values: a counter's step, left as it is
         self.assigned: set[int] = set()  # values of assignments (``visit_Assign``)
@@ -792,6 +811,10 @@ class IntArithmeticTransformer(OwnCodeConverter):
             _operand(right, self.names, params, self.containers),
         )
         if _int_literal_power(op, left, right):
+            return True
+        if None in kinds and _carried_with_call(left, right, self.floats, "carried:"):
+            # `x * growth(3.5)`: a Python number where the function gives one (an array's
+            # operation is the operator itself at run time)
             return True
         if None in kinds or "int" not in kinds:
             return False
@@ -989,11 +1012,13 @@ def _int_literal_power(op: str, left, right) -> bool:
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     names, params, operations, indices, floats, containers = python_int_names(node)
+    carried = {f[len("carried:") :] for f in floats if f.startswith("carried:")}
     targets = {
         id(op)
         for op in operations
         if _reads(op, names, containers)
         or (type(op) is cst.BinaryOperation and _int_literal_power(_BINARY.get(type(op.operator)), op.left, op.right))
+        or (type(op) is cst.BinaryOperation and _carried_with_call(op.left, op.right, carried))
     }
     if not targets:
         return node
