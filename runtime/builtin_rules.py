@@ -263,7 +263,10 @@ def _sorted(iterable, *, key=None, reverse=False):
     return [ordered[i] for i in range(ordered.shape[0])]
 
 
-def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool = False):
+def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool = False, exact: bool = False):
+    """A ``math`` function of one number (``exact``: its float is its argument's exactly, up to
+    the sign: computed only where the argument was, as ``math.fabs``)."""
+
     def rule(*args):
         if len(args) != 1 or not _scalar(args[0]):
             raise _NotCovered
@@ -283,7 +286,10 @@ def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool
             raise _NotCovered
         if floats_only:
             return fn(x)
-        return _python_float(fn(x.astype(jnp.result_type(float))), x)
+        result = _python_float(fn(x.astype(jnp.result_type(float))), x)
+        if exact:
+            numbers.mark(result, float, computed=numbers.computed_float(args[0]))
+        return result
 
     return rule
 
@@ -576,7 +582,7 @@ RULES: dict[Any, Callable] = {
     builtins.type: _type,
     math.floor: _math_unary(jnp.floor, integer_result=True),
     math.ceil: _math_unary(jnp.ceil, integer_result=True),
-    math.fabs: _math_unary(jnp.abs),
+    math.fabs: _math_unary(jnp.abs, exact=True),
     math.isnan: _math_unary(jnp.isnan),
     math.isinf: _math_unary(jnp.isinf),
     math.isfinite: _math_unary(jnp.isfinite),

@@ -664,6 +664,30 @@ def test_an_array_that_a_loop_makes_a_python_float_runs_as_python():
     assert type(got) is float and got == want
 
 
+def test_math_fabs_of_an_array_value_is_no_computed_float():
+    """`math.fabs(max(x))` of a float32 array: a Python float in eager code holding the
+    array's value exactly, not one float64 arithmetic computed: the loop stays one program
+    (the fuzzer's program); `math.fabs` of a computed Python float is one (its loop runs as
+    Python)."""
+
+    def peak(x):
+        s = 0.0
+        for _ in range(1):
+            s = math.fabs(max(x))
+        return s
+
+    def folded(x, n):
+        for _ in range(n):
+            x = math.fabs(x * 1.3 - 0.77)
+        return x
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        assert float(jax.jit(laxify.convert(peak))(jnp.array([-3.0, 2.0]))) == 2.0
+    with pytest.warns(laxify.FallbackWarning, match="changes the Python float `x`"):
+        assert laxify.to_static(folded)(0.3, jnp.int32(40)) == folded(0.3, 40)
+
+
 def test_a_python_float_meeting_an_array_in_a_loop_stays_compiled():
     """Where the float meets an array (`total + xs[i] * 0.5` of an int array, `jnp.cos(x)`),
     eager code computes an array too: no warning, one program, eager's value."""
