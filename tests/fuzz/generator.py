@@ -1096,7 +1096,10 @@ def stmt_builtin_call(self: Builder, sc: Scope, ind: int):
 
 
 def stmt_math_call(self: Builder, sc: Scope, ind: int):
-    """A float or int name set from `math` functions of a traced value (exact in float32)."""
+    """A float or int name set from `math` functions of a traced value. The float is a Python
+    float in eager code: but for `math.fabs` (the value itself), one that float64 computed, so
+    in a loop body it is a Python float the loop changes, which runs the loop as Python where
+    it is carried (feature `float_loop`)."""
     fl, it = _object_target(self, sc, FLOAT), _object_target(self, sc, INT)
     if (fl is None and it is None) or not self.allowed("math_call"):
         return None
@@ -1106,6 +1109,8 @@ def stmt_math_call(self: Builder, sc: Scope, ind: int):
     if fl is not None and (it is None or self.flag()):
         value = self.pick([f"math.fabs({e.src})", f"math.sqrt({e.src} * {e.src})",
                            f"math.floor({e.src}) + 0.5", f"math.fabs({e.src}) - math.ceil({e.src})"])
+        if sc.in_loop_body and value != f"math.fabs({e.src})":
+            self.features.add("float_loop")
         return [f"{p}{fl.name} = {value}"], sc, False
     value = self.pick([f"math.floor({e.src})", f"math.ceil({e.src})",
                        f"int(math.isnan({e.src}))", f"int(math.isinf({e.src} * 2.0))",
