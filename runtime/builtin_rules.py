@@ -286,10 +286,8 @@ def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool
             raise _NotCovered
         if floats_only:
             return fn(x)
-        result = _python_float(fn(x.astype(jnp.result_type(float))), x)
-        if exact:
-            numbers.mark(result, float, computed=numbers.computed_float(args[0]))
-        return result
+        computed = not exact or numbers.computed_float(args[0])
+        return _python_float(fn(x.astype(jnp.result_type(float))), x, computed=computed)
 
     return rule
 
@@ -339,7 +337,7 @@ def _math_pow(*args):
     return _python_float(jnp.power(af, bf), a, b)
 
 
-def _python_float(result, *args):
+def _python_float(result, *args, computed: bool = True):
     """A ``math`` function's result: a Python float in eager code (``runtime/numbers.py``).
     Python's float is weakly typed: with a float16 array it gives float16. The result is in
     the float dtype of its arguments where they are floats (``math.cos`` of a float16 value
@@ -347,7 +345,7 @@ def _python_float(result, *args):
     floats = [a.dtype for a in args if jnp.issubdtype(a.dtype, jnp.floating)]
     if floats and len(floats) == len(args):
         result = result.astype(jnp.result_type(*floats))
-    return numbers.mark(result, float)
+    return numbers.mark(result, float, computed=computed)
 
 
 def _python_overflow_limit(fn: Callable, dtype) -> float:

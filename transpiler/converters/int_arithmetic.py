@@ -101,12 +101,7 @@ def _int_expression(node, names: set, params: set, alone: bool = False) -> bool:
     ``alone``: none needed, the operand of an augmented assignment to one of ``names``)."""
     if _number_literal(node) or (type(node) is cst.UnaryOperation and _number_literal(node.expression)):
         return True
-    if (
-        type(node) is cst.Call
-        and type(node.func) is cst.Name
-        and node.func.value in ("max", "min")
-        and len(node.args) >= 2
-    ):
+    if _extreme_call(node):
         return all(_int_expression(a.value, names, params) for a in node.args if a.keyword is None and not a.star)
     if (
         _is_runtime_call(node, "ifexp")
@@ -143,13 +138,13 @@ def _int_expression(node, names: set, params: set, alone: bool = False) -> bool:
     return ok(node) and (alone or bool(found))
 
 
-def _carried_with_call(left, right, carried, prefix: str = "") -> bool:
+def _carried_with_call(left, right, carried: set) -> bool:
     """``x op f(...)`` (or ``f(...) op x``) with ``x`` one of ``carried`` (a Python float a loop
     changes) and ``f`` a name (``growth(3.5)``), not an attribute (``jnp.exp(t)``, an array's)."""
     for side, other in ((left, right), (right, left)):
         if (
             type(side) is cst.Name
-            and prefix + side.value in carried
+            and side.value in carried
             and type(other) is cst.Call
             and type(other.func) is cst.Name
             and not is_runtime_name(other.func.value)
@@ -217,7 +212,7 @@ def _math_call(node) -> bool:
     return type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "math"
 
 
-def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set]:
+def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set, set]:
     """The names of ``fn``'s own code that may hold Python ints (see the module's docstring),
     its parameters (and the global or closure names its operators read), the operations of
     its own code that may be routed (``+ - * ** //``, augmented assignments, unary ``-``,
@@ -399,7 +394,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
         and _may_be_sequence(s.value, sequences, params, bound)
         and _index_reads(s, names | params)
     ]
-    return names, numeric, operations, indices, floats | {f"carried:{n}" for n in carried}, containers
+    return names, numeric, operations, indices, floats, containers, carried
 
 
 def _of_params(value, params: set) -> bool:
@@ -787,14 +782,15 @@ class IntArithmeticTransformer(OwnCodeConverter):
         guarded=frozenset(),
         floats=frozenset(),
         containers=frozenset(),
+        carried=frozenset(),
     ):
         super().__init__(ctx)
+        self.carried = carried  # Python floats a loop changes (see `python_int_names`)
         self.guarded = guarded  # ids of operations in the body of a `try` with handlers or a `with`
         self.indices = indices
         self.classes = 0
         self.names, self.params = names, params
-        # names assigned a float literal, `item:<name>` and `carried:<name>` (see `_routed`)
-        self.floats = floats
+        self.floats = floats  # names assigned a float literal, and `item:<name>` (see `_routed`)
         self.containers = containers  # lists and dicts of number literals (see `_item_of`)
         self.steps: set[int] = set()  # `i = i + 1` values: a counter's step, left as it is
         self.assigned: set[int] = set()  # values of assignments (``visit_Assign``)
@@ -812,7 +808,7 @@ class IntArithmeticTransformer(OwnCodeConverter):
         )
         if _int_literal_power(op, left, right):
             return True
-        if None in kinds and _carried_with_call(left, right, self.floats, "carried:"):
+        if None in kinds and _carried_with_call(left, right, self.carried):
             # `x * growth(3.5)`: a Python number where the function gives one (an array's
             # operation is the operator itself at run time)
             return True
@@ -1011,8 +1007,7 @@ def _int_literal_power(op: str, left, right) -> bool:
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
-    names, params, operations, indices, floats, containers = python_int_names(node)
-    carried = {f[len("carried:") :] for f in floats if f.startswith("carried:")}
+    names, params, operations, indices, floats, containers, carried = python_int_names(node)
     targets = {
         id(op)
         for op in operations
@@ -1024,7 +1019,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         return node
     guarded = caught_below(node, targets)
     # Only the nodes above the operations are entered (libcst rebuilds every node it enters).
-    converter = IntArithmeticTransformer(ctx, names, params, indices, guarded, floats, containers)
+    converter = IntArithmeticTransformer(ctx, names, params, indices, guarded, floats, containers, carried)
     return transform_above(node, converter, lambda n: id(n) in targets)
 
 
