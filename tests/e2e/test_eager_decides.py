@@ -113,11 +113,11 @@ def test_a_python_str_differing_between_branches_falls_back():
 
 
 def pick(x):
-    return [1.0, 2.0, 3.0, 4.0][x] * 2  # a traced index into a Python list
+    return ["a", "b", "c", "d"][x] * 2  # a traced index into a Python list of strings
 
 
 def uses_pick(x):
-    return pick(x) + 1
+    return len(pick(x)) + 1
 
 
 def test_the_jit_route_gives_the_located_text_of_to_static():
@@ -128,8 +128,8 @@ def test_the_jit_route_gives_the_located_text_of_to_static():
     for info in (by_static, by_jit):
         assert "TracerIntegerConversionError" in str(info.value)
         assert info.value.location.filename == HERE
-        assert info.value.location.line == _line(pick, "return [1.0")
-    _fallback(uses_pick, (jnp.int32(2),), "return [1.0", where=pick)
+        assert info.value.location.line == _line(pick, 'return ["a"')
+    _fallback(uses_pick, (jnp.int32(2),), 'return ["a"', where=pick)
 
 
 def test_messages_name_functions_without_their_address():

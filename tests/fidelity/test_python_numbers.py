@@ -217,6 +217,58 @@ def list_indexed_by_a_traced_int(a, x):
     return t, s
 
 
+def table_in_straight_line(x, i):
+    t = [1.0, 2.5, 4.0]  # no construct in the function: still one program
+    return t[i] * x
+
+
+WEIGHTS = (0.5, 1.5, 3.0, 6.0)
+
+
+def table_at_a_computed_index(x):
+    k = jnp.argmax(x)  # an index the program computes
+    return WEIGHTS[k] * x[k]
+
+
+def table_at_an_array_index(x):
+    t = [1.0, 2.0, 4.0, 8.0]
+    s = 0.0
+    for i in jnp.arange(len(t) - 1):  # `i` is an element of an array
+        s = s + (t[i + 1] - t[i]) * x
+    return s
+
+
+def _search(key, arr):
+    lo, hi = 0, len(arr)
+    if key > arr[hi - 1]:
+        return hi
+    while lo < hi:
+        mid = lo + ((hi - lo) >> 1)
+        if key >= arr[mid]:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+def _interpolate(x, dx, dy):
+    j = _search(x, dx)  # `dx`, `dy`: parameters used only as sequences (fluids' `interp`)
+    if j == -1:
+        return dy[0]
+    elif j == len(dx) - 1:
+        return dy[j]
+    elif j == len(dx):
+        return dy[-1]
+    return (dy[j + 1] - dy[j]) / (dx[j + 1] - dx[j]) * (x - dx[j]) + dy[j]
+
+
+ALPHAS = [0.05, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8]
+LOSSES = [2000.0, 410.0, 50.0, 17.0, 8.0, 1.8, 0.4]
+
+
+def screen_loss(alpha):
+    return _interpolate(alpha, ALPHAS, LOSSES)
+
 def math_power(action, p):
     cost = math.pow(action[0], 2) * 0.5
     if cost > 1.0:
@@ -263,6 +315,12 @@ CASES = [
                   (jnp.array([-2.0]), jnp.float32(2.0)), (jnp.array([0.5]), jnp.float32(-1.0))]),
     (list_indexed_by_a_traced_int, [(jnp.int32(0), jnp.array([1.0, -1.0, 2.0])), (jnp.int32(-1), jnp.ones(3)),
                                     (jnp.int32(3), jnp.ones(3)), (jnp.int32(-4), jnp.zeros(3))]),
+    (table_in_straight_line, [(jnp.float32(2.0), jnp.int32(0)), (jnp.float32(2.0), jnp.int32(-1)),
+                              (jnp.float32(2.0), jnp.int32(3)), (jnp.float32(2.0), jnp.int32(-4))]),
+    (table_at_a_computed_index, [(jnp.array([1.0, 5.0, 2.0, 0.0]),), (jnp.array([9.0, 1.0, 2.0, 3.0]),)]),
+    (table_at_an_array_index, [(jnp.float32(1.5),), (jnp.float32(-2.0),)]),
+    (screen_loss, [(jnp.float32(0.01),), (jnp.float32(0.25),), (jnp.float32(0.8),), (jnp.float32(0.95),),
+                   (jnp.float32(0.05),)]),
     (bools_of_a_branch, [(jnp.float32(2.0),), (jnp.float32(0.5),), (jnp.float32(-1.0),)]),
     (list_items, [(jnp.array([1.0, -1.0, 2.0, 3.0]),), (jnp.array([1.0, -1.0]),), (jnp.zeros((21,)),)]),
     (negative_power_in_static_loop, [(jnp.float32(1.0),), (jnp.float32(-3.0),)]),
@@ -751,6 +809,28 @@ def test_a_python_list_indexed_by_a_traced_int_stays_one_program():
     assert (float(t), int(total)) == (1.0, 20)
     text = str(jax.make_jaxpr(laxify.convert(list_indexed_by_a_traced_int))(jnp.int32(2), jnp.ones(3)))
     assert "scan" in text or "while" in text
+
+
+@pytest.mark.parametrize(
+    "fn, args, construct",
+    [
+        (table_in_straight_line, (jnp.float32(2.0), jnp.int32(1)), None),
+        (table_at_a_computed_index, (jnp.array([1.0, 5.0, 2.0, 0.0]),), None),
+        (table_at_an_array_index, (jnp.float32(1.5),), "scan"),
+        (screen_loss, (jnp.float32(0.25),), "while"),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_a_list_at_a_computed_index_is_one_program(fn, args, construct):
+    """A straight-line function, an index the program computes, an array's element as the
+    index, and tables passed to a helper that only indexes them (fluids' `interp`): no
+    fallback, and the program holds the construct."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", laxify.FallbackWarning)
+        got = laxify.to_static(fn)(*args)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(fn(*args)), rtol=1e-6)
+    text = str(jax.make_jaxpr(laxify.convert(fn))(*args))
+    assert construct is None or construct in text
 
 
 def flags_before_a_python_line(x, a, k):

@@ -157,24 +157,42 @@ def test_a_local_holding_a_parameters_value_and_updated_by_itself_is_routed():
 
 
 def test_an_item_read_goes_through_the_runtime_and_a_store_or_delete_stays():
-    # `TABLE` (a global) and `weights` (bound to a list display) may be Python lists: their
-    # items at a Python int go through `_lx.item`; `x`, a parameter, is indexed as written.
+    # `TABLE` (a global), `weights` (bound to a list display) and `x` (a parameter used only
+    # by indexing: `interp(x, dx, dy)` takes lists) may be Python lists: their items at an
+    # index that reads a name go through `_lx.item`; `y`, a parameter used as an array
+    # (`y.shape`, `y * 2`), is indexed as written, and so is an item at a literal index.
     check("""
-    def f(x, n):
+    def f(x, y, n):
         weights = [1.0, 2.0]
         for i in range(n):
-            TABLE[i] = TABLE[i - 1] + weights[i] + x[i]
+            TABLE[i] = TABLE[i - 1] + weights[i] + x[i] + y[i] + y[0]
             del TABLE[i]
             a, TABLE[i] = TABLE[i], 0
-        return x
+        return x, y.shape, y * 2
     """, """
-    def f(x, n):
+    def f(x, y, n):
         weights = [1.0, 2.0]
         for i in range(n):
-            TABLE[i] = _lx.item(TABLE, i - 1) + _lx.item(weights, i) + x[i]
+            TABLE[i] = _lx.item(TABLE, i - 1) + _lx.item(weights, i) + _lx.item(x, i) + y[i] + y[0]
             del TABLE[i]
             a, TABLE[i] = _lx.item(TABLE, i), 0
-        return x
+        return x, y.shape, y * 2
+    """)
+
+
+def test_an_item_at_a_computed_index_is_routed_without_any_construct():
+    # No loop or `if`: a straight-line function's `table[k]` may still be of a Python list at
+    # a traced int (`k` a parameter, or computed by the program).
+    check("""
+    def f(x, i):
+        t = [1.0, 2.5, 4.0]
+        k = jnp.argmax(x)
+        return t[i] * x[k]
+    """, """
+    def f(x, i):
+        t = [1.0, 2.5, 4.0]
+        k = jnp.argmax(x)
+        return _lx.item(t, i) * x[k]
     """)
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "PRINT_CALL",
     "SHARED_OBJECT",
     "SUBSCRIPT_UPDATE",
+    "COMPUTED_INDEX",
     "USER_CALL",
 ]
 
@@ -42,6 +43,9 @@ PRINT_CALL = "print call"
 SUBSCRIPT_UPDATE = "subscript update"  # `x[i] = v`, `x[i] += v`, `a, x[i] = ...`
 ITERABLE_CALL = "for over enumerate/zip/reversed"
 SHARED_OBJECT = "a name given another's object"  # `b = a`, `holder = [a]`, `d = {"h": a}`
+# `table[i]`, `self.T[k + 1]`: one item at an index that reads a name (it may be a traced int,
+# and what is indexed a Python list or tuple: converters/int_arithmetic.py)
+COMPUTED_INDEX = "an item at a computed index"
 BUILTIN_CALL = "builtin or math call with a rule"  # `max(a, b)`, `math.floor(x)`, `floor(x)`
 CONTAINS = "in / not in"
 # A list, dict or set that may be changed in place: `a.append(v)` (a mutating method called as a
@@ -201,8 +205,13 @@ def _holds_subscript(target: cst.BaseExpression) -> bool:
 DISPLAYS = (cst.List, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)
 
 
+# Indexes that are constants (`x[0]`, `d["k"]`).
+_LITERALS = (cst.Integer, cst.SimpleString, cst.Float)
+
 # The node types that may mean a marker.
-_MARKED = frozenset({cst.While, cst.For, cst.AugAssign, cst.Del, cst.Expr, cst.Assign, cst.Comparison, cst.Call})
+_MARKED = frozenset(
+    {cst.While, cst.For, cst.AugAssign, cst.Del, cst.Expr, cst.Assign, cst.Comparison, cst.Call, cst.Subscript}
+)
 
 
 def features(node: cst.CSTNode) -> set:
@@ -242,6 +251,13 @@ def features(node: cst.CSTNode) -> set:
                 )
             ):
                 found.add(SHARED_OBJECT)
+        elif kind is cst.Subscript:
+            if len(n.slice) == 1 and type(n.slice[0].slice) is cst.Index:
+                index = n.slice[0].slice.value
+                if type(index) is cst.UnaryOperation:
+                    index = index.expression
+                if type(index) not in _LITERALS:
+                    found.add(COMPUTED_INDEX)
         elif kind is cst.Comparison:
             if len(n.comparisons) > 1:
                 found.add(CHAINED_COMPARISON)

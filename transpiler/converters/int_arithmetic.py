@@ -30,7 +30,7 @@ from __future__ import annotations
 import libcst as cst
 
 from laxify.ir.naming import is_runtime_name
-from laxify.transpiler.analysis.features import BUILTIN_CALL
+from laxify.transpiler.analysis.features import BUILTIN_CALL, COMPUTED_INDEX
 from laxify.transpiler.analysis.walk import below, caught_below, children, descendants
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, transform_above
 
@@ -233,6 +233,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     loops: list = []  # the `for` and `while` loops
     unpacked: list = []  # `x, v = state`: (x, state), (v, state)
     operands: set[str] = set()  # the names that are operands of operators
+    used: set[str] = set()  # names used as no list or tuple is (`x.shape`, `-x`, `jnp.sum(x)`)
     for node in below(fn, fn.body, _SCOPES):
         kind = type(node)
         if kind is cst.For or kind is cst.While:
@@ -272,6 +273,13 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
         elif kind is cst.Attribute or kind is cst.Subscript:
             if type(node.value) is cst.Name:
                 arrays.add(node.value.value)  # `x.sum()`, `x[0]`: used as an array
+                if kind is cst.Attribute:
+                    used.add(node.value.value)
+        elif kind is cst.UnaryOperation and type(node.expression) is cst.Name:
+            used.add(node.expression.value)
+        elif kind is cst.Comparison:
+            sides = [node.left, *(c.comparator for c in node.comparisons)]
+            used.update(side.value for side in sides if type(side) is cst.Name)
         elif (
             kind is cst.Call
             and type(node.func) is cst.Attribute
@@ -281,6 +289,7 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
             )
         ):
             arrays.update(a.value.value for a in node.args if type(a.value) is cst.Name)  # `jnp.sum(x)`
+            used.update(a.value.value for a in node.args if type(a.value) is cst.Name)
         if kind is cst.AugAssign and type(node.target) is cst.Subscript and type(node.operator) in _AUGMENTED:
             updates.append(node)
         elif kind is cst.Subscript:
@@ -380,19 +389,21 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     containers = {name for name, value in pairs if _numbers_literal(value)}
     operations = [op for op in operations if type(op) is not cst.AugAssign or not _item_of(op.target, containers)]
     operations += [op for op in updates if _item_of(op.target, containers)]
-    # `table[i]`: an item of what may be a Python list or tuple, at what may be a traced
-    # Python int (stores are `_lx.setitem(...)` calls by now: converters/array_updates.py)
+    # `table[i]`: an item of what may be a Python list or tuple, at an index that reads a name
+    # (it may be a traced int: a parameter, a loop's index, a value the program computes).
+    # (Stores are `_lx.setitem(...)` calls by now: converters/array_updates.py.)
     # Only where what is indexed may be a Python list or tuple: a local bound only to displays
-    # (`table = [1, 4, 9]`), a global or closure name, an attribute (`self.TORQUES`); a
-    # parameter or another local (an array, most often) is indexed as written.
+    # (`table = [1, 4, 9]`), a parameter used only as a sequence is (indexed, `len(dx)`, passed
+    # on: `interp(x, dx, dy)`), a global or closure name, an attribute (`self.TORQUES`); a
+    # parameter used as an array (`x.shape`, `x * 2`, `jnp.sum(x)`) or another local (an
+    # array, most often) is indexed as written.
     displays = {n for n, v in pairs if type(v) in _DISPLAYS}
     sequences = displays - {n for n, v in pairs if type(v) not in _DISPLAYS} - (bound - {n for n, _ in pairs})
+    sequences |= params - used - operands - bound
     operations += [
         s
         for s in subscripts
-        if id(s) not in stores
-        and _may_be_sequence(s.value, sequences, params, bound)
-        and _index_reads(s, names | params)
+        if id(s) not in stores and _may_be_sequence(s.value, sequences, params, bound) and _index_reads(s)
     ]
     return names, numeric, operations, indices, floats, containers, carried
 
@@ -519,11 +530,12 @@ def _int_operand(node, names: set, params: set) -> bool:
     return type(node) is cst.Integer or (type(node) is cst.Name and node.value in names)
 
 
-def _index_reads(node: cst.Subscript, names: set) -> bool:
-    """``a[k]`` (one index, no slice) with ``k`` reading one of ``names``."""
+def _index_reads(node: cst.Subscript) -> bool:
+    """``a[k]`` (one index, no slice) with ``k`` reading a name."""
     if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
         return False
-    return any(type(n) is cst.Name and n.value in names for n in descendants(node.slice[0].slice.value))
+    index = node.slice[0].slice.value
+    return type(index) is cst.Name or any(type(n) is cst.Name for n in descendants(index))
 
 
 def _numbers_literal(value) -> bool:
@@ -990,7 +1002,8 @@ class IntArithmeticTransformer(OwnCodeConverter):
 # The constructs that may make a Python int traced: loops, `if`s, conditional expressions (a
 # `lambda` in `_lx.ifexp(...)` by now), `int(x)` (a builtin with a rule).
 # And `2 ** k`: an int literal's power, whose exponent may be an int array (see `_int_literal_power`).
-TRIGGERS = (cst.For, cst.While, cst.If, cst.Lambda, BUILTIN_CALL, cst.Power)
+# And `table[i]`: an item of what may be a Python list or tuple at what may be a traced int.
+TRIGGERS = (cst.For, cst.While, cst.If, cst.Lambda, BUILTIN_CALL, cst.Power, COMPUTED_INDEX)
 
 
 def _int_literal_power(op: str, left, right) -> bool:
