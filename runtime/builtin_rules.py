@@ -244,9 +244,10 @@ def _float(*args):
 
 
 def _sorted(iterable, *, key=None, reverse=False):
-    """``sorted(xs)`` of scalars: a list, smallest first (``reverse=True``: largest first);
-    Python's sort is stable, and equal scalars are the same value. NaN is not covered (Python's
-    order of NaNs depends on where they stand)."""
+    """``sorted(xs)`` of scalars: a list, smallest first (``reverse=True``: largest first).
+    Python's sort is stable: a stable sort on the values, with ``-0.0`` and ``0.0`` one key,
+    keeps equal floats in their order. A NaN among floats (Python's order of NaNs depends on
+    where they stand) is not held: ``to_static`` runs the function eagerly."""
     if key is not None:
         raise _NotCovered
     items = _elements(iterable)
@@ -255,11 +256,17 @@ def _sorted(iterable, *, key=None, reverse=False):
     if not all(_scalar(v) for v in items):
         raise _NotCovered
     values = jnp.stack([jnp.reshape(jnp.asarray(v), ()) for v in items])
-    if not (jnp.issubdtype(values.dtype, jnp.integer) or values.dtype == jnp.bool_):
-        raise _NotCovered  # floats may hold NaN, which Python's sort leaves where comparisons put it
-    ordered = jnp.sort(values)
-    if reverse:
-        ordered = ordered[::-1]
+    if jnp.issubdtype(values.dtype, jnp.integer) or values.dtype == jnp.bool_:
+        ordered = jnp.sort(values)  # (equal ints are one value: their order is not seen)
+        if reverse:
+            ordered = ordered[::-1]
+    elif jnp.issubdtype(values.dtype, jnp.floating):
+        _not_held(jnp.any(jnp.isnan(values)), "the items to sort hold a NaN, which Python leaves where comparisons put it")
+        keys = values + 0.0  # (-0.0 + 0.0 is 0.0: the two zeros are equal keys, as Python's)
+        order = jnp.argsort(-keys if reverse else keys, stable=True)
+        ordered = values[order]
+    else:
+        raise _NotCovered
     return [ordered[i] for i in range(ordered.shape[0])]
 
 

@@ -277,6 +277,30 @@ def test_sorted():
         check(sorted_of_list, (jnp.int32(a), jnp.int32(b), jnp.int32(c)))
 
 
+def sorted_floats(a, b):
+    s = sorted([a, 1.0, -b, 0.0])
+    r = sorted([a, b, 0.0, -0.0], reverse=True)
+    return s, r
+
+
+def test_sorted_of_floats_is_stable_and_keeps_the_sign_of_zero():
+    # Equal floats keep their order (Python's sort is stable): 0.0 and -0.0 are equal keys.
+    for a, b in [(3.0, 2.0), (0.0, -0.0), (-0.0, 0.0), (1.0, -1.0), (-7.5, 7.5)]:
+        check(sorted_floats, (f32(a), f32(b)))
+        got = laxify.to_static(sorted_floats, fallback="error")(f32(a), f32(b))
+        want = sorted_floats(f32(a), f32(b))
+        signs = [math.copysign(1.0, float(v)) for v in jax.tree_util.tree_leaves(got)]
+        assert signs == [math.copysign(1.0, float(v)) for v in jax.tree_util.tree_leaves(want)], (a, b)
+
+
+def test_sorted_of_floats_with_a_nan_runs_as_python():
+    with pytest.warns(laxify.FallbackWarning, match="NaN"):
+        got = laxify.to_static(sorted_floats)(f32(np.nan), f32(2.0))
+    want = sorted_floats(f32(np.nan), f32(2.0))
+    np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
+    np.testing.assert_array_equal(np.asarray(got[1]), np.asarray(want[1]))
+
+
 def test_in_and_not_in_a_list_of_traced_values():
     for x in (2, 3, 5, 9):
         seen = [jnp.int32(2), jnp.int32(3)]
