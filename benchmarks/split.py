@@ -17,6 +17,10 @@ whose traced `if` takes a branch of k operations: as it runs now, with the branc
 compiled, and with it run eagerly as before (the figures behind `runtime/split.py`'s LIGHT_OPS:
 which branches are worth a program).
 
+A third table: a statement that needs Python (`float()`, `int()`, `str()`, `.item()`, a
+string-valued conditional expression) after a compiled loop of some weight, against the same
+function without it, with the statement's own eager cost and what the split adds beyond both.
+
 Run: `.venv/bin/python benchmarks/split.py` (`--quick`: N = 100 only, as `make bench` runs it).
 """
 
@@ -212,6 +216,93 @@ def _eager_whole(static_fn):
     return run
 
 
+# -- a statement that needs Python after a compiled loop of some weight -------------------------
+
+
+def _settle(h, n):
+    i = 0
+    while i < n:
+        h = jnp.tanh(h * 0.9 + 0.1)
+        i += 1
+    return h
+
+
+def then_float(h, n):
+    h = _settle(h, n)
+    return h, float(h.mean())
+
+
+def then_int(h, n):
+    h = _settle(h, n)
+    return h, int(h.sum())
+
+
+def then_str(h, n):
+    h = _settle(h, n)
+    return h, str(h.mean())
+
+
+def then_item(h, n):
+    h = _settle(h, n)
+    return h, h.mean().item()
+
+
+def then_label(h, n):
+    h = _settle(h, n)
+    label = "big" if h.mean() > 0.5 else "small"
+    return h, label
+
+
+def then_nothing(h, n):
+    h = _settle(h, n)
+    return h, h.mean()
+
+
+def _alone(statement):
+    """The statement of a ``then_*`` function run by itself on a ready array, eagerly."""
+    return {
+        then_float: lambda h: float(h.mean()),
+        then_int: lambda h: int(h.sum()),
+        then_str: lambda h: str(h.mean()),
+        then_item: lambda h: h.mean().item(),
+        then_label: lambda h: "big" if h.mean() > 0.5 else "small",
+    }[statement]
+
+
+def statement_table(quick: bool) -> None:
+    """Per statement after a loop of n steps over a state of `width` floats: the function as
+    `to_static` runs it (split where the statement needs Python: the loop compiled, the
+    statement eager), the same function without the statement (one program), their ratio, the
+    statement alone on a ready array, and what the split adds beyond the two (laxify's own
+    dispatch)."""
+    sizes = [(256, 1000)] if quick else [(1, 10_000), (256, 1000), (256, 10_000)]
+    print()
+    print("| width | n | statement | split? | function us | without us | ratio | statement alone us | added us |")
+    print("|---:|---:|---|---|---:|---:|---:|---:|---:|")
+    for width, n in sizes:
+        h, count = jnp.linspace(-1.0, 1.0, width, dtype=jnp.float32), jnp.int32(n)
+        without = laxify.to_static(then_nothing)
+        without(h, count)
+        ready = jax.block_until_ready(_settle(h, 3))
+        for fn in (then_float, then_int, then_str, then_item, then_label):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                static = laxify.to_static(fn)
+                static(h, count)
+            split = any(issubclass(w.category, laxify.FallbackWarning) for w in caught)
+            alone = _alone(fn)
+            # (side by side, in turns: the machine's drift falls on both)
+            t_fn, t_without, t_alone = [], [], []
+            for _ in range(5):
+                t_fn.append(_time(static, (h, count), 0.2))
+                t_without.append(_time(without, (h, count), 0.2))
+                t_alone.append(_time(lambda: alone(ready), (), 0.1))
+            a, b, c = (statistics.median(t) * 1e6 for t in (t_fn, t_without, t_alone))
+            added = a - b - c if split else a - b
+            print(f"| {width} | {n:,} | {fn.__name__[5:]} | {'yes' if split else 'no'} | {a:.0f} | {b:.0f} | "
+                  f"{a / b:.2f} | {c:.0f} | {added:.0f} |")
+
+
 # -- a traced `if` whose branch does k operations: its branch compiled, or run eagerly ---------
 
 
@@ -288,6 +379,7 @@ def main(argv) -> None:
     for n, name, ts, te, tc, tst, fs, fc in rows:
         print(f"| {n:,} | {name} | {_ms(ts)} | {_ms(te)} | {_ms(tc)} | {_ms(tst)} | {ts / te:.4f} | "
               f"{ts / tc:.2f} | {ts / (tc + tst):.2f} | {_ms(fs)} | {_ms(fc)} |")
+    statement_table(quick)
     # A tree whose split run compiles no `if` branch has no run_branch: no second table there.
     if hasattr(__import__("laxify.runtime.split").runtime.split, "run_branch"):
         branch_table()
