@@ -168,6 +168,7 @@ def _boundary(converted: Converted, original):
         located_concrete_error,
         located_trace_error,
         jax_refused_a_traced_value,
+        refused_by_a_c_function,
     )
     from laxify.fallback import _raised_by_laxify
     from laxify.runtime.error_channel import HandlerNeedsData, PathRaised, at_top, in_call
@@ -203,7 +204,7 @@ def _boundary(converted: Converted, original):
             or isinstance(error, ConversionError)
             or type(error).__module__.startswith("laxify")
             or _raised_by_laxify(error)
-            or not jax_refused_a_traced_value(error)
+            or not (jax_refused_a_traced_value(error) or refused_by_a_c_function(error, original))
         ):
             if not nested and not _raised_by_laxify(error):
                 # The user's own error (a `raise` the runtime raised for them, Python's own):

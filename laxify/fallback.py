@@ -32,6 +32,7 @@ __all__ = [
     "fallback_error",
     "located_concrete_error",
     "located_trace_error",
+    "refused_by_a_c_function",
     "names_a_traced_value",
     "raised_while_tracing",
     "restoring_shared_names",
@@ -438,6 +439,13 @@ def located_trace_error(error: BaseException, fn) -> ConversionError:
     )
 
 
+def refused_by_a_c_function(error: BaseException, fn) -> bool:
+    """Whether ``error`` was raised by a function without Python code (``struct.pack``)
+    given a traced value on a line of ``fn`` (see :func:`_call_given_traced`)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and _call_given_traced(error, code.co_filename) is not None
+
+
 def _call_given_traced(error: BaseException, filename: str) -> tuple[str, str] | None:
     """Where ``error`` was raised by a function without Python code (``struct.pack``, a C
     extension) called on the user's line with a traced value: that function as the line
@@ -457,6 +465,8 @@ def _call_given_traced(error: BaseException, filename: str) -> tuple[str, str] |
         tree = ast.parse(text + (" pass" if text.endswith(":") else ""))
     except SyntaxError:
         return None
+    if any(isinstance(node, (ast.Raise, ast.Assert)) for node in ast.walk(tree)):
+        return None  # (the user's own exception, made on that line)
     given = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):

@@ -261,7 +261,8 @@ def _sorted(iterable, *, key=None, reverse=False):
         if reverse:
             ordered = ordered[::-1]
     elif jnp.issubdtype(values.dtype, jnp.floating):
-        _not_held(jnp.any(jnp.isnan(values)), "the items to sort hold a NaN, which Python leaves where comparisons put it")
+        nan = jnp.any(jnp.isnan(values))
+        _not_held(nan, "the items to sort hold a NaN, which Python leaves where comparisons put it")
         keys = values + 0.0  # (-0.0 + 0.0 is 0.0: the two zeros are equal keys, as Python's)
         order = jnp.argsort(-keys if reverse else keys, stable=True)
         ordered = values[order]

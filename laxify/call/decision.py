@@ -39,6 +39,7 @@ from laxify.fallback import (
     fallback_error,
     located_concrete_error,
     located_trace_error,
+    refused_by_a_c_function,
 )
 from laxify.ir.errors import ConversionError
 from laxify.runtime.numbers import Int32OverflowError, NumberNotHeld
@@ -127,7 +128,7 @@ def decide(error: BaseException, context: Context, outer: bool, staged: bool = F
     # Python raised on values only a trace has. Eager Python decides, as it would for the
     # function as written: its value (then the warning) or its own error.
     if strict or outer:
-        if about_a_traced_value(error):
+        if about_a_traced_value(error) or refused_by_a_c_function(error, inner):
             return Decision("refused", "raise", error=located_trace_error(error, inner))
         return Decision("refused", "raise", error=error)
     located = located_trace_error(error, inner)

@@ -11,6 +11,7 @@ import statistics
 import struct
 import warnings
 
+import jax
 import jax.numpy as jnp
 import pytest
 from jax import lax
@@ -348,6 +349,20 @@ def test_c_function_given_a_traced_value_names_the_call():
     assert "`struct.pack` needs a concrete value, and `x` is a traced value here" in text
     assert "struct.error: required argument is not a float" in text
     assert "_lx" not in text
+    # Where nothing can run eagerly, the same text as a located error (it was the raw
+    # `struct.error`), and `to_static(fallback="error")` says the same.
+    for run in (jax.jit(laxify.convert(packs)), laxify.to_static(packs, fallback="error")):
+        with pytest.raises(laxify.ConversionError, match="`struct.pack` needs a concrete value") as info:
+            run(x)
+        assert info.value.location.line == packs.__code__.co_firstlineno + 1
+
+
+def test_the_users_own_raise_of_a_traced_value_stays_the_users_error():
+    def refuses(x):
+        raise ValueError(x)
+
+    with pytest.raises(ValueError):
+        laxify.to_static(refuses, fallback="error")(f32(1.5))
 
 
 def test_a_failure_of_laxify_converting_a_callee_runs_it_as_written(monkeypatch):
