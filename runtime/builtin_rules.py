@@ -500,6 +500,170 @@ def _factorial(*args):
     return jnp.asarray(table, kind)[jnp.clip(n, 0, len(table) - 1)]
 
 
+def _math_predicate(fn: Callable):
+    """``math.isnan``/``isinf``/``isfinite`` of one number: a Python bool."""
+
+    def rule(*args):
+        if len(args) != 1 or not _scalar(args[0]):
+            raise _NotCovered
+        x = jnp.reshape(jnp.asarray(args[0]), ())
+        if jnp.issubdtype(x.dtype, jnp.complexfloating):
+            raise _NotCovered
+        return numbers.mark(fn(x), bool)
+
+    return rule
+
+
+def _log(*args):
+    """``math.log(x)`` and ``math.log(x, base)``: ``log(x) / log(base)`` in JAX's default float
+    dtype; Python's ``ValueError: math domain error`` for ``x <= 0`` or ``base <= 0``, and its
+    ``ZeroDivisionError: float division by zero`` for ``base == 1``."""
+    if len(args) != 2:
+        return _natural_log(*args)
+    if not all(_scalar(a) for a in args):
+        raise _NotCovered
+    x, base = (jnp.reshape(jnp.asarray(v), ()) for v in args)
+    if any(jnp.issubdtype(v.dtype, jnp.complexfloating) for v in (x, base)):
+        raise _NotCovered
+    wide = jnp.result_type(float)
+    xf, bf = x.astype(wide), base.astype(wide)
+    _raise_where(jnp.logical_or(xf <= 0, bf <= 0), lambda: ValueError("math domain error"))
+    _raise_where(jnp.logical_and(bf == 1, xf > 0), lambda: ZeroDivisionError("float division by zero"))
+    return _python_float(jnp.log(xf) / jnp.log(bf), x, base)
+
+
+_natural_log = _math_domain(jnp.log, lambda x: x <= 0)
+
+
+def _float_args_held(args, wide) -> bool:
+    """Whether the program's float ``wide`` holds each argument as eager Python sees it: a
+    Python float it rounds (``0.1`` in float32), or a Python float the program computed in a
+    narrower float than Python's (``math.sin(x)``), is not held."""
+    if jnp.finfo(wide).bits >= 64:
+        return True
+    for a in args:
+        if type(a) is float and float(np.asarray(a, wide)) != a:
+            return False
+        if is_traced(a) and numbers.computed_float(a):
+            return False
+    return True
+
+
+def _isclose(*args, rel_tol=1e-09, abs_tol=0.0):
+    """``math.isclose(a, b, rel_tol=..., abs_tol=...)``: Python's test, ``a == b``, or both finite
+    and ``|a - b| <= max(rel_tol * |a|, rel_tol * |b|, abs_tol)``. The tolerances are Python
+    numbers. Without x64 the test is in float32: where no bound decides it by more than a few
+    float32 roundings, Python's float64 may decide otherwise, and the value is not held
+    (``to_static`` runs the function eagerly)."""
+    if len(args) != 2 or not all(_scalar(a) for a in args):
+        raise _NotCovered
+    if not all(type(t) in (int, float) and t >= 0 for t in (rel_tol, abs_tol)):
+        raise _NotCovered  # Python's own error (negative tolerances), or traced tolerances
+    wide = jnp.result_type(float)
+    if not _float_args_held(args, wide):
+        raise _NotCovered
+    a, b = (jnp.reshape(jnp.asarray(v), ()).astype(wide) for v in args)
+    diff = jnp.abs(b - a)
+    bounds = [rel_tol * jnp.abs(b), rel_tol * jnp.abs(a), jnp.asarray(abs_tol, wide)]
+    finite = jnp.logical_and(jnp.isfinite(a), jnp.isfinite(b))
+    bounds = [t for t, given in zip(bounds, (rel_tol, rel_tol, abs_tol)) if given > 0]
+    close = functools.reduce(jnp.logical_or, [diff <= t for t in bounds], jnp.zeros((), bool))
+    close = jnp.logical_or(a == b, jnp.logical_and(finite, close))
+    if jnp.finfo(wide).bits < 64 and bounds:
+        slack = 4 * jnp.finfo(wide).eps
+        margins = [slack * jnp.maximum(diff, t) for t in bounds]
+        surely = functools.reduce(jnp.logical_or, [diff <= t - m for t, m in zip(bounds, margins)])
+        surely_not = functools.reduce(jnp.logical_and, [diff > t + m for t, m in zip(bounds, margins)])
+        open_ = jnp.logical_not(jnp.logical_or(surely, surely_not))
+        _not_held(jnp.logical_and(jnp.logical_and(finite, a != b), open_), "the test is too close to call in float32")
+    return numbers.mark(close, bool)
+
+
+def _fsum(*args):
+    """``math.fsum(xs)``: the sum of scalars, compensated (Neumaier) in JAX's default float
+    dtype, a Python float; Python's ``ValueError`` for ``inf`` and ``-inf`` together, and a sum
+    of finite items that passes the dtype's range is not held (float64 holds more)."""
+    if len(args) != 1:
+        raise _NotCovered
+    items = _elements(args[0])
+    if not items:
+        return 0.0
+    if not all(_scalar(v) for v in items):
+        raise _NotCovered
+    wide = jnp.result_type(float)
+    values = [jnp.reshape(jnp.asarray(v), ()) for v in items]
+    if any(jnp.issubdtype(v.dtype, jnp.complexfloating) for v in values):
+        raise _NotCovered
+    values = [v.astype(wide) for v in values]
+    total, error = values[0], jnp.zeros((), wide)
+    for v in values[1:]:
+        t = total + v
+        error = error + jnp.where(jnp.abs(total) >= jnp.abs(v), (total - t) + v, (v - t) + total)
+        total = t
+    stacked = jnp.stack(values)
+    both = jnp.logical_and(jnp.any(stacked == jnp.inf), jnp.any(stacked == -jnp.inf))
+    _raise_where(both, lambda: ValueError("-inf + inf in fsum"))
+    result = jnp.where(jnp.isfinite(total), total + error, total)
+    _not_held(
+        jnp.logical_and(jnp.all(jnp.isfinite(stacked)), jnp.logical_not(jnp.isfinite(result))),
+        "it passed the float's range",
+    )
+    return _python_float(result, *values)
+
+
+def _count_product(n, k, divide: bool):
+    """``n * (n-1) * ... * (n-k+1)`` (``divide``: over ``k!`` as it goes, exact at each step),
+    a loop of ``k`` steps; an intermediate past the int's range is not held."""
+    kind = n.dtype
+    top = jnp.iinfo(kind).max
+
+    def step(i, carry):
+        value, over = carry
+        factor = n - i
+        over = jnp.logical_or(over, jnp.logical_and(factor > 0, value > top // jnp.maximum(factor, 1)))
+        value = value * factor
+        return (value // (i + 1) if divide else value), over
+
+    value, over = lax.fori_loop(jnp.zeros((), kind), k, step, (jnp.ones((), kind), jnp.zeros((), bool)))
+    _not_held(over, f"it passed {jnp.dtype(kind).name}'s range")
+    return value
+
+
+def _comb(*args):
+    """``math.comb(n, k)`` of ints: the number of ways to choose ``k`` of ``n`` (0 where
+    ``k > n``), Python's ``ValueError`` for a negative ``n`` or ``k``."""
+    if len(args) != 2 or not all(_scalar(a) for a in args):
+        raise _NotCovered
+    values = _integer_args(args)
+    if values is None:
+        raise _NotCovered  # a float: Python's TypeError
+    n, k = jnp.broadcast_arrays(*values)
+    n, k = n.astype(jnp.result_type(n, k)), k.astype(jnp.result_type(n, k))
+    _raise_where(n < 0, lambda: ValueError("n must be a non-negative integer"))
+    _raise_where(k < 0, lambda: ValueError("k must be a non-negative integer"))
+    inside = jnp.logical_and(k <= n, k >= 0)
+    steps = jnp.where(inside, jnp.minimum(k, n - k), 0)
+    return jnp.where(inside, _count_product(n, steps, divide=True), 0)
+
+
+def _perm(*args):
+    """``math.perm(n, k)`` of ints: ``n! / (n - k)!`` (0 where ``k > n``; ``perm(n)`` is
+    ``n!``), Python's ``ValueError`` for a negative ``n`` or ``k``."""
+    if len(args) == 1:
+        return _factorial(*args)
+    if len(args) != 2 or not all(_scalar(a) for a in args):
+        raise _NotCovered
+    values = _integer_args(args)
+    if values is None:
+        raise _NotCovered
+    n, k = jnp.broadcast_arrays(*values)
+    n, k = n.astype(jnp.result_type(n, k)), k.astype(jnp.result_type(n, k))
+    _raise_where(n < 0, lambda: ValueError("n must be a non-negative integer"))
+    _raise_where(k < 0, lambda: ValueError("k must be a non-negative integer"))
+    inside = jnp.logical_and(k <= n, k >= 0)
+    return jnp.where(inside, _count_product(n, jnp.where(inside, k, 0), divide=False), 0)
+
+
 def _needs_python(reason: str, fix: str) -> NeedsPython:
     """Eager Python runs this call (``to_static`` falls back), said at the user's line."""
     filename, line, _ = trace.current().where
@@ -589,13 +753,13 @@ RULES: dict[Any, Callable] = {
     math.floor: _math_unary(jnp.floor, integer_result=True),
     math.ceil: _math_unary(jnp.ceil, integer_result=True),
     math.fabs: _math_unary(jnp.abs, exact=True),
-    math.isnan: _math_unary(jnp.isnan),
-    math.isinf: _math_unary(jnp.isinf),
-    math.isfinite: _math_unary(jnp.isfinite),
+    math.isnan: _math_predicate(jnp.isnan),
+    math.isinf: _math_predicate(jnp.isinf),
+    math.isfinite: _math_predicate(jnp.isfinite),
     math.atan: _math_unary(jnp.arctan),
     math.tanh: _math_unary(jnp.tanh),
     math.sqrt: _math_domain(jnp.sqrt, lambda x: x < 0),
-    math.log: _math_domain(jnp.log, lambda x: x <= 0),
+    math.log: _log,
     math.log2: _math_domain(jnp.log2, lambda x: x <= 0),
     math.log10: _math_domain(jnp.log10, lambda x: x <= 0),
     math.sin: _math_domain(jnp.sin, jnp.isinf),
@@ -622,6 +786,10 @@ RULES: dict[Any, Callable] = {
     math.hypot: _hypot,
     math.gcd: _gcd,
     math.factorial: _factorial,
+    math.isclose: _isclose,
+    math.fsum: _fsum,
+    math.comb: _comb,
+    math.perm: _perm,
 }
 if sys.version_info >= (3, 11):
     RULES[math.exp2] = _math_range(jnp.exp2, math.exp2)
@@ -717,7 +885,7 @@ def _builtin(fn, args: tuple, kwargs: dict, in_try: bool, caller):
 
 # Builtins whose result is a Python int in eager code on any argument, and those whose result is
 # one where their arguments are.
-_PYTHON_INT_RESULTS = frozenset({builtins.int, math.floor, math.ceil, math.gcd, math.factorial})
+_PYTHON_INT_RESULTS = frozenset({builtins.int, math.floor, math.ceil, math.gcd, math.factorial, math.comb, math.perm})
 _PYTHON_INT_KEPT = frozenset({builtins.max, builtins.min})
 
 

@@ -232,8 +232,10 @@ class Plan:
         if rest:
             lines = ", ".join(str(r.site.line) for r in rest)
             parts.append(f"the code after the statement(s) at line(s) {lines} runs as a compiled program")
-        parts.extend(r.describe() for r in python)
+        parts.extend(text for text in (r.describe() for r in python) if text)
         programs = len(compiled)
+        if not parts:
+            return "It runs eagerly, op by op, which is much slower."
         return (
             f"It is split around the Python it needs ({programs} compiled program(s); the rest runs "
             f"eagerly, op by op): " + "; ".join(parts) + "."

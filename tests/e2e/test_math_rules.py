@@ -55,6 +55,31 @@ def integers(n, m):
     return math.gcd(n, m), math.factorial(n)
 
 
+def combinatorics(n, k):
+    if n > 1000:
+        n = n - 1
+    return math.comb(n, k), math.perm(n, k), math.perm(n)
+
+
+def closeness(a, b):
+    if a > 1e30:
+        a = a - 1
+    return (
+        math.isclose(a, b),
+        math.isclose(a, b, rel_tol=0.25),
+        math.isclose(a, b, abs_tol=1.0),
+        math.isnan(a),
+        math.isfinite(b),
+        math.fsum([a, b, 0.5]),
+    )
+
+
+def log_base(x, base):
+    if x > 1e30:
+        x = x - 1
+    return math.log(x, base), math.log(x)
+
+
 if sys.version_info >= (3, 11):
 
     def base_two(x):
@@ -64,6 +89,7 @@ if sys.version_info >= (3, 11):
 
 
 f32, i32 = jnp.float32, jnp.int32
+INTEGER_FUNCTIONS = (integers, combinatorics)
 ROUTES = {
     "to_static": lambda fn: laxify.to_static(fn),
     "jit": lambda fn: laxify.checked(jax.jit(laxify.convert(fn))),
@@ -93,6 +119,12 @@ CASES = [
     (logs_and_angles, [(0.5,), (3.0,), (-0.5,)]),
     (fmod_hypot, [(7.5, 2.0), (-7.0, 3.0), (3.0, 4.0), (0.0, 1.0), (5.0, np.inf)]),
     (integers, [(5, 15), (12, 18), (0, 0), (1, -4)]),
+    (combinatorics, [(5, 2), (6, 0), (3, 5), (12, 6), (0, 0)]),
+    (
+        closeness,
+        [(1.0, 1.0), (1.0, 1.5), (100.0, 130.0), (1.0, np.inf), (np.nan, 2.0), (0.0, -0.0), (3.0, 2.5), (1.0, 1.25)],
+    ),  # (1.0, 1.25): one bound is 0.25 exactly, another decides
+    (log_base, [(8.0, 2.0), (0.5, 10.0), (3.0, 0.5)]),
 ]
 if sys.version_info >= (3, 11):
     CASES.append((base_two, [(10.0,), (-27.0,), (0.5,)]))
@@ -101,14 +133,14 @@ if sys.version_info >= (3, 11):
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("fn, inputs", CASES, ids=lambda v: getattr(v, "__name__", ""))
 def test_values_agree_with_python_and_the_program_is_one(fn, inputs, route):
-    kind = i32 if fn is integers else f32
+    kind = i32 if fn in INTEGER_FUNCTIONS else f32
     for values in inputs:
         args = tuple(kind(v) for v in values)
         with warnings.catch_warnings():
             warnings.simplefilter("error", laxify.FallbackWarning)
             got = ROUTES[route](fn)(*args)
         _agree(fn(*args), got)
-    expected = {"cond", "while"} if fn is integers else {"cond"}  # (jnp.gcd is a while loop)
+    expected = {"cond", "while"} if fn in INTEGER_FUNCTIONS else {"cond"}  # (jnp.gcd, comb: while loops)
     assert control_flow_prims(jaxpr_of(fn, *(kind(v) for v in inputs[0]))) == expected
 
 
@@ -122,6 +154,12 @@ ERRORS = [
     (fmod_hypot, (5.0, 0.0), ValueError, "math domain error"),
     (fmod_hypot, (np.inf, 1.0), ValueError, "math domain error"),
     (integers, (-1, 3), ValueError, "factorial() not defined for negative values"),
+    (combinatorics, (-1, 2), ValueError, "n must be a non-negative integer"),
+    (combinatorics, (3, -1), ValueError, "k must be a non-negative integer"),
+    (closeness, (np.inf, -np.inf), ValueError, "-inf + inf in fsum"),
+    (log_base, (-1.0, 2.0), ValueError, "math domain error"),
+    (log_base, (2.0, -2.0), ValueError, "math domain error"),
+    (log_base, (2.0, 1.0), ZeroDivisionError, "float division by zero"),
 ]
 if sys.version_info >= (3, 11):
     ERRORS.append((base_two, (1100.0,), OverflowError, "math range error"))
@@ -130,7 +168,7 @@ if sys.version_info >= (3, 11):
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("fn, values, error, text", ERRORS, ids=lambda v: getattr(v, "__name__", None))
 def test_pythons_error_at_the_users_line(fn, values, error, text, route):
-    kind = i32 if fn is integers else f32
+    kind = i32 if fn in INTEGER_FUNCTIONS else f32
     args = tuple(kind(v) for v in values)
     with pytest.raises(error, match=re.escape(text)):
         fn(*args)  # eager Python
@@ -145,6 +183,8 @@ BEYOND = [
     (exp_family, (-100.0,)),
     (fmod_hypot, (3e38, 3e38)),
     (integers, (13, 2)),
+    (combinatorics, (30, 15)),  # perm(30, 15) and 30! pass int32
+    (closeness, (4.0, 3.0)),  # rel_tol=0.25, abs_tol=1.0: |a - b| is the bound, to float32's rounding
 ]
 if sys.version_info >= (3, 11):
     BEYOND.append((base_two, (200.0,)))
@@ -154,7 +194,7 @@ if sys.version_info >= (3, 11):
 def test_values_only_python_holds_run_eagerly(fn, values):
     if jnp.zeros(()).dtype == jnp.float64:
         pytest.skip("x64: the program's float holds them")
-    kind = i32 if fn is integers else f32
+    kind = i32 if fn in INTEGER_FUNCTIONS else f32
     args = tuple(kind(v) for v in values)
     with pytest.warns(laxify.FallbackWarning, match="Python number"):
         got = laxify.to_static(fn)(*args)
@@ -190,3 +230,20 @@ def test_a_handler_runs_exactly_where_pythons_would(fn, inputs):
         assert got == fn(f32(value))
     with pytest.raises(laxify.ConversionError, match="which handler runs would depend on the data"):
         jax.jit(laxify.convert(fn))(f32(inputs[1]))
+
+
+def close_to_a_tenth(x):
+    if x > 1e30:
+        x = x - 1
+    return math.isclose(x, 0.1)
+
+
+def test_isclose_with_a_python_float_float32_does_not_hold_is_pythons():
+    # float32(0.1) is 0.10000000149... in eager Python's float64, which 0.1 is not close to at
+    # rel_tol=1e-9; a float32 test would round 0.1 and say True.
+    if jnp.zeros(()).dtype == jnp.float64:
+        pytest.skip("x64: the program's float holds 0.1")
+    with pytest.warns(laxify.FallbackWarning) as caught:
+        got = laxify.to_static(close_to_a_tenth)(f32(0.1))
+    assert bool(got) is close_to_a_tenth(f32(0.1)) is False
+    assert "op by op): ." not in str(caught[0].message)  # (no empty list of what runs where)

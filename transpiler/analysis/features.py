@@ -97,6 +97,10 @@ RULED_MATH = frozenset(
         "hypot",
         "gcd",
         "factorial",
+        "isclose",
+        "fsum",
+        "comb",
+        "perm",
     }
     | {name for name in ("exp2", "cbrt") if hasattr(math, name)}  # (Python 3.11 on)
 )
