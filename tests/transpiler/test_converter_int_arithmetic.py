@@ -196,6 +196,21 @@ def test_an_item_at_a_computed_index_is_routed_without_any_construct():
     """)
 
 
+def test_a_store_into_an_item_of_an_item_reads_the_inner_items_and_stores_the_outer():
+    # `REGISTRY[m][q][k] = v` (typing.overload): the load `REGISTRY[m]` may be of a Python
+    # list at a traced int; the outer subscript is the store, left as it is (it was made a
+    # call: invalid Python).
+    check("""
+    def f(fn, func):
+        REGISTRY[fn.m][fn.q][fn.k] = func
+        return func
+    """, """
+    def f(fn, func):
+        _lx.item(REGISTRY, fn.m)[fn.q][fn.k] = func
+        return func
+    """)
+
+
 def test_a_parameter_a_loop_updates_by_itself_parameters_literals_and_globals_is_routed():
     # `p`, `v`: parameters a loop updates (a Python float argument is float64 in eager code);
     # `s`: a local computed from parameters (that sum itself is of parameters only: left as

@@ -112,3 +112,25 @@ def test_tests_without_walrus_and_while_else_are_left_alone():
         return x
     """
     assert convert(before) == textwrap.dedent(before).lstrip("\n")
+
+
+def test_a_test_that_is_a_walrus_alone_is_hoisted_in_parentheses():
+    # `_lx_test_1 = spec := g()` is no Python (linecache.lazycache, subprocess._text_encoding).
+    check("""
+    def f(g, x):
+        if spec := g():
+            x = x + spec
+        while f := x.f_back:
+            x = f
+        return x
+    """, """
+    def f(g, x):
+        _lx_test_1 = (spec := g())
+        if _lx_test_1:
+            x = x + spec
+        _lx_test_2 = (f := x.f_back)
+        while _lx_test_2:
+            x = f
+            _lx_test_2 = (f := x.f_back)
+        return x
+    """)

@@ -785,6 +785,8 @@ def _named(value: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExp
 
 
 class IntArithmeticTransformer(OwnCodeConverter):
+    targets: frozenset = frozenset()  # ids of the operations to route (see `transform`)
+
     def __init__(
         self,
         ctx: Context,
@@ -919,7 +921,9 @@ class IntArithmeticTransformer(OwnCodeConverter):
         """``table[i]`` → ``_lx.item(table, i)``: a Python list or tuple indexed by a traced
         Python int is an array of its items indexed in the program (``runtime/numbers.py``);
         anything else is indexed as written."""
-        if not self._active() or len(updated_node.slice) != 1 or type(updated_node.slice[0].slice) is not cst.Index:
+        if id(original_node) not in self.targets or not self._active():
+            return updated_node  # (entered on the way to a target below: `T[k][i] = v` stores into `T[k]`)
+        if len(updated_node.slice) != 1 or type(updated_node.slice[0].slice) is not cst.Index:
             return updated_node
         index = updated_node.slice[0].slice.value
         call = cst.Call(
@@ -1033,6 +1037,7 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     guarded = caught_below(node, targets)
     # Only the nodes above the operations are entered (libcst rebuilds every node it enters).
     converter = IntArithmeticTransformer(ctx, names, params, indices, guarded, floats, containers, carried)
+    converter.targets = targets  # (the operations routed: a node entered above one is not)
     return transform_above(node, converter, lambda n: id(n) in targets)
 
 

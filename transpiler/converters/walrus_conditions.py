@@ -44,7 +44,10 @@ class WalrusConditionTransformer(OwnCodeConverter):
     def _hoist(self, test: cst.BaseExpression, name: str | None = None) -> tuple[str, cst.SimpleStatementLine]:
         """``name = test`` (a fresh name unless given); the test is copied, never shared."""
         name = name or self.ctx.fresh("test")
-        return name, assign(name, test.deep_clone())
+        value = test.deep_clone()
+        if isinstance(value, cst.NamedExpr) and not value.lpar:  # (`t = (s := f())`: `t = s := f()` is no Python)
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return name, assign(name, value)
 
     def leave_If(self, original_node, updated_node):
         node = updated_node
