@@ -409,6 +409,7 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
         if state.recorded != before:
             raise _TraceFailed("it has a check made at run time (a `raise` or a Python error on a traced path)")
         entry.shared = effects.sharing((out,))
+        unread = _unread_carries(flat, out)
         leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=lambda v: isinstance(v, Undefined))
         out_spec, outs = [], []
         given = {id(a): k for k, a in enumerate(arrays)}
@@ -418,7 +419,8 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
             elif isinstance(leaf, (jax.Array, jax.core.Tracer)):
                 # A value that stands for a Python number (a loop's count, a flag it sets) is
                 # one again after the program: the Python that follows computes as Python's.
-                kind = numbers.marked_type(leaf)
+                # (One nothing reads after the loop stays an array: no wait for its value.)
+                kind = numbers.marked_type(leaf) if id(leaf) not in unread else None
                 out_spec.append(("number", (len(outs), kind)) if kind is not None else ("array", len(outs)))
                 outs.append(leaf)
             elif id(leaf) in rebuilt:
@@ -435,6 +437,16 @@ def _compile(dispatcher, spec, flat: "_Flat") -> _Entry:
         jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=bool(getattr(a, "weak_type", False))) for a in flat.arrays
     ]
     return entry
+
+
+def _unread_carries(flat: "_Flat", out) -> set[int]:
+    """The ids of the loop's carries (``while``: its results, in the site's order) that
+    nothing reads after it (``Site.unread``) and no read carry shares."""
+    site = flat.site
+    if site is None or not site.unread or type(out) is not tuple or len(out) != len(site.names):
+        return set()
+    read = {id(v) for name, v in zip(site.names, out) if name not in site.unread}
+    return {id(v) for name, v in zip(site.names, out) if name in site.unread and id(v) not in read}
 
 
 _CARRIES = {"while_loop": 2, "for_range": 4, "for_each": 2}  # where each dispatcher takes its carries
@@ -504,7 +516,7 @@ class _Flat:
     compiled loop: the common kinds are told apart by their exact type first."""
 
     def __init__(self, library: dict, site: Site | None = None, site_spec: tuple | None = None):
-        self._site, self._site_spec = site, site_spec  # the construct's site: its plan's token
+        self.site, self._site_spec = site, site_spec  # the construct's site: its plan's token
         self.arrays: list = []
         self.objects: list = []
         self.traced = False
@@ -549,7 +561,7 @@ class _Flat:
                 out.append(known)
             elif kind in _ATOM_TYPES:
                 out.append(("S", kind, e))
-            elif e is self._site:
+            elif e is self.site:
                 out.append(self._site_spec)
             else:
                 out.append(self.spec(e, depth, closed))

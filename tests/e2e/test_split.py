@@ -207,6 +207,45 @@ def test_the_compiled_loop_is_one_lax_while():
     assert "while" in jaxpr
 
 
+def _settle(x, n):
+    i = 0
+    while i < n:
+        x = jnp.tanh(x * 0.9 + 0.1)
+        i += 1
+    return x
+
+
+def _settle_counted(x, n):
+    i = 0
+    while i < n:
+        x = jnp.tanh(x * 0.9 + 0.1)
+        i += 1
+    return x, i
+
+
+def count_unread(x, n):
+    acc = _settle(x, n)  # (a helper's loop: a program of its own in the split run)
+    return acc, str(int(acc * 100))
+
+
+def count_read(x, n):
+    acc, i = _settle_counted(x, n)
+    return acc, str(int(acc * 100)) + "/" + str(i)
+
+
+@pytest.mark.parametrize("fn, kinds", [(count_unread, ["array", "array"]), (count_read, ["array", "number"])])
+def test_a_count_nothing_reads_after_the_loop_stays_an_array(fn, kinds):
+    # Turning a loop's count into a Python int waits for the program (~25 us a call): where
+    # nothing reads it after the loop it stays as the program gave it; read, it is a Python
+    # int, as in eager code.
+    f = laxify.to_static(fn)
+    args = (jnp.float32(3.0), jnp.int32(10))
+    result, _ = _run(f, *args)
+    assert result[1] == fn(*args)[1]
+    (entry,) = [e for key, e in _plan(f).entries.items() if getattr(key[0], "__name__", "") == "while_loop"]
+    assert sorted(kind for kind, _ in entry.out_spec) == kinds
+
+
 @pytest.mark.parametrize("x", [-2.0, 0.5, 7.25])
 def test_python_before_a_loop(x):
     f = laxify.to_static(before_loop)
