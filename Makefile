@@ -44,7 +44,7 @@ fuzz: $(STAMP)
 realcode: $(STAMP)
 	$(PY) tests/realcode/run.py $(ARGS)
 
-# The hunt of issue 33 (tests/hunt): textbook numeric functions eagerly, through to_static and
+# The hunt for silent differences in Python numbers (tests/hunt): textbook numeric functions eagerly, through to_static and
 # through laxify.checked(jax.jit(laxify.convert(f))); a table by class (same, fallback-same,
 # located, crash, hang, WRONG) and every row that is not the same.
 hunt: $(STAMP)

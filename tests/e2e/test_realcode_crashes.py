@@ -1,4 +1,4 @@
-"""Shapes of real code that crashed or raised where eager Python returns (issue 35).
+"""Shapes of real code that crashed or raised where eager Python returns.
 
 Each case runs eagerly (the oracle), through ``to_static`` (``fallback="error"``: it must
 convert) and through ``jax.jit(laxify.convert(f))``, on inputs that take every path, and the

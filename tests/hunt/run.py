@@ -1,4 +1,4 @@
-"""``make hunt``: the hunt of issue 33, functions written from scratch in the style of textbook
+"""``make hunt``: a hunt for silent differences in Python's numbers, functions written from scratch in the style of textbook
 numeric code (tests/hunt/numbers/*.py, each module a list ``CASES = [(fn, [args, ...]), ...]``),
 each run on each of its inputs three ways:
 

@@ -1,4 +1,4 @@
-"""The hunt of issue 33 as a test: no input of tests/hunt/numbers gives through ``to_static`` a
+"""The hunt for silent differences in Python's numbers (``make hunt``) as a test: no input of tests/hunt/numbers gives through ``to_static`` a
 result other than eager's without a word (class ``WRONG`` of tests/hunt/run.py), and none hangs.
 Slow (the whole folder is: tests/conftest.py); ``make hunt`` prints the full table.
 

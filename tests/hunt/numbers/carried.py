@@ -1,5 +1,5 @@
 """Python numbers given as arguments and carried by loops over arrays, written as textbook code
-(the hunt of issue 33)."""
+(``make hunt``)."""
 
 import math
 

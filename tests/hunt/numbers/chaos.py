@@ -1,4 +1,4 @@
-"""Chaotic recurrences of Python floats, written as textbook code (the hunt of issue 33): a
+"""Chaotic recurrences of Python floats, written as textbook code (``make hunt``): a
 map iterated 60 times amplifies any float32 rounding of a Python float to a different value,
 so a loop that computed float64 Python floats in float32 shows.
 

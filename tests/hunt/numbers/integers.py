@@ -1,4 +1,4 @@
-"""Number theory, digits and bit tricks, written as textbook code (the hunt of issue 33)."""
+"""Number theory, digits and bit tricks, written as textbook code (``make hunt``)."""
 
 import math
 

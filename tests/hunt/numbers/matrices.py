@@ -1,5 +1,5 @@
-"""Dynamic programming on small arrays and matrix/vector loops, written as textbook code (the hunt
-of issue 33)."""
+"""Dynamic programming on small arrays and matrix/vector loops, written as textbook code (``make
+hunt``)."""
 
 import math
 

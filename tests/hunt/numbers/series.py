@@ -1,4 +1,4 @@
-"""Series, sums, root finding and quadrature, written as textbook code (the hunt of issue 33)."""
+"""Series, sums, root finding and quadrature, written as textbook code (``make hunt``)."""
 
 import math
 

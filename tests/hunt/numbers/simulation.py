@@ -1,4 +1,4 @@
-"""Small simulations and physics steps, written as textbook code (the hunt of issue 33)."""
+"""Small simulations and physics steps, written as textbook code (``make hunt``)."""
 
 import math
 

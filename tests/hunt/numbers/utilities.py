@@ -1,4 +1,4 @@
-"""Statistics and small ML utilities, written as textbook code (the hunt of issue 33)."""
+"""Statistics and small ML utilities, written as textbook code (``make hunt``)."""
 
 import math
 
