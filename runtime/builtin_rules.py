@@ -240,7 +240,7 @@ def _float(*args):
     x = jnp.reshape(jnp.asarray(args[0]), ())
     if jnp.issubdtype(x.dtype, jnp.complexfloating):
         raise _NotCovered  # Python's TypeError
-    return x.astype(jnp.result_type(float))
+    return _widened(x)
 
 
 def _sorted(iterable, *, key=None, reverse=False):
@@ -295,7 +295,7 @@ def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool
         if floats_only:
             return fn(x)
         computed = not exact or numbers.computed_float(args[0])
-        return _python_float(fn(x.astype(jnp.result_type(float))), x, computed=computed)
+        return _python_float(fn(_widened(x)), x, computed=computed)
 
     return rule
 
@@ -313,7 +313,7 @@ def _math_domain(fn: Callable, outside: Callable):
         x = jnp.reshape(jnp.asarray(args[0]), ())
         if jnp.issubdtype(x.dtype, jnp.complexfloating):
             raise _NotCovered
-        wide = x.astype(jnp.result_type(float))
+        wide = _widened(x)
         if outside is not None:
             _raise_where(outside(wide), lambda: ValueError("math domain error"))
         return _python_float(fn(wide), x)
@@ -326,8 +326,7 @@ def _math_binary(fn: Callable):
         if len(args) != 2 or not all(_scalar(a) for a in args):
             raise _NotCovered
         a, b = (jnp.reshape(jnp.asarray(v), ()) for v in args)
-        wide = jnp.result_type(float)
-        return _python_float(fn(a.astype(wide), b.astype(wide)), a, b)
+        return _python_float(fn(_widened(a), _widened(b)), a, b)
 
     return rule
 
@@ -338,8 +337,7 @@ def _math_pow(*args):
     if len(args) != 2 or not all(_scalar(a) for a in args):
         raise _NotCovered
     a, b = (jnp.reshape(jnp.asarray(v), ()) for v in args)
-    wide = jnp.result_type(float)
-    af, bf = a.astype(wide), b.astype(wide)
+    af, bf = _widened(a), _widened(b)
     bad = jnp.logical_or(jnp.logical_and(af < 0, bf != jnp.floor(bf)), jnp.logical_and(af == 0, bf < 0))
     _raise_where(bad, lambda: ValueError("math domain error"))
     return _python_float(jnp.power(af, bf), a, b)
@@ -354,6 +352,16 @@ def _python_float(result, *args, computed: bool = True):
     if floats and len(floats) == len(args):
         result = result.astype(jnp.result_type(*floats))
     return numbers.mark(result, float, computed=computed)
+
+
+def _widened(x):
+    """``x`` in JAX's default float dtype, as Python's ``float`` holds it; an int or bool is
+    made a weakly typed float, as a Python float is (``x16 * math.cos(k)`` of an int ``k`` is
+    float16 in eager code). (A float array stays strongly typed: JAX has no public way to
+    weaken it.)"""
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        return x.astype(jnp.result_type(float))
+    return x * 1.0  # (an int times a Python float: JAX's weakly typed float)
 
 
 def _python_overflow_limit(fn: Callable, dtype) -> float:
@@ -389,7 +397,7 @@ def _math_range(fn: Callable, python_fn: Callable, symmetric: bool = False):
         x = jnp.reshape(jnp.asarray(args[0]), ())
         if jnp.issubdtype(x.dtype, jnp.complexfloating):
             raise _NotCovered
-        wide = x.astype(jnp.result_type(float))
+        wide = _widened(x)
         result = fn(wide)
         size = jnp.abs(wide) if symmetric else wide
         limit = _overflow_limit(python_fn, wide.dtype)
@@ -425,8 +433,7 @@ def _fmod(*args):
     a, b = (jnp.reshape(jnp.asarray(v), ()) for v in args)
     if any(jnp.issubdtype(v.dtype, jnp.complexfloating) for v in (a, b)):
         raise _NotCovered
-    wide = jnp.result_type(float)
-    x, y = a.astype(wide), b.astype(wide)
+    x, y = _widened(a), _widened(b)
     bad = jnp.logical_or(jnp.logical_and(y == 0, ~jnp.isnan(x)), jnp.logical_and(jnp.isinf(x), ~jnp.isnan(y)))
     _raise_where(bad, lambda: ValueError("math domain error"))
     return _python_float(jnp.fmod(x, y), a, b)
@@ -442,15 +449,15 @@ def _hypot(*args):
     values = [jnp.reshape(jnp.asarray(v), ()) for v in args]
     if any(jnp.issubdtype(v.dtype, jnp.complexfloating) for v in values):
         raise _NotCovered
-    wide = jnp.stack([v.astype(jnp.result_type(float)) for v in values])
-    size = jnp.abs(wide)
-    top = jnp.max(size)
+    sizes = [jnp.abs(_widened(v)) for v in values]  # (item by item: a stack is strongly typed)
+    top = functools.reduce(jnp.maximum, sizes)
     scale = jnp.where(jnp.logical_and(top > 0, jnp.isfinite(top)), top, 1)
-    norm = scale * jnp.sqrt(jnp.sum(jnp.square(size / scale)))
+    norm = scale * jnp.sqrt(functools.reduce(jnp.add, [jnp.square(v / scale) for v in sizes]))
+    size = jnp.stack(sizes)
     norm = jnp.where(jnp.any(jnp.isinf(size)), jnp.inf, norm)
     _not_held(
         jnp.logical_and(jnp.isinf(norm), jnp.all(jnp.isfinite(size))),
-        f"its value passed {wide.dtype.name}'s range, where Python's float (float64) holds it",
+        f"its value passed {size.dtype.name}'s range, where Python's float (float64) holds it",
     )
     return _python_float(norm, *values)
 
@@ -525,8 +532,7 @@ def _log(*args):
     x, base = (jnp.reshape(jnp.asarray(v), ()) for v in args)
     if any(jnp.issubdtype(v.dtype, jnp.complexfloating) for v in (x, base)):
         raise _NotCovered
-    wide = jnp.result_type(float)
-    xf, bf = x.astype(wide), base.astype(wide)
+    xf, bf = _widened(x), _widened(base)
     _raise_where(jnp.logical_or(xf <= 0, bf <= 0), lambda: ValueError("math domain error"))
     _raise_where(jnp.logical_and(bf == 1, xf > 0), lambda: ZeroDivisionError("float division by zero"))
     return _python_float(jnp.log(xf) / jnp.log(bf), x, base)
@@ -590,12 +596,11 @@ def _fsum(*args):
         return 0.0
     if not all(_scalar(v) for v in items):
         raise _NotCovered
-    wide = jnp.result_type(float)
-    values = [jnp.reshape(jnp.asarray(v), ()) for v in items]
-    if any(jnp.issubdtype(v.dtype, jnp.complexfloating) for v in values):
+    given = [jnp.reshape(jnp.asarray(v), ()) for v in items]
+    if any(jnp.issubdtype(v.dtype, jnp.complexfloating) for v in given):
         raise _NotCovered
-    values = [v.astype(wide) for v in values]
-    total, error = values[0], jnp.zeros((), wide)
+    values = [_widened(v) for v in given]
+    total, error = values[0], 0.0
     for v in values[1:]:
         t = total + v
         error = error + jnp.where(jnp.abs(total) >= jnp.abs(v), (total - t) + v, (v - t) + total)
@@ -608,7 +613,7 @@ def _fsum(*args):
         jnp.logical_and(jnp.all(jnp.isfinite(stacked)), jnp.logical_not(jnp.isfinite(result))),
         "it passed the float's range",
     )
-    return _python_float(result, *values)
+    return _python_float(result, *given)
 
 
 def _count_product(n, k, divide: bool):

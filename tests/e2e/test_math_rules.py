@@ -247,3 +247,30 @@ def test_isclose_with_a_python_float_float32_does_not_hold_is_pythons():
         got = laxify.to_static(close_to_a_tenth)(f32(0.1))
     assert bool(got) is close_to_a_tenth(f32(0.1)) is False
     assert "op by op): ." not in str(caught[0].message)  # (no empty list of what runs where)
+
+
+def of_an_int(x, k):
+    if k > 0:
+        x = (
+            x * math.cos(k)
+            + math.sqrt(k)
+            + math.exp(k)
+            + math.atan2(k, 2)
+            + math.log(k, 2)
+            + float(k)
+            + math.hypot(k, 1)
+            + math.pow(k, 2)
+            + math.fsum([k, 1])
+        )
+    return x
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_math_float_of_an_int_is_weakly_typed_as_pythons(route):
+    # Python's float meets a float16 array as float16; a strongly typed float32 would make
+    # the sum float32 (it did, for an int argument).
+    x = jnp.ones(3, jnp.float16)
+    want = of_an_int(x, i32(2))
+    got = ROUTES[route](of_an_int)(x, i32(2))
+    assert got.dtype == want.dtype == jnp.float16
+    np.testing.assert_allclose(np.float32(got), np.float32(want), rtol=2e-3)
