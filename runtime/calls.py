@@ -29,6 +29,8 @@ import types
 import weakref
 from typing import Callable
 
+import jax
+
 from laxify.ir.errors import ConversionError, Location, NeedsPython
 from laxify.ir.user_code import converts_calls_of, is_library_function
 from laxify.runtime import effects, numbers, trace
@@ -140,6 +142,12 @@ def _attribute(obj, name: str):
 
 def call(fn, *args, **kwargs):
     """``fn(*args, **kwargs)``, with ``fn`` converted first when it is user code."""
+    if (
+        type(fn) is numbers.Picked
+        or any(type(a) is numbers.Picked for a in args)
+        or (kwargs and any(type(a) is numbers.Picked for a in kwargs.values()))
+    ):
+        return _call_picked(fn, args, kwargs)
     found = resolve(fn)
     watched = effects.watching()
     if found is None:
@@ -172,6 +180,33 @@ def call(fn, *args, **kwargs):
             deepest.pop(key, None)
         else:
             depth[key] = level - 1
+
+
+def _call_picked(fn, args: tuple, kwargs: dict):
+    """A call of ``items[i]`` at a traced ``i`` (:class:`numbers.Picked`), or a call given one:
+    the call made with each item in a branch of its own, as the arms of an ``if`` chain on ``i``
+    (effects, prints and raises as in those), the program picks the branch. Results of
+    different structures, shapes or dtypes are the ``if``'s located fallback."""
+    from laxify.runtime.dispatch.conditionals import cond  # (imports this module)
+    from laxify.runtime.lowering import Site
+
+    picked = [v for v in (fn, *args, *kwargs.values()) if type(v) is numbers.Picked]
+    first = picked[0]
+    if any(p.index is not first.index or len(p.items) != len(first.items) for p in picked):
+        raise jax.errors.TracerIntegerConversionError(first.index)  # (two picks: Python decides)
+
+    def at(v, k):
+        return v.items[k] if type(v) is numbers.Picked else v
+
+    def branch(k):
+        return (call(at(fn, k), *(at(a, k) for a in args), **{name: at(a, k) for name, a in kwargs.items()}),)
+
+    branches = [functools.partial(branch, k) for k in range(len(first.items))]
+    if len(branches) == 1:
+        return branches[0]()[0]
+    site = Site(f"{first.what}[i]", first.filename, first.line, 0, names=("the value it gives",))
+    pred = first.index == 0 if len(branches) == 2 else first.index
+    return cond(pred, branches, (), site)[0]
 
 
 def _endless_recursion(code: types.CodeType, levels: int, caller) -> NeedsPython:

@@ -900,33 +900,44 @@ def _root(e: int) -> int:
 # -- a Python int as an index -----------------------------------------------------------------
 
 
-def item(obj, index):
-    """``obj[index]``; where ``obj`` is a Python list or tuple of numbers (or of arrays of one
-    shape) and ``index`` a traced int, the item the program picks: the items as one array,
-    indexed, with Python's ``IndexError`` checked at run time (a negative index counts from
-    the end, as Python's does)."""
+def one_item(obj, index):
+    """``obj[index]`` where the item is not used in place (bound to a name, returned, compared
+    with ``is``): :func:`item`, but an item one array cannot hold is the very item Python picks,
+    which only a concrete index gives."""
+    return item(obj, index, in_place=False)
+
+
+def item(obj, index, in_place: bool = True):
+    """``obj[index]``; where ``obj`` is a Python list or tuple and ``index`` a traced int, the
+    item the program picks, with Python's ``IndexError`` checked at run time (a negative index
+    counts from the end, as Python's does): of numbers or arrays of one shape, the items as one
+    array, indexed; of functions, or of arrays of different shapes, where the item is used in
+    place (``in_place``: called, given to a call, an operand: converters/int_arithmetic.py), a
+    :class:`Picked`, whose uses become the branches of a ``lax.switch`` (``runtime/calls.py``);
+    elsewhere the item itself, which only a concrete index picks."""
     if type(obj) not in (list, tuple) or not isinstance(index, jax.core.Tracer):
         return obj[index]
     if getattr(index, "shape", None) != () or not jnp.issubdtype(index.dtype, jnp.integer) or not obj:
         return obj[index]
     kinds = {type(v) for v in obj}
+    stacked = kind = None
     if kinds <= set(_KINDS):
         kind = kinds.pop() if len(kinds) == 1 else (float if float in kinds else int)
         stacked = jnp.asarray(obj if kind is not bool else [bool(v) for v in obj])
     elif all(isinstance(v, (jax.Array, np.ndarray)) or type(v) in _KINDS for v in obj):
-        shapes = {jnp.shape(v) for v in obj}
-        if len(shapes) != 1:
-            return obj[index]
-        kind = None
-        try:
-            stacked = jnp.stack([jnp.asarray(v) for v in obj])
-        except TypeError:
-            return obj[index]
-        if stacked.shape == (len(obj),):
-            found = {python_type(v) for v in obj}
-            kind = found.pop() if len(found) == 1 else None
-    else:
+        if len({jnp.shape(v) for v in obj}) == 1:
+            try:
+                stacked = jnp.stack([jnp.asarray(v) for v in obj])
+            except TypeError:
+                return obj[index]
+            if stacked.shape == (len(obj),):
+                found = {python_type(v) for v in obj}
+                kind = found.pop() if len(found) == 1 else None
+        # (else arrays of different shapes: each use of the item is a branch of its own)
+    elif not all(callable(v) for v in obj):
         return obj[index]  # (JAX's error: a traced index of a list of other things)
+    if stacked is None and not in_place:
+        return obj[index]  # (bound to a name, returned, `is`: the very item, which the index picks)
     n = len(obj)
     frame = _users_frame()
     what = "list" if type(obj) is list else "tuple"
@@ -934,5 +945,105 @@ def item(obj, index):
     error_channel.check_at(
         inside, lambda: IndexError(f"{what} index out of range"), frame.f_code.co_filename, frame.f_lineno
     )
-    value = stacked[jnp.where(index < 0, index + n, index)]
+    picked = jnp.where(index < 0, index + n, index)
+    if stacked is None:
+        return Picked(tuple(obj), picked, what, frame.f_code.co_filename, frame.f_lineno)
+    value = stacked[picked]
     return mark(value, kind) if kind is not None else value
+
+
+def _refused(self, *args, **kwargs):
+    raise jax.errors.TracerIntegerConversionError(self.index)
+
+
+def _picked_operator(op):
+    def apply(self, *others):
+        from laxify.runtime.calls import call  # (imports this module)
+
+        return call(op, self, *others)
+
+    return apply
+
+
+def _picked_reflected(op):
+    def apply(self, other):
+        from laxify.runtime.calls import call  # (imports this module)
+
+        return call(op, other, self)
+
+    return apply
+
+
+class Picked:
+    """``items[i]`` of a list or tuple at a traced ``i`` (from 0, checked) whose items one array
+    cannot hold: functions, or arrays of different shapes. A call of it, a call given it, an
+    operator on it, a method of it called: each is computed for every item, in the branches of
+    a ``lax.switch`` on ``i`` (``runtime/calls.py``: as the arms of an ``if`` chain, so the
+    results must agree in structure, shape and dtype, or the line runs as Python). An attribute
+    that is no method is :func:`item` of the items' attributes. Anything that needs the item
+    itself (its truth, its length, the item as an array) asks for the index's value."""
+
+    __slots__ = ("items", "index", "what", "filename", "line")
+
+    def __init__(self, items: tuple, index, what: str, filename: str, line: int):
+        self.items, self.index, self.what, self.filename, self.line = items, index, what, filename, line
+
+    def __call__(self, *args, **kwargs):  # (called by code laxify did not convert)
+        from laxify.runtime.calls import call  # (imports this module)
+
+        return call(self, *args, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            values = [getattr(v, name) for v in self.items]
+        except AttributeError:
+            raise jax.errors.TracerIntegerConversionError(self.index) from None
+        if all(callable(v) and not hasattr(v, "shape") for v in values):
+            return Picked(tuple(values), self.index, self.what, self.filename, self.line)
+        return item(values, self.index)
+
+    __bool__ = __len__ = __iter__ = __index__ = __int__ = __float__ = __complex__ = _refused
+    __hash__ = __str__ = __repr__ = __format__ = __array__ = __contains__ = _refused
+
+
+for _name in (
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "pow",
+    "matmul",
+    "and",
+    "or",
+    "xor",
+    "lshift",
+    "rshift",
+    "lt",
+    "le",
+    "eq",
+    "ne",
+    "gt",
+    "ge",
+    "getitem",
+):
+    setattr(
+        Picked,
+        f"__{_name}__",
+        _picked_operator(getattr(operator, _name if _name not in ("and", "or") else f"{_name}_")),
+    )
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
+    setattr(
+        Picked,
+        f"__r{_name}__",
+        _picked_reflected(getattr(operator, _name if _name not in ("and", "or") else f"{_name}_")),
+    )
+for _name in ("neg", "pos", "abs", "invert"):
+    setattr(Picked, f"__{_name}__", _picked_operator(getattr(operator, _name)))
+del _name
+
+# It stands for the item the index picks: messages that name its type (a function returned from
+# a program, which JAX refuses) say `function`, as they would of the one eager code picks.
+Picked.__name__ = Picked.__qualname__ = "function"
+Picked.__module__ = "builtins"

@@ -26,7 +26,7 @@ from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
 from laxify.runtime.dispatch.trying import finally_block, internal_errors, unsuppressing
 from laxify.runtime.updates import at, live_rows, setitem, setitem_op, shared_change
-from laxify.runtime.numbers import divide, item, python_op
+from laxify.runtime.numbers import divide, item, one_item, python_op
 from laxify.runtime.recursion import deeper as recursion_deeper
 from laxify.runtime.recursion import frame as recursion_frame
 from laxify.runtime.recursion import push as recursion_push
@@ -86,6 +86,7 @@ __all__ = [
     "ifexp",
     "python_op",
     "item",
+    "one_item",
     "internal_errors",
     "finally_block",
     "unsuppressing",

@@ -160,7 +160,8 @@ def test_an_item_read_goes_through_the_runtime_and_a_store_or_delete_stays():
     # `TABLE` (a global), `weights` (bound to a list display) and `x` (a parameter used only
     # by indexing: `interp(x, dx, dy)` takes lists) may be Python lists: their items at an
     # index that reads a name go through `_lx.item`; `y`, a parameter used as an array
-    # (`y.shape`, `y * 2`), is indexed as written, and so is an item at a literal index.
+    # (`y.shape`, `y * 2`), is indexed as written, and so is an item at a literal index. An item
+    # not used in place (`a, ... = TABLE[i], 0`) is `_lx.one_item`: the very item, not a switch.
     check("""
     def f(x, y, n):
         weights = [1.0, 2.0]
@@ -175,7 +176,7 @@ def test_an_item_read_goes_through_the_runtime_and_a_store_or_delete_stays():
         for i in range(n):
             TABLE[i] = _lx.item(TABLE, i - 1) + _lx.item(weights, i) + _lx.item(x, i) + y[i] + y[0]
             del TABLE[i]
-            a, TABLE[i] = _lx.item(TABLE, i), 0
+            a, TABLE[i] = _lx.one_item(TABLE, i), 0
         return x, y.shape, y * 2
     """)
 

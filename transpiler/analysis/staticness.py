@@ -23,7 +23,9 @@ PURE_BUILTINS = frozenset(
     {"int", "float", "bool", "abs", "min", "max", "round", "str", "range", "tuple", "divmod", "pow", "sum"}
 )
 # Converted `not`/`and`/`or`/`a if c else b`: static exactly when their operands are.
-RUNTIME_OPERATORS = frozenset({"not_", "not_raised", "and_", "or_", "ifexp", "compare", "python_op", "item", "divide"})
+RUNTIME_OPERATORS = frozenset(
+    {"not_", "not_raised", "and_", "or_", "ifexp", "compare", "python_op", "item", "one_item", "divide"}
+)
 _LITERAL_NAMES = {"True": True, "False": False, "None": None}
 
 StaticInfo = tuple[str, tuple[str, ...]]

@@ -917,18 +917,21 @@ class IntArithmeticTransformer(OwnCodeConverter):
         call = _call(op, _bare(left), _bare(right))
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
+    picks: frozenset = frozenset()  # ids of the items used where they stand (see `_used_in_place`)
+
     def leave_Subscript(self, original_node, updated_node):
-        """``table[i]`` → ``_lx.item(table, i)``: a Python list or tuple indexed by a traced
-        Python int is an array of its items indexed in the program (``runtime/numbers.py``);
-        anything else is indexed as written."""
+        """``table[i]`` → ``_lx.item(table, i)`` (``_lx.one_item`` where the item is not used in
+        place: see ``_used_in_place``): a Python list or tuple indexed by a traced Python int is
+        an array of its items indexed in the program (``runtime/numbers.py``); anything else is
+        indexed as written."""
         if id(original_node) not in self.targets or not self._active():
             return updated_node  # (entered on the way to a target below: `T[k][i] = v` stores into `T[k]`)
         if len(updated_node.slice) != 1 or type(updated_node.slice[0].slice) is not cst.Index:
             return updated_node
         index = updated_node.slice[0].slice.value
-        call = cst.Call(
-            cst.Attribute(cst.Name("_lx"), cst.Name("item")), [cst.Arg(_bare(updated_node.value)), cst.Arg(index)]
-        )
+        entry = "item" if id(original_node) in self.picks else "one_item"
+        args = [cst.Arg(_bare(updated_node.value)), cst.Arg(index)]
+        call = cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name(entry)), args)
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     def leave_UnaryOperation(self, original_node, updated_node):
@@ -1038,7 +1041,35 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     # Only the nodes above the operations are entered (libcst rebuilds every node it enters).
     converter = IntArithmeticTransformer(ctx, names, params, indices, guarded, floats, containers, carried)
     converter.targets = targets  # (the operations routed: a node entered above one is not)
+    converter.picks = _used_in_place(node)
     return transform_above(node, converter, lambda n: id(n) in targets)
+
+
+def _used_in_place(fn: cst.FunctionDef) -> frozenset:
+    """The ids of the items (``t[i]``) that are used where they stand: called (``t[i](x)``),
+    given to a call, a method or attribute of them taken (``t[i].sum()``), an operand of an
+    operator or of a comparison other than ``is``, or indexed. There an item that one array
+    cannot hold (a function, arrays of different shapes) may be each of them, in the branches
+    of a switch (``runtime/numbers.py`` ``Picked``); elsewhere (bound to a name, returned,
+    compared with ``is``) it is the one item Python picks, which only a concrete index gives."""
+    found: set[int] = set()
+    for node in descendants(fn):
+        kind = type(node)
+        if kind is cst.Call:
+            found.add(id(node.func))
+            found.update(id(a.value) for a in node.args)
+        elif kind is cst.Attribute or kind is cst.Subscript:
+            found.add(id(node.value))
+        elif kind is cst.BinaryOperation:
+            found.update((id(node.left), id(node.right)))
+        elif kind is cst.UnaryOperation:
+            found.add(id(node.expression))
+        elif kind is cst.Comparison and not any(
+            type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in node.comparisons
+        ):
+            found.add(id(node.left))
+            found.update(id(c.comparator) for c in node.comparisons)
+    return frozenset(found)
 
 
 def _int_float(left, right, names: set) -> bool:
