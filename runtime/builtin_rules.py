@@ -851,7 +851,8 @@ def _builtin(fn, args: tuple, kwargs: dict, in_try: bool, caller):
         rule = RULES.get(fn)
     except TypeError:  # an unhashable callable: not a builtin
         rule = None
-    if rule is None:
+    if rule is None or any(type(a) is numbers.Picked for a in args):
+        # (`isinstance(layers[i], X)`: the call made with each item the index may pick)
         return call(fn, *args, **kwargs)
     if len(args) == 1 and not kwargs and type(args[0]) in _CONCRETE:  # (the eager run's `int(x)`)
         return fn(args[0])

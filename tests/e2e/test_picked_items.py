@@ -8,6 +8,7 @@ eagerly on the same values, on every index (negative and out of range too)."""
 
 from __future__ import annotations
 
+import types
 import warnings
 
 import jax
@@ -88,8 +89,20 @@ def same_function(x, i):
     return x if MORE[i] == clipped else -x
 
 
-CONVERTED = [call_a_layer, call_one_of_four, given_to_a_call, a_method_of_the_model, block_sum, block_test,
-             same_function]
+def a_function_of_python(x, i):
+    return x if isinstance(MORE[i], types.FunctionType) else -x  # (jnp.sin is no Python function)
+
+
+CONVERTED = [
+    call_a_layer,
+    call_one_of_four,
+    given_to_a_call,
+    a_method_of_the_model,
+    block_sum,
+    block_test,
+    same_function,
+    a_function_of_python,
+]
 INDICES = (0, 1, 2, 3, -1, -4, -5, 4, 7)
 ROUTES = {
     "to_static": lambda fn: laxify.to_static(fn, fallback="error"),
@@ -156,8 +169,15 @@ def its_length(x, i):
     return len(BLOCKS[i]) * x
 
 
-@pytest.mark.parametrize("fn", [bound_to_a_name, compared_with_is, returned, of_different_shapes, its_length],
-                         ids=lambda f: f.__name__)
+def its_type(x, i):
+    return x if type(MORE[i]) is types.FunctionType else -x
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [bound_to_a_name, compared_with_is, returned, of_different_shapes, its_length, its_type],
+    ids=lambda f: f.__name__,
+)
 def test_where_one_program_cannot_hold_it_the_line_runs_as_python(fn):
     for i in (0, 1, -1):
         x = jnp.float32(7.0)
