@@ -271,14 +271,23 @@ def _sorted(iterable, *, key=None, reverse=False):
     return [ordered[i] for i in range(ordered.shape[0])]
 
 
+def _one_real(args: tuple):
+    """The one argument of a ``math`` function of one number, a real scalar, as a 0-d array
+    (``_NotCovered`` otherwise: Python's own error, or a complex number)."""
+    if len(args) != 1 or not _scalar(args[0]):
+        raise _NotCovered
+    x = jnp.reshape(jnp.asarray(args[0]), ())
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):
+        raise _NotCovered
+    return x
+
+
 def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool = False, exact: bool = False):
     """A ``math`` function of one number (``exact``: its float is its argument's exactly, up to
     the sign: computed only where the argument was, as ``math.fabs``)."""
 
     def rule(*args):
-        if len(args) != 1 or not _scalar(args[0]):
-            raise _NotCovered
-        x = jnp.reshape(jnp.asarray(args[0]), ())
+        x = _one_real(args)
         if integer_result:
             # math.floor/ceil of an int or bool is that int; of a float, rounded with Python's
             # errors on NaN and infinities. (math.trunc has no rule: a JAX array has no
@@ -289,8 +298,6 @@ def _math_unary(fn: Callable, *, integer_result: bool = False, floats_only: bool
                 return x
             if jnp.issubdtype(x.dtype, jnp.floating):
                 return _to_int(x, fn)
-            raise _NotCovered
-        if jnp.issubdtype(x.dtype, jnp.complexfloating):
             raise _NotCovered
         if floats_only:
             return fn(x)
@@ -308,11 +315,7 @@ def _math_domain(fn: Callable, outside: Callable):
     call's line. NaN gives NaN, as in Python."""
 
     def rule(*args):
-        if len(args) != 1 or not _scalar(args[0]):
-            raise _NotCovered  # math.log(x, base), or an array: Python's own error
-        x = jnp.reshape(jnp.asarray(args[0]), ())
-        if jnp.issubdtype(x.dtype, jnp.complexfloating):
-            raise _NotCovered
+        x = _one_real(args)
         wide = _widened(x)
         if outside is not None:
             _raise_where(outside(wide), lambda: ValueError("math domain error"))
@@ -392,11 +395,7 @@ def _math_range(fn: Callable, python_fn: Callable, symmetric: bool = False):
     ``to_static`` to eager Python."""
 
     def rule(*args):
-        if len(args) != 1 or not _scalar(args[0]):
-            raise _NotCovered
-        x = jnp.reshape(jnp.asarray(args[0]), ())
-        if jnp.issubdtype(x.dtype, jnp.complexfloating):
-            raise _NotCovered
+        x = _one_real(args)
         wide = _widened(x)
         result = fn(wide)
         size = jnp.abs(wide) if symmetric else wide
@@ -511,11 +510,7 @@ def _math_predicate(fn: Callable):
     """``math.isnan``/``isinf``/``isfinite`` of one number: a Python bool."""
 
     def rule(*args):
-        if len(args) != 1 or not _scalar(args[0]):
-            raise _NotCovered
-        x = jnp.reshape(jnp.asarray(args[0]), ())
-        if jnp.issubdtype(x.dtype, jnp.complexfloating):
-            raise _NotCovered
+        x = _one_real(args)
         return numbers.mark(fn(x), bool)
 
     return rule
