@@ -173,9 +173,20 @@ def its_type(x, i):
     return x if type(MORE[i]) is types.FunctionType else -x
 
 
+def kept_in_a_list(x, i):
+    out = []
+    out.append(MORE[i])  # (the very function: a list method keeps what it is given)
+    return x if out[0] is clipped else -x
+
+
+def printed(x, i):
+    print(MORE[i])
+    return x
+
+
 @pytest.mark.parametrize(
     "fn",
-    [bound_to_a_name, compared_with_is, returned, of_different_shapes, its_length, its_type],
+    [bound_to_a_name, compared_with_is, returned, of_different_shapes, its_length, its_type, kept_in_a_list, printed],
     ids=lambda f: f.__name__,
 )
 def test_where_one_program_cannot_hold_it_the_line_runs_as_python(fn):

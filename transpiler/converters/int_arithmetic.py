@@ -1047,8 +1047,8 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
 
 def _used_in_place(fn: cst.FunctionDef) -> frozenset:
     """The ids of the items (``t[i]``) that are used where they stand: called (``t[i](x)``),
-    given to a call, a method or attribute of them taken (``t[i].sum()``), an operand of an
-    operator or of a comparison other than ``is``, or indexed. There an item that one array
+    given to a function called by name, a method or attribute of them taken (``t[i].sum()``),
+    an operand of an operator or of a comparison other than ``is``, or indexed. There an item that one array
     cannot hold (a function, arrays of different shapes) may be each of them, in the branches
     of a switch (``runtime/numbers.py`` ``Picked``); elsewhere (bound to a name, returned,
     compared with ``is``) it is the one item Python picks, which only a concrete index gives."""
@@ -1057,7 +1057,10 @@ def _used_in_place(fn: cst.FunctionDef) -> frozenset:
         kind = type(node)
         if kind is cst.Call:
             found.add(id(node.func))
-            found.update(id(a.value) for a in node.args)
+            if type(node.func) is cst.Name and not is_runtime_name(node.func.value):
+                # (a function's call, which `_lx.call` makes with each item; a method such as
+                # `out.append(t[i])`, or the runtime's `print`, would keep the pick itself)
+                found.update(id(a.value) for a in node.args)
         elif kind is cst.Attribute or kind is cst.Subscript:
             found.add(id(node.value))
         elif kind is cst.BinaryOperation:
