@@ -1003,45 +1003,18 @@ class Picked:
         return item(values, self.index)
 
     __bool__ = __len__ = __iter__ = __index__ = __int__ = __float__ = __complex__ = _refused
-    __hash__ = __str__ = __repr__ = __format__ = __array__ = __contains__ = _refused
+    __hash__ = __format__ = __array__ = __contains__ = _refused
+
+    def __repr__(self) -> str:  # (for laxify's own messages: no name of laxify's in it)
+        return f"<one of the {len(self.items)} items of a {self.what}, picked by a traced index>"
 
 
-for _name in (
-    "add",
-    "sub",
-    "mul",
-    "truediv",
-    "floordiv",
-    "mod",
-    "pow",
-    "matmul",
-    "and",
-    "or",
-    "xor",
-    "lshift",
-    "rshift",
-    "lt",
-    "le",
-    "eq",
-    "ne",
-    "gt",
-    "ge",
-    "getitem",
-):
-    setattr(
-        Picked,
-        f"__{_name}__",
-        _picked_operator(getattr(operator, _name if _name not in ("and", "or") else f"{_name}_")),
-    )
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor"):
-    setattr(
-        Picked,
-        f"__r{_name}__",
-        _picked_reflected(getattr(operator, _name if _name not in ("and", "or") else f"{_name}_")),
-    )
-for _name in ("neg", "pos", "abs", "invert"):
-    setattr(Picked, f"__{_name}__", _picked_operator(getattr(operator, _name)))
-del _name
+_PICKED_BINARY = "add sub mul truediv floordiv mod pow matmul and_ or_ xor lshift rshift".split()
+for _op in (*_PICKED_BINARY, "lt", "le", "eq", "ne", "gt", "ge", "getitem", "neg", "pos", "abs", "invert"):
+    setattr(Picked, f"__{_op.rstrip('_')}__", _picked_operator(getattr(operator, _op)))
+for _op in _PICKED_BINARY:
+    setattr(Picked, f"__r{_op.rstrip('_')}__", _picked_reflected(getattr(operator, _op)))
+del _op
 
 # It stands for the item the index picks: messages that name its type (a function returned from
 # a program, which JAX refuses) say `function`, as they would of the one eager code picks.
