@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-__all__ = ["ArraySequence", "as_scan_input", "enumerate_", "iterable", "reversed_", "zip_"]
+__all__ = ["ArraySequence", "as_scan_input", "enumerate_", "iterable", "reversed_", "reversed_range", "zip_"]
 
 
 class ArraySequence:
@@ -92,6 +92,22 @@ def reversed_(seq):
     if _is_sequence_array(seq):
         return seq[::-1]
     return builtins.reversed(seq)
+
+
+def reversed_range(*args):
+    """``(start, stop, step)`` of the range that ``reversed(range(*args))`` runs over: Python's
+    own where the arguments are Python ints (``range(...)[::-1]``), else computed in the program
+    (``start + (n - 1) * step``, ``start - step``, ``-step`` for a range of ``n`` items; an empty
+    range's bounds are equal). A step of 0 is the reversed range's too: its loop raises
+    Python's ``ValueError``."""
+    if not any(isinstance(a, jax.core.Tracer) for a in args):
+        r = builtins.range(*args)[::-1]
+        return r.start, r.stop, r.step
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1) if len(args) == 2 else args
+    up = (stop - start + step - 1) // jnp.where(step == 0, 1, step)
+    down = (stop - start + step + 1) // jnp.where(step == 0, 1, step)
+    n = jnp.maximum(jnp.where(step > 0, up, down), 0)
+    return start + (n - 1) * step, start - step, -step
 
 
 def iterable(fn):

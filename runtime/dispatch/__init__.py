@@ -20,7 +20,7 @@ from laxify.runtime.split import splittable
 from laxify.runtime.dispatch.printing import print_
 from laxify.runtime.dispatch.returns import check_defined, final_return, returned
 from laxify.runtime.dispatch.values import Fillable, Undefined, UndefinedReturn, is_traced
-from laxify.runtime.iterables import enumerate_, iterable, reversed_, zip_
+from laxify.runtime.iterables import enumerate_, iterable, reversed_, reversed_range, zip_
 from laxify.runtime.lists import append, as_list, list_len
 from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
@@ -114,6 +114,7 @@ __all__ = [
     "recursion_within",
     "returned",
     "reversed_",
+    "reversed_range",
     "segment",
     "setitem",
     "setitem_op",

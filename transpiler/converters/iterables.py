@@ -20,6 +20,7 @@ from laxify.transpiler.analysis.features import ITERABLE_CALL
 
 from laxify.transpiler.analysis.names import block_access
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
+from laxify.transpiler.converters.guards import assign
 
 __all__ = ["transform", "BUILTINS"]
 
@@ -41,6 +42,7 @@ class IterablesTransformer(OwnCodeConverter):
     def __init__(self, ctx: Context, local_names: set[str]):
         super().__init__(ctx)
         self.builtins = BUILTINS - local_names
+        self.local_names = local_names
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         return False
@@ -58,9 +60,54 @@ class IterablesTransformer(OwnCodeConverter):
         func = cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name("iterable")), [cst.Arg(expr.func)])
         return expr.with_changes(func=func, args=args)
 
+    def _reversed_range(self, it: cst.BaseExpression) -> list | None:
+        """The arguments of ``reversed(range(...))`` (one to three, positional), where both names
+        are the builtins; else None."""
+        if not (
+            isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Name)
+            and it.func.value == "reversed"
+            and "reversed" in self.builtins
+            and len(it.args) == 1
+            and it.args[0].keyword is None
+            and not it.args[0].star
+        ):
+            return None
+        inner = it.args[0].value
+        if not (
+            isinstance(inner, cst.Call)
+            and isinstance(inner.func, cst.Name)
+            and inner.func.value == "range"
+            and "range" not in self.local_names
+            and not self.ctx.global_value("range")[0]
+            and not self.ctx.global_value("reversed")[0]
+            and 1 <= len(inner.args) <= 3
+            and all(a.keyword is None and not a.star for a in inner.args)
+        ):
+            return None
+        return [a.value for a in inner.args]
+
     def leave_For(self, original_node: cst.For, updated_node: cst.For):
         if updated_node.asynchronous is not None:
             return updated_node
+        args = self._reversed_range(updated_node.iter)
+        if args is not None:
+            # `for i in reversed(range(a, b, s))` is `for i in range(*bounds)` with the bounds of the
+            # reversed range (computed in the program where they are traced): a loop of its own.
+            name = self.ctx.fresh("bounds")
+            bounds = assign(
+                name, cst.Call(cst.Attribute(cst.Name("_lx"), cst.Name("reversed_range")), [cst.Arg(a) for a in args])
+            )
+            parts = [
+                cst.Arg(cst.Subscript(cst.Name(name), [cst.SubscriptElement(cst.Index(cst.Integer(str(k))))]))
+                for k in range(3)
+            ]
+            loop = updated_node.with_changes(iter=cst.Call(cst.Name("range"), parts))
+            pos = self.ctx.positions.get(original_node)
+            if pos is not None:
+                for new in (bounds, loop):
+                    self.ctx.positions.setdefault(new, pos)
+            return cst.FlattenSentinel([bounds, loop])
         new_iter = self.rewrite(updated_node.iter)
         if new_iter is updated_node.iter:
             return updated_node
