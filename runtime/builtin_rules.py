@@ -271,6 +271,17 @@ def _sorted(iterable, *, key=None, reverse=False):
     return [ordered[i] for i in range(ordered.shape[0])]
 
 
+def _two_reals(args: tuple) -> tuple:
+    """The two arguments of a ``math`` function of two numbers, real scalars, as 0-d arrays
+    (``_NotCovered`` otherwise)."""
+    if len(args) != 2 or not all(_scalar(a) for a in args):
+        raise _NotCovered
+    a, b = (jnp.reshape(jnp.asarray(v), ()) for v in args)
+    if jnp.issubdtype(a.dtype, jnp.complexfloating) or jnp.issubdtype(b.dtype, jnp.complexfloating):
+        raise _NotCovered
+    return a, b
+
+
 def _one_real(args: tuple):
     """The one argument of a ``math`` function of one number, a real scalar, as a 0-d array
     (``_NotCovered`` otherwise: Python's own error, or a complex number)."""
@@ -427,11 +438,7 @@ def _fmod(*args):
     """``math.fmod(x, y)``: C's ``fmod`` in JAX's default float dtype, with Python's
     ``ValueError: math domain error`` where ``y`` is zero or ``x`` an infinity (and neither
     operand is NaN, which gives NaN)."""
-    if len(args) != 2 or not all(_scalar(a) for a in args):
-        raise _NotCovered
-    a, b = (jnp.reshape(jnp.asarray(v), ()) for v in args)
-    if any(jnp.issubdtype(v.dtype, jnp.complexfloating) for v in (a, b)):
-        raise _NotCovered
+    a, b = _two_reals(args)
     x, y = _widened(a), _widened(b)
     bad = jnp.logical_or(jnp.logical_and(y == 0, ~jnp.isnan(x)), jnp.logical_and(jnp.isinf(x), ~jnp.isnan(y)))
     _raise_where(bad, lambda: ValueError("math domain error"))
@@ -522,11 +529,7 @@ def _log(*args):
     ``ZeroDivisionError: float division by zero`` for ``base == 1``."""
     if len(args) != 2:
         return _natural_log(*args)
-    if not all(_scalar(a) for a in args):
-        raise _NotCovered
-    x, base = (jnp.reshape(jnp.asarray(v), ()) for v in args)
-    if any(jnp.issubdtype(v.dtype, jnp.complexfloating) for v in (x, base)):
-        raise _NotCovered
+    x, base = _two_reals(args)
     xf, bf = _widened(x), _widened(base)
     _raise_where(jnp.logical_or(xf <= 0, bf <= 0), lambda: ValueError("math domain error"))
     _raise_where(jnp.logical_and(bf == 1, xf > 0), lambda: ZeroDivisionError("float division by zero"))
@@ -565,9 +568,10 @@ def _isclose(*args, rel_tol=1e-09, abs_tol=0.0):
         raise _NotCovered
     a, b = (jnp.reshape(jnp.asarray(v), ()).astype(wide) for v in args)
     diff = jnp.abs(b - a)
-    bounds = [rel_tol * jnp.abs(b), rel_tol * jnp.abs(a), jnp.asarray(abs_tol, wide)]
+    bounds = ([rel_tol * jnp.abs(b), rel_tol * jnp.abs(a)] if rel_tol > 0 else []) + (
+        [jnp.asarray(abs_tol, wide)] if abs_tol > 0 else []
+    )
     finite = jnp.logical_and(jnp.isfinite(a), jnp.isfinite(b))
-    bounds = [t for t, given in zip(bounds, (rel_tol, rel_tol, abs_tol)) if given > 0]
     close = functools.reduce(jnp.logical_or, [diff <= t for t in bounds], jnp.zeros((), bool))
     close = jnp.logical_or(a == b, jnp.logical_and(finite, close))
     if jnp.finfo(wide).bits < 64 and bounds:
@@ -629,39 +633,29 @@ def _count_product(n, k, divide: bool):
     return value
 
 
-def _comb(*args):
-    """``math.comb(n, k)`` of ints: the number of ways to choose ``k`` of ``n`` (0 where
-    ``k > n``), Python's ``ValueError`` for a negative ``n`` or ``k``."""
-    if len(args) != 2 or not all(_scalar(a) for a in args):
-        raise _NotCovered
-    values = _integer_args(args)
-    if values is None:
-        raise _NotCovered  # a float: Python's TypeError
-    n, k = jnp.broadcast_arrays(*values)
-    n, k = n.astype(jnp.result_type(n, k)), k.astype(jnp.result_type(n, k))
-    _raise_where(n < 0, lambda: ValueError("n must be a non-negative integer"))
-    _raise_where(k < 0, lambda: ValueError("k must be a non-negative integer"))
-    inside = jnp.logical_and(k <= n, k >= 0)
-    steps = jnp.where(inside, jnp.minimum(k, n - k), 0)
-    return jnp.where(inside, _count_product(n, steps, divide=True), 0)
+def _counting(divide: bool):
+    """``math.comb(n, k)`` (``divide``: the ways to choose ``k`` of ``n``) and ``math.perm(n, k)``
+    (``n! / (n - k)!``; ``perm(n)`` is ``n!``) of ints: 0 where ``k > n``, Python's
+    ``ValueError`` for a negative ``n`` or ``k``."""
 
+    def rule(*args):
+        if not divide and len(args) == 1:
+            return _factorial(*args)
+        if len(args) != 2 or not all(_scalar(a) for a in args):
+            raise _NotCovered
+        values = _integer_args(args)
+        if values is None:
+            raise _NotCovered  # a float: Python's TypeError
+        n, k = jnp.broadcast_arrays(*values)
+        kind = jnp.result_type(n, k)
+        n, k = n.astype(kind), k.astype(kind)
+        _raise_where(n < 0, lambda: ValueError("n must be a non-negative integer"))
+        _raise_where(k < 0, lambda: ValueError("k must be a non-negative integer"))
+        inside = jnp.logical_and(k <= n, k >= 0)
+        steps = jnp.where(inside, jnp.minimum(k, n - k) if divide else k, 0)
+        return jnp.where(inside, _count_product(n, steps, divide), 0)
 
-def _perm(*args):
-    """``math.perm(n, k)`` of ints: ``n! / (n - k)!`` (0 where ``k > n``; ``perm(n)`` is
-    ``n!``), Python's ``ValueError`` for a negative ``n`` or ``k``."""
-    if len(args) == 1:
-        return _factorial(*args)
-    if len(args) != 2 or not all(_scalar(a) for a in args):
-        raise _NotCovered
-    values = _integer_args(args)
-    if values is None:
-        raise _NotCovered
-    n, k = jnp.broadcast_arrays(*values)
-    n, k = n.astype(jnp.result_type(n, k)), k.astype(jnp.result_type(n, k))
-    _raise_where(n < 0, lambda: ValueError("n must be a non-negative integer"))
-    _raise_where(k < 0, lambda: ValueError("k must be a non-negative integer"))
-    inside = jnp.logical_and(k <= n, k >= 0)
-    return jnp.where(inside, _count_product(n, jnp.where(inside, k, 0), divide=False), 0)
+    return rule
 
 
 def _needs_python(reason: str, fix: str) -> NeedsPython:
@@ -788,8 +782,8 @@ RULES: dict[Any, Callable] = {
     math.factorial: _factorial,
     math.isclose: _isclose,
     math.fsum: _fsum,
-    math.comb: _comb,
-    math.perm: _perm,
+    math.comb: _counting(divide=True),
+    math.perm: _counting(divide=False),
 }
 if sys.version_info >= (3, 11):
     RULES[math.exp2] = _math_range(jnp.exp2, math.exp2)
@@ -846,11 +840,12 @@ def _builtin(fn, args: tuple, kwargs: dict, in_try: bool, caller):
         rule = RULES.get(fn)
     except TypeError:  # an unhashable callable: not a builtin
         rule = None
-    if rule is None or any(type(a) is numbers.Picked for a in args):
-        # (`isinstance(layers[i], X)`: the call made with each item the index may pick)
+    if rule is None:
         return call(fn, *args, **kwargs)
     if len(args) == 1 and not kwargs and type(args[0]) in _CONCRETE:  # (the eager run's `int(x)`)
         return fn(args[0])
+    if numbers.Picked in map(type, args):  # (`isinstance(layers[i], X)`: with each item it may be)
+        return call(fn, *args, **kwargs)
     if len(args) == 1 and fn in _OF_ITERABLE and _is_iterator(args[0]):
         if fn is builtins.any or fn is builtins.all:
             items, decided = _short_circuit(fn, args[0])

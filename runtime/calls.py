@@ -140,13 +140,14 @@ def _attribute(obj, name: str):
 # -- recursion ------------------------------------------------------------------------------
 
 
+_PICKED = numbers.Picked  # (an item a traced index picks: `_call_picked`)
+
+
 def call(fn, *args, **kwargs):
     """``fn(*args, **kwargs)``, with ``fn`` converted first when it is user code."""
     if (
-        type(fn) is numbers.Picked
-        or any(type(a) is numbers.Picked for a in args)
-        or (kwargs and any(type(a) is numbers.Picked for a in kwargs.values()))
-    ):
+        type(fn) is _PICKED or _PICKED in map(type, args) or (kwargs and _PICKED in map(type, kwargs.values()))
+    ):  # (every call of converted code passes here: the test runs in C)
         return _call_picked(fn, args, kwargs)
     found = resolve(fn)
     watched = effects.watching()
@@ -190,13 +191,13 @@ def _call_picked(fn, args: tuple, kwargs: dict):
     from laxify.runtime.dispatch.conditionals import cond  # (imports this module)
     from laxify.runtime.lowering import Site
 
-    picked = [v for v in (fn, *args, *kwargs.values()) if type(v) is numbers.Picked]
+    picked = [v for v in (fn, *args, *kwargs.values()) if type(v) is _PICKED]
     first = picked[0]
     if any(p.index is not first.index or len(p.items) != len(first.items) for p in picked):
         raise jax.errors.TracerIntegerConversionError(first.index)  # (two picks: Python decides)
 
     def at(v, k):
-        return v.items[k] if type(v) is numbers.Picked else v
+        return v.items[k] if type(v) is _PICKED else v
 
     def branch(k):
         return (call(at(fn, k), *(at(a, k) for a in args), **{name: at(a, k) for name, a in kwargs.items()}),)

@@ -33,7 +33,6 @@ ROWS = jnp.array([[1.0, -2.0, 3.0], [-4.0, 5.0, 6.0], [7.0, 8.0, -9.0]], jnp.flo
 
 # -- static ranges: scan ---------------------------------------------------------------
 
-
 def for_range_accumulates_from_int_zero(x):
     acc = 0
     for i in range(5):
@@ -242,26 +241,22 @@ SCAN_CASES = [
     case(for_range_updates_array_in_place, (f32(1.0, 2.0, 3.0, 4.0),), prims=SCAN),
     case(for_range_carries_dict, (f32(3.0, -1.0, 7.0, 2.0),), prims=SCAN),
     case(for_range_if_on_index, (jnp.arange(6.0, dtype=jnp.float32),), prims={"scan", "cond"}),
-    case(for_range_if_on_index_and_value, (jnp.arange(6.0, dtype=jnp.float32) - 2,), prims={"scan", "cond"}),
+    case(for_range_if_on_index_and_value, (jnp.arange(6.0, dtype=jnp.float32) - 2,),
+         prims={"scan", "cond"}),
     case(for_range_if_on_static_flag, (f32(1.0, 2.0), True), (f32(1.0, 2.0), False), prims=SCAN),
     case(for_range_reverse_from_shape, (f32(1.0, 0.0, 1.0, 1.0),), (f32(3.0),), prims=SCAN),
     # docs/semantics.md: an index used as a `range` bound keeps the outer loop Python
     # (unrolled); each inner loop then has static bounds and is a scan.
     case(for_range_inner_bound_is_outer_index, (f32(1.0, 2.0, 3.0, 4.0),), prims=SCAN),
     # The inner `while j < 2` counts with a Python int to a static limit: Python (unrolled).
-    case(for_range_if_while_three_levels, (f32(1.0, -2.0, 3.0),), (f32(-1.0, -1.0, -1.0),), prims={"scan", "cond"}),
-    case(
-        while_with_for_inside,
-        (f32(10.0, 10.0, 11.0),),
-        (f32(9.0, 10.0, 10.0),),
-        (f32(1.0, 2.0, 3.0),),
-        prims={"while", "scan"},
-    ),
+    case(for_range_if_while_three_levels, (f32(1.0, -2.0, 3.0),), (f32(-1.0, -1.0, -1.0),),
+         prims={"scan", "cond"}),
+    case(while_with_for_inside, (f32(10.0, 10.0, 11.0),), (f32(9.0, 10.0, 10.0),),
+         (f32(1.0, 2.0, 3.0),), prims={"while", "scan"}),
 ]
 
 
 # -- zero-trip static ranges: values only (an empty scan or no loop are both fine) -----
-
 
 def for_range_zero(x):
     for i in range(0):
@@ -291,7 +286,6 @@ ZERO_TRIP_CASES = [
 
 
 # -- traced bounds: while --------------------------------------------------------------
-
 
 def for_range_traced_stop(x, n):
     for i in range(n):
@@ -342,30 +336,22 @@ def for_range_traced_with_if(x, n):
 
 
 WHILE_CASES = [
-    case(for_range_traced_stop, (f32(1.0, 2.0), i32(0)), (f32(1.0, 2.0), i32(1)), (f32(1.0, 2.0), i32(6)), prims=WHILE),
-    case(
-        for_range_traced_start_and_stop,
-        (f32(1.0), i32(3), i32(3)),
-        (f32(1.0), i32(3), i32(4)),
-        (f32(1.0), i32(-2), i32(5)),
-        (f32(1.0), i32(5), i32(2)),
-        prims=WHILE,
-    ),
+    case(for_range_traced_stop, (f32(1.0, 2.0), i32(0)), (f32(1.0, 2.0), i32(1)),
+         (f32(1.0, 2.0), i32(6)), prims=WHILE),
+    case(for_range_traced_start_and_stop, (f32(1.0), i32(3), i32(3)), (f32(1.0), i32(3), i32(4)),
+         (f32(1.0), i32(-2), i32(5)), (f32(1.0), i32(5), i32(2)), prims=WHILE),
     case(for_range_traced_stop_step_two, (X12, i32(0)), (X12, i32(1)), (X12, i32(9)), prims=WHILE),
-    case(for_range_traced_start_negative_step, (X12, i32(0)), (X12, i32(1)), (X12, i32(5)), prims=WHILE),
-    case(for_range_traced_target_preassigned, (f32(1.0), i32(0)), (f32(1.0), i32(1)), (f32(1.0), i32(4)), prims=WHILE),
-    case(
-        for_range_traced_with_if,
-        (f32(1.0, -2.0, 3.0, -4.0), i32(0)),
-        (f32(1.0, -2.0, 3.0, -4.0), i32(1)),
-        (f32(1.0, -2.0, 3.0, -4.0), i32(4)),
-        prims={"while", "cond"},
-    ),
+    case(for_range_traced_start_negative_step, (X12, i32(0)), (X12, i32(1)), (X12, i32(5)),
+         prims=WHILE),
+    case(for_range_traced_target_preassigned, (f32(1.0), i32(0)), (f32(1.0), i32(1)),
+         (f32(1.0), i32(4)), prims=WHILE),
+    case(for_range_traced_with_if, (f32(1.0, -2.0, 3.0, -4.0), i32(0)),
+         (f32(1.0, -2.0, 3.0, -4.0), i32(1)), (f32(1.0, -2.0, 3.0, -4.0), i32(4)),
+         prims={"while", "cond"}),
 ]
 
 
 # -- iterating over an array: scan over the leading axis -------------------------------
-
 
 def for_over_rows(x):
     acc = jnp.zeros(x.shape[1], x.dtype)
@@ -457,12 +443,8 @@ def for_over_rows_static_len_test(x):
 
 
 ARRAY_CASES = [
-    case(
-        for_over_rows_unpacks_each_row,
-        (jnp.ones((1, 2), jnp.float32),),
-        (jnp.arange(6.0, dtype=jnp.float32).reshape(3, 2),),
-        prims=SCAN,
-    ),
+    case(for_over_rows_unpacks_each_row, (jnp.ones((1, 2), jnp.float32),),
+         (jnp.arange(6.0, dtype=jnp.float32).reshape(3, 2),), prims=SCAN),
     case(for_over_rows_python_counter, (ROWS,), prims=SCAN),
     case(for_over_rows_counts_positive, (ROWS,), (-ROWS[:1],), prims={"scan", "cond"}),
     case(for_over_rows_static_len_test, (ROWS,), (ROWS[:, :2],), prims=SCAN),
@@ -488,7 +470,6 @@ ZERO_TRIP_CASES.append(case(for_over_empty_array, (jnp.zeros((0, 3), jnp.float32
 
 # -- static loops that stay Python -----------------------------------------------------
 
-
 def for_static_touches_no_traced_value(x):
     s = 0
     for i in range(4):
@@ -510,7 +491,6 @@ def for_builds_python_list(x):
 
 
 # DESIGN §5: a static loop whose body needs Python semantics stays Python (unrolled).
-
 
 def for_index_as_slice_bound(x):
     acc = 0.0
@@ -620,7 +600,6 @@ def test_float_accumulator_from_int_zero_is_float32():
 
 # -- no unrolling: program size independent of the trip count --------------------------
 
-
 def for_range_many_trips(x, n):
     acc = jnp.zeros_like(x)
     for i in range(n):
@@ -645,7 +624,8 @@ def test_static_range_does_not_unroll():
 def test_array_loop_does_not_unroll():
     small = jnp.ones((10, 2), jnp.float32)
     large = jnp.ones((1000, 2), jnp.float32)
-    assert eqn_count(jaxpr_of(for_array_many_rows, small)) == eqn_count(jaxpr_of(for_array_many_rows, large))
+    assert eqn_count(jaxpr_of(for_array_many_rows, small)) == eqn_count(
+        jaxpr_of(for_array_many_rows, large))
     rows = jnp.asarray(np.linspace(-1.0, 1.0, 2000, dtype=np.float32).reshape(1000, 2))
     check(for_array_many_rows, (rows,), expect_prims=SCAN, rtol=1e-4, atol=1e-5)
 

@@ -156,15 +156,12 @@ def test_calls_outside_a_for_header_are_unchanged():
     """)
 
 
-@pytest.mark.parametrize(
-    "binding",
-    [
-        "def f(xs, zip):",
-        "def f(xs, *zip):",
-        "def f(xs, **zip):",
-        "def f(xs, *, zip=None):",
-    ],
-)
+@pytest.mark.parametrize("binding", [
+    "def f(xs, zip):",
+    "def f(xs, *zip):",
+    "def f(xs, **zip):",
+    "def f(xs, *, zip=None):",
+])
 def test_builtin_name_that_is_a_parameter_is_not_rewritten(binding):
     unchanged(f"""
     {binding}
@@ -173,17 +170,14 @@ def test_builtin_name_that_is_a_parameter_is_not_rewritten(binding):
     """)
 
 
-@pytest.mark.parametrize(
-    "statement",
-    [
-        "zip = my_zip",
-        "from itertools import zip_longest as zip",
-        "import zip",
-        "def zip(*a): return a",
-        "for zip in []: pass",
-        "(zip := my_zip)",
-    ],
-)
+@pytest.mark.parametrize("statement", [
+    "zip = my_zip",
+    "from itertools import zip_longest as zip",
+    "import zip",
+    "def zip(*a): return a",
+    "for zip in []: pass",
+    "(zip := my_zip)",
+])
 def test_builtin_name_bound_in_the_function_is_not_rewritten(statement):
     unchanged(f"""
     def f(xs):
@@ -223,35 +217,29 @@ def test_async_for_is_left_alone():
 def test_reversed_range_is_a_range_of_the_reversed_bounds():
     # `range(n)` of a traced `n` is no Python object to reverse: the loop runs over the range
     # the reversed one is, with bounds the runtime computes (in the program where traced).
-    check(
-        """
+    check("""
     def f(x, n):
         for i in reversed(range(1, n)):
             x = x + i
         return x
-    """,
-        """
+    """, """
     def f(x, n):
         _lx_bounds_1 = _lx.reversed_range(1, n)
         for i in range(_lx_bounds_1[0], _lx_bounds_1[1], _lx_bounds_1[2]):
             x = x + i
         return x
-    """,
-    )
+    """)
 
 
 def test_reversed_of_a_shadowed_range_is_left_to_the_runtime():
-    check(
-        """
+    check("""
     def f(x, n, range):
         for i in reversed(range(n)):
             x = x + i
         return x
-    """,
-        """
+    """, """
     def f(x, n, range):
         for i in _lx.iterable(reversed)(range(n)):
             x = x + i
         return x
-    """,
-    )
+    """)

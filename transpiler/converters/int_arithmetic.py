@@ -785,8 +785,6 @@ def _named(value: cst.BaseExpression, target: cst.BaseExpression) -> cst.BaseExp
 
 
 class IntArithmeticTransformer(OwnCodeConverter):
-    targets: frozenset = frozenset()  # ids of the operations to route (see `transform`)
-
     def __init__(
         self,
         ctx: Context,
@@ -797,8 +795,12 @@ class IntArithmeticTransformer(OwnCodeConverter):
         floats=frozenset(),
         containers=frozenset(),
         carried=frozenset(),
+        targets=frozenset(),
+        picks=frozenset(),
     ):
         super().__init__(ctx)
+        self.targets = targets  # ids of the operations routed (a node entered above one is not)
+        self.picks = picks  # ids of the items used where they stand (see `_used_in_place`)
         self.carried = carried  # Python floats a loop changes (see `python_int_names`)
         self.guarded = guarded  # ids of operations in the body of a `try` with handlers or a `with`
         self.indices = indices
@@ -916,8 +918,6 @@ class IntArithmeticTransformer(OwnCodeConverter):
             return updated_node
         call = _call(op, _bare(left), _bare(right))
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
-
-    picks: frozenset = frozenset()  # ids of the items used where they stand (see `_used_in_place`)
 
     def leave_Subscript(self, original_node, updated_node):
         """``table[i]`` → ``_lx.item(table, i)`` (``_lx.one_item`` where the item is not used in
@@ -1039,9 +1039,12 @@ def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
         return node
     guarded = caught_below(node, targets)
     # Only the nodes above the operations are entered (libcst rebuilds every node it enters).
-    converter = IntArithmeticTransformer(ctx, names, params, indices, guarded, floats, containers, carried)
-    converter.targets = targets  # (the operations routed: a node entered above one is not)
-    converter.picks = _used_in_place(node)
+    # (Where an item is used is read only when an item is routed: one walk of the function.)
+    items = any(type(op) is cst.Subscript and id(op) in targets for op in operations)
+    picks = _used_in_place(node) if items else frozenset()
+    converter = IntArithmeticTransformer(
+        ctx, names, params, indices, guarded, floats, containers, carried, targets, picks
+    )
     return transform_above(node, converter, lambda n: id(n) in targets)
 
 
