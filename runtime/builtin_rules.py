@@ -31,7 +31,7 @@ import numpy as np
 from jax import lax
 
 from laxify.ir.errors import Location, NeedsPython
-from laxify.runtime import error_channel, numbers, trace
+from laxify.runtime import error_channel, iterables, numbers, trace
 from laxify.runtime.calls import call
 from laxify.runtime.dispatch.values import any_traced, is_traced
 
@@ -800,7 +800,11 @@ def _is_iterator(value) -> bool:
 
 
 # The names the converter routes: builtins by name, ``math`` functions by attribute.
-BUILTIN_NAMES = frozenset(fn.__name__ for fn in RULES if getattr(builtins, fn.__name__, None) is fn)
+BUILTIN_NAMES = frozenset(fn.__name__ for fn in RULES if getattr(builtins, fn.__name__, None) is fn) - {
+    "range",
+    "len",
+    "sum",
+}
 MATH_NAMES = frozenset(fn.__name__ for fn in RULES if getattr(math, fn.__name__, None) is fn)
 
 
@@ -846,6 +850,8 @@ def _builtin(fn, args: tuple, kwargs: dict, in_try: bool, caller):
         return fn(args[0])
     if numbers.Picked in map(type, args):  # (`isinstance(layers[i], X)`: with each item it may be)
         return call(fn, *args, **kwargs)
+    if args and type(args[0]) is iterables.TracedRange:
+        return _of_range(fn, args, kwargs, in_try, caller)
     if len(args) == 1 and fn in _OF_ITERABLE and _is_iterator(args[0]):
         if fn is builtins.any or fn is builtins.all:
             items, decided = _short_circuit(fn, args[0])
@@ -879,6 +885,52 @@ def _builtin(fn, args: tuple, kwargs: dict, in_try: bool, caller):
     return result
 
 
+def _range(*args):
+    """``range(*args)`` with a traced bound, where its uses need no item one by one
+    (converters/builtin_calls.py): a :class:`~laxify.runtime.iterables.TracedRange`."""
+    made = iterables.traced_range(args)
+    if made is None:
+        raise _NotCovered
+    return made
+
+
+def _of_a_range_only(*args, **kwargs):
+    """``len``/``sum`` of anything but a range of traced bounds: the builtin itself."""
+    raise _NotCovered
+
+
+def _of_range(fn, args: tuple, kwargs: dict, in_try: bool, caller):
+    """``fn(r, ...)`` of a range with traced bounds ``r``: its answer from the bounds (``len``,
+    ``sum``, ``max``/``min``, ``any``/``all``); anything else asks Python's own range, whose
+    concretization error makes the line run as Python."""
+    r, rest = args[0], args[1:]
+    state = trace.current()
+    before, state.where = state.where, (caller.f_code.co_filename, caller.f_lineno, in_try)
+    try:
+        if fn is builtins.len and not rest and not kwargs:
+            return r.length
+        if fn is builtins.sum and len(rest) <= 1 and set(kwargs) <= {"start"}:
+            start = rest[0] if rest else kwargs.get("start", 0)
+            return r.total() if type(start) is int and start == 0 else numbers.at_users_line("+", start, r.total())
+        if fn in (builtins.max, builtins.min) and not rest and set(kwargs) <= {"default"}:
+            default = kwargs.get("default", iterables._NO_DEFAULT)
+            if default is iterables._NO_DEFAULT or numbers.python_type(default) in (int, bool):
+                return r.extreme(fn is builtins.max, fn.__name__, default)
+        if fn is builtins.any and not rest and not kwargs:
+            return r.any_()
+        if fn is builtins.all and not rest and not kwargs:
+            return r.all_()
+    finally:
+        state.where = before
+    return fn(r.python(), *rest, **kwargs)
+
+
+# Routed only where their argument is a range of traced bounds that nothing iterates
+# (converters/builtin_calls.py): not among the names routed everywhere.
+RULES[builtins.range] = _range
+RULES[builtins.len] = RULES[builtins.sum] = _of_a_range_only
+
+
 # Builtins whose result is a Python int in eager code on any argument, and those whose result is
 # one where their arguments are.
 _PYTHON_INT_RESULTS = frozenset({builtins.int, math.floor, math.ceil, math.gcd, math.factorial, math.comb, math.perm})
@@ -888,6 +940,9 @@ _PYTHON_INT_KEPT = frozenset({builtins.max, builtins.min})
 def contains(container, item):
     """``item in container``: Python's ``any(v is item or v == item for v in container)`` for a
     list or tuple holding traced values (or searched for one); ``in`` itself otherwise."""
+    if type(container) is iterables.TracedRange:
+        found = container.contains(item)
+        return found if found is not None else item in container.python()
     if type(container) in (list, tuple) and any_traced((container, item)):
         found = []
         for v in container:

@@ -57,6 +57,7 @@ __all__ = [
     "marking",
     "python_op",
     "python_type",
+    "users_site",
 ]
 
 # Sums and differences with a Python int below this magnitude are not checked.
@@ -519,6 +520,18 @@ def _users_frame():
     while frame.f_back is not None and frame.f_code.co_filename.startswith(error_channel.OWN_ROOTS):
         frame = frame.f_back
     return frame
+
+
+def users_site():
+    """Where the user's code called into the runtime, for a check of Python's: the builtin call
+    being traced (its file, line, and whether a handler may catch what it raises), else the
+    first frame outside laxify's own files."""
+    where = trace.current().where
+    if where is not None:
+        filename, line, in_try = where
+        return _Site(None, filename, line, None, in_try)
+    frame = _users_frame()
+    return _Site(None, frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, False)
 
 
 def at_users_line(op: str, a, b):

@@ -19,7 +19,7 @@ from harness import check, jaxpr_of, primitive_counts
 from laxify.runtime.builtin_rules import BUILTIN_NAMES as RUNTIME_BUILTINS
 from laxify.runtime.builtin_rules import MATH_NAMES as RUNTIME_MATH
 from laxify.runtime.builtin_rules import RULES
-from laxify.transpiler.analysis.features import RULED_BUILTINS, RULED_MATH
+from laxify.transpiler.analysis.features import RANGE_BUILTINS, RULED_BUILTINS, RULED_MATH
 
 COND = {"cond"}
 f32 = jnp.float32
@@ -28,7 +28,8 @@ f32 = jnp.float32
 def test_the_converter_and_the_runtime_know_the_same_rules():
     assert RULED_BUILTINS == RUNTIME_BUILTINS
     assert RULED_MATH == RUNTIME_MATH
-    assert {getattr(builtins, n) for n in RULED_BUILTINS} | {getattr(math, n) for n in RULED_MATH} == set(RULES)
+    ruled = RULED_BUILTINS | RANGE_BUILTINS  # (these three: where their argument is a range)
+    assert {getattr(builtins, n) for n in ruled} | {getattr(math, n) for n in RULED_MATH} == set(RULES)
 
 
 # -- max / min ---------------------------------------------------------------------------

@@ -178,6 +178,57 @@ def test_chained_and_other_comparisons_are_left_alone():
     """)
 
 
+def test_a_range_whose_uses_need_no_item_goes_through_the_runtime_with_len_and_sum():
+    # Given to len/sum/max/..., searched with `in`, indexed: the runtime answers from the bounds.
+    check(builtin_calls, """
+    def f(n, k):
+        a = sum(range(n)) + len(range(1, n, 2)) + max(range(n), default=0)
+        b = k in range(n), range(n)[k], any(range(n))
+        r = range(n)
+        return a, b, len(r) + r[-1] + sum(r, 1), k not in r
+    """, """
+    def f(n, k):
+        a = _lx.builtin(sum, _lx.builtin(range, n)) + _lx.builtin(len, _lx.builtin(range, 1, n, 2)) + _lx.builtin(max, _lx.builtin(range, n), default=0)
+        b = _lx.contains(_lx.builtin(range, n), k), _lx.builtin(range, n)[k], _lx.builtin(any, _lx.builtin(range, n))
+        r = _lx.builtin(range, n)
+        return a, b, _lx.builtin(len, r) + r[-1] + _lx.builtin(sum, r, 1), _lx.not_contains(r, k)
+    """)
+
+
+def test_a_range_iterated_or_kept_is_pythons_own():
+    # A `for`, `list(...)`, a method, a name used so or bound otherwise, an index a handler may
+    # catch, a `range` that is not the builtin: Python's range (its items need concrete bounds).
+    check(builtin_calls, """
+    def f(n, k, xs):
+        for i in range(n):
+            pass
+        a = list(range(n)), range(n).index(k), [i for i in range(n)]
+        r = range(n)
+        s = range(n)
+        s = xs
+        t = range(n)
+        try:
+            b = range(n)[k]
+        except IndexError:
+            b = 0
+        return a, len(r), list(r), sum(s), t, b
+    """, """
+    def f(n, k, xs):
+        for i in range(n):
+            pass
+        a = list(range(n)), range(n).index(k), [i for i in range(n)]
+        r = range(n)
+        s = range(n)
+        s = xs
+        t = range(n)
+        try:
+            b = range(n)[k]
+        except IndexError:
+            b = 0
+        return a, len(r), list(r), sum(s), t, b
+    """)
+
+
 def test_a_function_with_nothing_to_route_is_the_same_tree():
     fn = cst.parse_module("def f(x):\n    return abs(x) + len(x)\n").body[0]
     assert builtin_calls.transform(fn, Context({})) is fn

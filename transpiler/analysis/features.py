@@ -22,7 +22,10 @@ __all__ = [
     "CONTAINS",
     "DISPLAYS",
     "IN_PLACE_CHANGE",
+    "RANGE_BUILTINS",
+    "RANGE_VALUE",
     "RULED_BUILTINS",
+    "is_range_call",
     "RULED_MATH",
     "CHAINED_COMPARISON",
     "ITERABLE_CALL",
@@ -48,6 +51,9 @@ SHARED_OBJECT = "a name given another's object"  # `b = a`, `holder = [a]`, `d =
 COMPUTED_INDEX = "an item at a computed index"
 BUILTIN_CALL = "builtin or math call with a rule"  # `max(a, b)`, `math.floor(x)`, `floor(x)`
 CONTAINS = "in / not in"
+# `range(...)` as a value, not a loop's iterable: `sum(range(n))`, `range(n)[k]`, `r = range(n)`
+# (converters/builtin_calls.py routes those whose uses need no item one by one).
+RANGE_VALUE = "a range as a value"
 # A list, dict or set that may be changed in place: `a.append(v)` (a mutating method called as a
 # statement), `a.pop()` (one that returns a value, anywhere), `del a[k]`, `a += [v]`. With
 # SUBSCRIPT_UPDATE, whether the function changes objects in place (pipeline.canonicalize): then
@@ -105,6 +111,10 @@ RULED_MATH = frozenset(
     | {name for name in ("exp2", "cbrt") if hasattr(math, name)}  # (Python 3.11 on)
 )
 _RULED_NAMES = RULED_BUILTINS | RULED_MATH
+# Builtins with a rule for a range of traced bounds only: routed where their argument is one.
+RANGE_BUILTINS = frozenset({"range", "len", "sum"})
+# The builtins that answer from a range's bounds, given one (the first argument).
+_OF_RANGE = frozenset({"len", "sum", "max", "min", "any", "all"})
 _ITERABLE_BUILTINS = frozenset({"enumerate", "zip", "reversed"})
 
 _BUILTINS = frozenset(dir(builtins))
@@ -196,6 +206,17 @@ def user_callee(func: cst.BaseExpression) -> bool:
     return True
 
 
+def is_range_call(node: cst.CSTNode) -> bool:
+    """``range(a[, b[, c]])`` as written: one to three positional arguments."""
+    return (
+        type(node) is cst.Call
+        and type(node.func) is cst.Name
+        and node.func.value == "range"
+        and 1 <= len(node.args) <= 3
+        and all(a.keyword is None and not a.star for a in node.args)
+    )
+
+
 def _holds_subscript(target: cst.BaseExpression) -> bool:
     kind = type(target)
     if kind is cst.Subscript:
@@ -247,6 +268,8 @@ def features(node: cst.CSTNode) -> set:
             if any(_holds_subscript(t.target) for t in n.targets):
                 found.add(SUBSCRIPT_UPDATE)
             value = n.value
+            if is_range_call(value):
+                found.add(RANGE_VALUE)
             if (
                 type(value) is cst.Name
                 or (type(value) in (cst.List, cst.Tuple) and any(type(e.value) is cst.Name for e in value.elements))
@@ -256,6 +279,8 @@ def features(node: cst.CSTNode) -> set:
             ):
                 found.add(SHARED_OBJECT)
         elif kind is cst.Subscript:
+            if is_range_call(n.value):
+                found.add(RANGE_VALUE)
             if len(n.slice) == 1 and type(n.slice[0].slice) is cst.Index:
                 index = n.slice[0].slice.value
                 if type(index) is cst.UnaryOperation:
@@ -278,6 +303,8 @@ def features(node: cst.CSTNode) -> set:
                 isinstance(func, cst.Attribute) and func.attr.value in RULED_MATH
             ):
                 found.add(BUILTIN_CALL)
+            if isinstance(func, cst.Name) and func.value in _OF_RANGE and n.args and is_range_call(n.args[0].value):
+                found.add(RANGE_VALUE)
             if isinstance(func, cst.Name) and func.value == "print":
                 found.add(PRINT_CALL)
             elif user_callee(func) or (isinstance(func, cst.Name) and func.value == "super"):

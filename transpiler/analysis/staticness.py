@@ -13,6 +13,7 @@ import libcst as cst
 
 from laxify.ir.naming import is_runtime_name
 
+from laxify.transpiler.analysis.features import RANGE_BUILTINS
 from laxify.transpiler.analysis.walk import children, concrete_kinds
 
 __all__ = ["StaticInfo", "static_rule", "literal_value", "stmt_static_rule"]
@@ -75,6 +76,9 @@ def static_rule(node: cst.CSTNode) -> StaticInfo:
             and func.attr.value in RUNTIME_OPERATORS
         ):
             return _combine([static_rule(a.value) for a in node.args if a.keyword is None])
+        if _of_range_bounds(node):
+            # `len(r)`, `sum(r)` of a range of `range(n)`: known while tracing when its bounds are
+            return _combine([static_rule(a.value) for a in node.args[1:]])
         if type(func) is cst.Name and func.value in ALWAYS_STATIC_CALLS:
             return "always", ()
         if type(func) is cst.Name and func.value in PURE_BUILTINS:
@@ -102,6 +106,21 @@ def static_rule(node: cst.CSTNode) -> StaticInfo:
     if type(node) in (cst.LeftParen, cst.RightParen):
         return "always", ()
     return "never", ()
+
+
+def _of_range_bounds(call: cst.Call) -> bool:
+    """``_lx.builtin(f, ...)`` of ``range``, ``len`` or ``sum``, which converters/builtin_calls.py
+    writes for a range used as a value: as known as its arguments."""
+    func = call.func
+    return (
+        type(func) is cst.Attribute
+        and type(func.value) is cst.Name
+        and is_runtime_name(func.value.value)
+        and func.attr.value in ("builtin", "builtin_in_try")
+        and bool(call.args)
+        and type(call.args[0].value) is cst.Name
+        and call.args[0].value.value in RANGE_BUILTINS
+    )
 
 
 _ANALYSED = concrete_kinds(

@@ -2,6 +2,11 @@
 (``_lx.builtin_in_try`` in the body of a ``try`` with ``except`` clauses or of a ``with``);
 ``a in b`` / ``a not in b`` → ``_lx.contains(b, a)`` / ``_lx.not_contains(b, a)``.
 
+``range(...)`` is routed too where nothing needs its items one by one (:func:`range_values`):
+given to ``len``/``sum``/``max``/``min``/``any``/``all``, searched with ``in``, indexed, or bound
+to a name used only so. With a traced bound it is then a range the program answers from its
+bounds (``runtime/iterables.py``); elsewhere (a ``for``, ``list(range(n))``) Python's own.
+
 The runtime (``runtime/builtin_rules.py``) applies the rule only when an argument is traced and
 the callee is the builtin itself, so a name the module rebinds later still means what it holds
 then. A name the function binds itself (a parameter, an assignment) or a module global that is
@@ -15,7 +20,14 @@ import math
 
 import libcst as cst
 
-from laxify.transpiler.analysis.features import BUILTIN_CALL, CONTAINS, RULED_BUILTINS, RULED_MATH
+from laxify.transpiler.analysis.features import (
+    BUILTIN_CALL,
+    CONTAINS,
+    RANGE_VALUE,
+    RULED_BUILTINS,
+    RULED_MATH,
+    is_range_call,
+)
 from laxify.transpiler.analysis.walk import caught_below, descendants
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, parenthesized_generator, transform_above
 
@@ -29,7 +41,18 @@ def _runtime(name: str) -> cst.Attribute:
     return cst.Attribute(cst.Name("_lx"), cst.Name(name))
 
 
+# The builtins that answer from a range's bounds, given one as their first argument.
+_OF_RANGE = frozenset({"len", "sum", "max", "min", "any", "all"})
+
+
 class BuiltinCallTransformer(OwnCodeConverter):
+    def is_builtin(self, func: cst.BaseExpression, names: frozenset) -> bool:
+        """Whether ``func`` is a name among ``names`` that holds the builtin of that name."""
+        if type(func) is not cst.Name or func.value not in names or func.value in self.ctx.local_names:
+            return False
+        is_global, value = self.ctx.global_value(func.value)
+        return not is_global or value is getattr(builtins, func.value)
+
     def ruled(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` names a builtin or math function with a rule."""
         if isinstance(func, cst.Name):
@@ -46,9 +69,22 @@ class BuiltinCallTransformer(OwnCodeConverter):
         return False
 
     caught: frozenset = frozenset()  # ids of the calls in a `try` or `with` body
+    ranges: frozenset = frozenset()  # ids of the `range(...)` calls routed (see `range_values`)
+    range_names: frozenset = frozenset()  # names bound only to those, used only so
+
+    def of_range(self, node) -> bool:
+        """``len(...)``/``sum(...)`` of a routed range (``max`` and the others are ruled)."""
+        if not (self.is_builtin(node.func, _OF_RANGE) and node.args and node.args[0].keyword is None):
+            return False
+        first = node.args[0].value
+        return id(first) in self.ranges or (type(first) is cst.Name and first.value in self.range_names)
 
     def leave_Call(self, original_node, updated_node):
-        if not self.ruled(updated_node.func):
+        if (
+            id(original_node) not in self.ranges
+            and not self.ruled(updated_node.func)
+            and not self.of_range(original_node)
+        ):
             return updated_node
         args = [parenthesized_generator(a) for a in updated_node.args]
         entry = "builtin_in_try" if id(original_node) in self.caught else "builtin"
@@ -72,21 +108,80 @@ class BuiltinCallTransformer(OwnCodeConverter):
         )
 
 
+def range_values(fn: cst.FunctionDef, transformer: BuiltinCallTransformer) -> tuple[set, set]:
+    """The ``range(...)`` calls (ids) whose value needs no item one by one, and the names bound
+    only to such calls and used only so. A use that needs no item: the first argument of
+    ``len``/``sum``/``max``/``min``/``any``/``all``, the right of ``in``/``not in``, the value
+    indexed by one index (not in the body of a ``try`` or ``with``, whose handler may catch its
+    ``IndexError``). Anything else (a ``for``, ``list(r)``, ``r.index(k)``, a name of the same
+    spelling bound otherwise or in a nested scope) keeps Python's own range."""
+    nodes = descendants(fn)
+    in_place: set = set()
+    skipped: set = set()  # Name nodes that are not the variable: attributes, keywords
+    stores: dict = {}  # name → ids of the Name targets of `name = range(...)`
+    subscripts: set = set()
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Call:
+            if transformer.is_builtin(node.func, _OF_RANGE) and node.args and node.args[0].keyword is None:
+                in_place.add(id(node.args[0].value))
+            elif _is_runtime_call(node, ("item", "one_item")) and node.args:
+                in_place.add(id(node.args[0].value))
+        elif kind is cst.Comparison:
+            if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
+                in_place.add(id(node.comparisons[0].comparator))
+        elif kind is cst.Subscript:
+            if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index and node.slice[0].slice.star is None:
+                subscripts.add(id(node.value))
+        elif kind is cst.Attribute:
+            skipped.add(id(node.attr))
+        elif kind is cst.Arg and node.keyword is not None:
+            skipped.add(id(node.keyword))
+        elif kind is cst.Assign:
+            if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name and is_range_call(node.value):
+                stores.setdefault(node.targets[0].target.value, set()).add(id(node.targets[0].target))
+    in_place |= subscripts - caught_below(fn, subscripts)
+    calls = {id(n) for n in nodes if is_range_call(n) and transformer.is_builtin(n.func, frozenset({"range"}))}
+    names = set()
+    for name, targets in stores.items():
+        uses = [n for n in nodes if type(n) is cst.Name and n.value == name and id(n) not in skipped]
+        if all(id(n) in in_place or id(n) in targets for n in uses):
+            names.add(name)
+    bound = {
+        id(n.value)
+        for n in nodes
+        if type(n) is cst.Assign and type(n.targets[0].target) is cst.Name and n.targets[0].target.value in names
+    }
+    return {c for c in calls if c in in_place or c in bound}, names
+
+
+def _is_runtime_call(node: cst.Call, attrs: tuple) -> bool:
+    func = node.func
+    return (
+        type(func) is cst.Attribute
+        and type(func.value) is cst.Name
+        and func.value.value == "_lx"
+        and func.attr.value in attrs
+    )
+
+
 def _rewrites(transformer: BuiltinCallTransformer, node: cst.CSTNode) -> bool:
     kind = type(node)
     if kind is cst.Call:
-        return transformer.ruled(node.func)
+        return transformer.ruled(node.func) or id(node) in transformer.ranges or transformer.of_range(node)
     if kind is cst.Comparison:
         return len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn))
     return False
 
 
 # What the pipeline looks for before running this converter (see analysis/features.py).
-TRIGGERS = (BUILTIN_CALL, CONTAINS)
+TRIGGERS = (BUILTIN_CALL, CONTAINS, RANGE_VALUE)
 
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     transformer = BuiltinCallTransformer(ctx)
-    calls = {id(n) for n in descendants(node.body) if type(n) is cst.Call and transformer.ruled(n.func)}
+    ranges, names = range_values(node, transformer)
+    transformer.ranges, transformer.range_names = frozenset(ranges), frozenset(names)
+    calls = {id(n) for n in descendants(node.body) if type(n) is cst.Call and _rewrites(transformer, n)}
     transformer.caught = frozenset(caught_below(node, calls)) if calls else frozenset()
     return transform_above(node, transformer, lambda n: _rewrites(transformer, n))
