@@ -306,7 +306,19 @@ def scaled_count(flags, scale):
     return scale
 
 
+def division_after_or(n):
+    # the right of `or` (and the sides of `a if c else b`) runs only for some data: a lambda
+    # laxify writes, whose int arithmetic is the function's own
+    found, total = False, 0
+    for k in range(n):
+        if k == 7 or 10 // (3 - k) < 0:
+            found = True
+        total += 1 if k == 7 else 12 % (4 - k)
+    return found, total
+
+
 CASES = [
+    (division_after_or, [(jnp.int32(3),), (jnp.int32(4),), (jnp.int32(5),), (jnp.int32(0),)]),
     (seeded_generator, [(jnp.int32(5), 12345), (jnp.int32(0), 7)]),
     (scaled_count, [(jnp.array([True] * 35), 1), (jnp.array([True, False, True]), 3)]),
     (next_power_of_two, [(jnp.int32(5),), (jnp.int32(1),), (jnp.int32(2**30 + 1),)]),

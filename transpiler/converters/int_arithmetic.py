@@ -81,16 +81,35 @@ _SMALL = 2**16  # runtime/numbers.py's SMALL_CONSTANT
 _INT_CALLS = frozenset({"int", "floor", "ceil", "len"})
 
 
-_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef})
+
+
+def _own_scope(node: cst.CSTNode) -> bool:
+    """Whether ``node`` starts code of its own names: a ``def``, a class, a lambda with
+    parameters. A lambda without any (``_lx.or_(a, lambda: b)``'s, which converters write for
+    a part Python computes only for some data) reads the function's own names: its code is the
+    function's."""
+    kind = type(node)
+    return kind in _SCOPES or (kind is cst.Lambda and _has_params(node))
+
+
+def _has_params(node: cst.Lambda) -> bool:
+    p = node.params
+    return (
+        bool(p.params or p.posonly_params or p.kwonly_params)
+        or isinstance(p.star_arg, cst.Param)
+        or p.star_kwarg is not None
+    )
 
 
 def _own_nodes(node: cst.CSTNode):
-    """The nodes of the function's own code (not of ``def``s, classes and lambdas in it)."""
+    """The nodes of the function's own code (not of ``def``s, classes and lambdas with
+    parameters in it)."""
     stack = list(children(node))
     while stack:
         current = stack.pop()
         yield current
-        if type(current) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+        if not _own_scope(current):
             stack.extend(children(current))
 
 
@@ -234,7 +253,11 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     unpacked: list = []  # `x, v = state`: (x, state), (v, state)
     operands: set[str] = set()  # the names that are operands of operators
     used: set[str] = set()  # names used as no list or tuple is (`x.shape`, `-x`, `jnp.sum(x)`)
+    # (lambdas with parameters: what is below them is not the function's own code)
+    scoped = {id(n) for lam in below(fn, fn.body, _SCOPES) if _own_scope(lam) for n in descendants(lam)}
     for node in below(fn, fn.body, _SCOPES):
+        if scoped and id(node) in scoped:
+            continue
         kind = type(node)
         if kind is cst.For or kind is cst.While:
             loops.append(node)
