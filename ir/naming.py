@@ -19,6 +19,7 @@ __all__ = [
     "is_runtime_name",
     "is_return_value",
     "is_stop_flag",
+    "users_words",
 ]
 
 DEFAULT_PREFIX = "_lx"
@@ -28,6 +29,9 @@ _RETURN_VALUE = re.compile(r"_lx\d*_retval")
 _RETURN_FLAG = re.compile(r"_lx\d*_do_return")
 _BREAK_FLAG = re.compile(r"_lx\d*_break_\d+")  # transpiler/converters/break_statements.py
 _RAISE_FLAG = re.compile(r"_lx\d*_raised")  # transpiler/converters/raise_statements.py
+# transpiler/converters/reductions.py: a generator's variable, and the reduction's result
+_GENERATOR_VARIABLE = re.compile(r"\b_lx\d*_each_(\w+?)_\d+\b")
+_REDUCTION = re.compile(r"\b_lx\d*_(sum|any|all)_\d+\b")
 
 
 def choose_prefix(text: str) -> str:
@@ -70,3 +74,11 @@ def is_raise_flag(name: str) -> bool:
 def is_stop_flag(name: str) -> bool:
     """Whether ``name`` is set where the function stops: its return flag or its raised flag."""
     return is_return_flag(name) or is_raise_flag(name)
+
+
+def users_words(text: str) -> str:
+    """``text`` (a message) with the names laxify wrote for the user's own constructs in the
+    user's words: a generator's variable by its name, a reduction as ``sum(...)``."""
+    if "_lx" not in text:
+        return text
+    return _REDUCTION.sub(r"\1(...)", _GENERATOR_VARIABLE.sub(r"\1", text))

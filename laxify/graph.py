@@ -16,7 +16,7 @@ from pathlib import Path
 
 from laxify.ir import CondOp, ForRangeOp, Function, PyOp, ScanOp, TryOp, WhileOp, WithOp
 from laxify.ir.core import Op, Region, Value
-from laxify.ir.naming import DEFAULT_PREFIX
+from laxify.ir.naming import DEFAULT_PREFIX, users_words
 from laxify.ir.ops.terminators import YieldOp
 from laxify.ir.types import Unknown
 
@@ -92,6 +92,7 @@ class _Namer:
         ]
 
     def __call__(self, text: str) -> str:
+        text = users_words(text)
         for pattern, words in self._rules:
             text = pattern.sub(words, text)
         return text

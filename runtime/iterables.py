@@ -32,6 +32,8 @@ __all__ = [
     "iterable",
     "reversed_",
     "reversed_range",
+    "sum_result",
+    "summed",
     "traced_range",
     "zip_",
 ]
@@ -294,6 +296,42 @@ class TracedRange:
 
 
 _NO_DEFAULT = object()
+
+
+# -- sum of a generator, as a loop (transpiler/converters/reductions.py) ------------------------
+
+
+class _Terms:
+    """The items a ``sum`` run as Python has met so far, and its start: Python's own ``sum`` of
+    them at the end is the generator's sum exactly (its float sum is compensated from 3.12 on)."""
+
+    __slots__ = ("start", "items")
+
+    def __init__(self, start, items: list):
+        self.start, self.items = start, items
+
+
+def summed(total, item):
+    """One step of ``sum(generator)`` written as a loop. In a loop the program runs (``total``
+    traced: the loop's carry), ``total + item`` as Python adds its numbers; a Python float
+    there is not held (eager Python adds float64s, and from 3.12 on compensates their rounding).
+    In a loop run as Python, the item is kept for Python's own ``sum`` (:func:`sum_result`)."""
+    if type(total) is _Terms:
+        total.items.append(item)
+        return total
+    if isinstance(total, jax.core.Tracer):
+        kinds = numbers.python_type(total), numbers.python_type(item)
+        if kinds[1] is float or (kinds[0] is float and kinds[1] in (int, bool)):
+            numbers.users_site().not_held(
+                True, "it adds Python floats, which eager Python sums in float64 (compensated from Python 3.12 on)"
+            )
+        return numbers.at_users_line("+", total, item)
+    return _Terms(total, [item])
+
+
+def sum_result(total):
+    """The value of ``sum(generator)`` after its loop (see :func:`summed`)."""
+    return builtins.sum(total.items, total.start) if type(total) is _Terms else total
 
 
 def iterable(fn):

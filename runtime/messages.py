@@ -7,6 +7,7 @@ import linecache
 import jax
 
 from laxify.ir.errors import ConversionError, Location
+from laxify.ir.naming import users_words
 from laxify.runtime.lowering import Site
 
 __all__ = ["location", "site_error", "describe", "tree_lines", "users_line"]
@@ -37,7 +38,7 @@ def users_line(frame, library) -> Location | None:
 
 
 def site_error(site: Site, message: str, fix: str, cls: type = ConversionError) -> ConversionError:
-    return cls(message, location(site), fix)
+    return cls(users_words(message), location(site), users_words(fix))
 
 
 def describe(x) -> str:

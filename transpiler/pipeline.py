@@ -41,6 +41,7 @@ from laxify.transpiler.converters import (
     print_calls,
     raise_statements,
     raising_calls,
+    reductions,
     return_statements,
     try_statements,
     walrus_conditions,
@@ -77,6 +78,9 @@ CONVERTERS: list = [
     # walrus tests after match (a guard may bind a name) and before every converter that wraps
     # a test in a lambda or a branch function, where `:=` would bind a name of that function.
     walrus_conditions,
+    # reductions before iterables and every converter of loops and jumps: the `for` loop it
+    # writes for `sum(... for k in xs)` (with a `break` for `any`/`all`) is then the user's.
+    reductions,
     # iterables before the jump converters: they may rewrite a `for`, and should see its
     # iterable already directed to the runtime (`_lx.enumerate_`/`_lx.zip_`/`_lx.reversed_`).
     iterables,

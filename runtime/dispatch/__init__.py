@@ -20,7 +20,7 @@ from laxify.runtime.split import splittable
 from laxify.runtime.dispatch.printing import print_
 from laxify.runtime.dispatch.returns import check_defined, final_return, returned
 from laxify.runtime.dispatch.values import Fillable, Undefined, UndefinedReturn, is_traced
-from laxify.runtime.iterables import enumerate_, iterable, reversed_, reversed_range, zip_
+from laxify.runtime.iterables import enumerate_, iterable, reversed_, reversed_range, sum_result, summed, zip_
 from laxify.runtime.lists import append, as_list, list_len
 from laxify.runtime.options import pop as pop_options
 from laxify.runtime.options import push_options
@@ -115,6 +115,8 @@ __all__ = [
     "returned",
     "reversed_",
     "reversed_range",
+    "sum_result",
+    "summed",
     "segment",
     "setitem",
     "setitem_op",
