@@ -322,8 +322,13 @@ def summed(total, item):
     if isinstance(total, jax.core.Tracer):
         kinds = numbers.python_type(total), numbers.python_type(item)
         if kinds[1] is float or (kinds[0] is float and kinds[1] in (int, bool)):
-            numbers.users_site().not_held(
-                True, "it adds Python floats, which eager Python sums in float64 (compensated from Python 3.12 on)"
+            site = numbers.users_site()
+            raise numbers.NumberNotHeld(
+                "its `sum(...)` adds Python floats, which eager Python sums in float64 (compensating "
+                "their rounding from Python 3.12 on)",
+                None,
+                site.filename,
+                site.line,
             )
         return numbers.at_users_line("+", total, item)
     return _Terms(total, [item])

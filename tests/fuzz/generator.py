@@ -1193,8 +1193,33 @@ def stmt_traced_recursion(self: Builder, sc: Scope, ind: int):
     return lines, sc, False
 
 
+def stmt_generator_reduction(self: Builder, sc: Scope, ind: int):
+    """`sum`/`any`/`all` of a generator over a range (static or traced count, maybe filtered)
+    or over the vector: a loop written before the statement."""
+    fl, it = _object_target(self, sc, FLOAT), _object_target(self, sc, INT)
+    if (fl is None and it is None) or not self.allowed("generator_reduction"):
+        return None
+    self.features.add("generator_reduction")
+    p, v = self.pad(ind), self.fresh("gv")
+    if self.flag():
+        source = f"range({self.pick([str(self.int_in(0, 4)), sc.small_int, f'1, {sc.small_int} + 2'])})"
+        inner = sc.add(Var(v, INT, 6, writable=False))
+    else:
+        source = sc.base
+        inner = sc.add(Var(v, FLOAT, 4.0, writable=False))
+    test = f" if {self.cond(inner, 1)}" if self.flag() else ""
+    if it is not None and (fl is None or self.flag()):
+        fn = self.pick(["any", "all"])
+        lines = [f"{p}{it.name} = {it.name} % 5 + int({fn}({self.cond(inner, 1)} for {v} in {source}{test}))"]
+    else:
+        item = _small_float(self, inner).src
+        lines = [f"{p}{fl.name} = jnp.clip(sum(({item} for {v} in {source}{test}), 0.5), "
+                 f"-{FLOAT_LIMIT}, {FLOAT_LIMIT})"]
+    return lines, sc, False
+
+
 _BUILTIN_STMTS = (stmt_builtin_call, stmt_math_call, stmt_str_build, stmt_traced_filter, stmt_grown_list,
-                  stmt_traced_recursion)
+                  stmt_traced_recursion, stmt_generator_reduction)
 _stmt_before_builtins = Builder.stmt
 
 
