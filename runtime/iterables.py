@@ -295,6 +295,10 @@ class TracedRange:
         return jnp.logical_not(self.contains(0))
 
 
+# Python's own errors about the object name its type: `'range' object does not support item
+# assignment`, as of the range eager code has.
+TracedRange.__name__ = TracedRange.__qualname__ = "range"
+
 _NO_DEFAULT = object()
 
 

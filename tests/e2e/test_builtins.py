@@ -331,7 +331,8 @@ def any_all_max_of_generators(v):
 
 def test_generator_expression_arguments():
     check(any_all_max_of_generators, (jnp.array([1.0, 3.0, -2.0]),), (jnp.array([-9.0, 0.0, 1.0]),))
-    assert "(e > 2 for e in v)" in laxify.to_static(any_all_max_of_generators).source
+    source = laxify.to_static(any_all_max_of_generators).source
+    assert "(e * 2 for e in v)" in source  # a lone generator given to the runtime: in parentheses
 
 
 SEEN: list = []

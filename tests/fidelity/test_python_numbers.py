@@ -317,7 +317,20 @@ def division_after_or(n):
     return found, total
 
 
+TABLE = [1.5, 2.5, 4.0]
+
+
+def item_in_a_try(i):
+    # the handler catches the IndexError of a traced index: the item is Python's (runs as Python)
+    try:
+        v = TABLE[i]
+    except IndexError:
+        v = -1.0
+    return v
+
+
 CASES = [
+    (item_in_a_try, [(jnp.int32(1),), (jnp.int32(-3),), (jnp.int32(3),), (jnp.int32(-4),)]),
     (division_after_or, [(jnp.int32(3),), (jnp.int32(4),), (jnp.int32(5),), (jnp.int32(0),)]),
     (seeded_generator, [(jnp.int32(5), 12345), (jnp.int32(0), 7)]),
     (scaled_count, [(jnp.array([True] * 35), 1), (jnp.array([True, False, True]), 3)]),

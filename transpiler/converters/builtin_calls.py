@@ -28,7 +28,7 @@ from laxify.transpiler.analysis.features import (
     RULED_MATH,
     is_range_call,
 )
-from laxify.transpiler.analysis.walk import caught_below, descendants
+from laxify.transpiler.analysis.walk import caught_below, descendants, preorder
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, parenthesized_generator, transform_above
 
 __all__ = ["BUILTIN_NAMES", "MATH_NAMES", "transform"]
@@ -115,7 +115,10 @@ def range_values(fn: cst.FunctionDef, transformer: BuiltinCallTransformer) -> tu
     indexed by one index (not in the body of a ``try`` or ``with``, whose handler may catch its
     ``IndexError``). Anything else (a ``for``, ``list(r)``, ``r.index(k)``, a name of the same
     spelling bound otherwise or in a nested scope) keeps Python's own range."""
-    nodes = descendants(fn)
+    nodes = preorder(fn)[0]  # (the pipeline's walk of this tree, remembered)
+    loops = {id(n.iter) for n in nodes if type(n) is cst.For}
+    if not any(is_range_call(n) and id(n) not in loops for n in nodes):
+        return set(), set()
     in_place: set = set()
     skipped: set = set()  # Name nodes that are not the variable: attributes, keywords
     stores: dict = {}  # name → ids of the Name targets of `name = range(...)`
@@ -126,7 +129,7 @@ def range_values(fn: cst.FunctionDef, transformer: BuiltinCallTransformer) -> tu
             if transformer.is_builtin(node.func, _OF_RANGE) and node.args and node.args[0].keyword is None:
                 in_place.add(id(node.args[0].value))
             elif _is_runtime_call(node, ("item", "one_item")) and node.args:
-                in_place.add(id(node.args[0].value))
+                subscripts.add(id(node.args[0].value))  # (`r[k]`, which int arithmetic routes)
         elif kind is cst.Comparison:
             if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
                 in_place.add(id(node.comparisons[0].comparator))
@@ -140,6 +143,8 @@ def range_values(fn: cst.FunctionDef, transformer: BuiltinCallTransformer) -> tu
         elif kind is cst.Assign:
             if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name and is_range_call(node.value):
                 stores.setdefault(node.targets[0].target.value, set()).add(id(node.targets[0].target))
+    # (an item assigned or deleted is no use of a range's: Python's TypeError, from its own range)
+    subscripts -= {id(n.value) for t in _stored_targets(nodes) for n in descendants(t) if type(n) is cst.Subscript}
     in_place |= subscripts - caught_below(fn, subscripts)
     calls = {id(n) for n in nodes if is_range_call(n) and transformer.is_builtin(n.func, frozenset({"range"}))}
     names = set()
@@ -153,6 +158,18 @@ def range_values(fn: cst.FunctionDef, transformer: BuiltinCallTransformer) -> tu
         if type(n) is cst.Assign and type(n.targets[0].target) is cst.Name and n.targets[0].target.value in names
     }
     return {c for c in calls if c in in_place or c in bound}, names
+
+
+def _stored_targets(nodes: list) -> list:
+    """The targets of the assignments and ``del`` statements among ``nodes``."""
+    found = []
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Assign:
+            found += [t.target for t in node.targets]
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.Del):
+            found.append(node.target)
+    return found
 
 
 def _is_runtime_call(node: cst.Call, attrs: tuple) -> bool:

@@ -951,6 +951,10 @@ class IntArithmeticTransformer(OwnCodeConverter):
             return updated_node  # (entered on the way to a target below: `T[k][i] = v` stores into `T[k]`)
         if len(updated_node.slice) != 1 or type(updated_node.slice[0].slice) is not cst.Index:
             return updated_node
+        if id(original_node) in self.guarded:
+            # (in the body of a `try` whose handler may catch its IndexError: the program cannot
+            # choose the handler, the item is Python's, which needs a concrete index)
+            return updated_node
         index = updated_node.slice[0].slice.value
         entry = "item" if id(original_node) in self.picks else "one_item"
         args = [cst.Arg(_bare(updated_node.value)), cst.Arg(index)]

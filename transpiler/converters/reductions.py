@@ -84,11 +84,6 @@ class ReductionsTransformer(OwnCodeConverter):
     def visit_ClassDef(self, node) -> bool:
         return False
 
-    def visit_FunctionDef(self, node) -> bool:
-        return node is self.root
-
-    root: cst.FunctionDef | None = None
-
     # -- what may be rewritten ------------------------------------------------------------------
 
     def builtin(self, func, names: frozenset) -> bool:
@@ -326,7 +321,6 @@ def _always_run(value: cst.BaseExpression, ids: set) -> bool:
 
 def transform(node: cst.FunctionDef, ctx: Context) -> cst.FunctionDef:
     transformer = ReductionsTransformer(ctx)
-    transformer.root = node
     transformer.elifs = frozenset(
         id(n.orelse) for n in descendants(node) if type(n) is cst.If and type(n.orelse) is cst.If
     )
