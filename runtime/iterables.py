@@ -315,6 +315,10 @@ class _Terms:
         self.start, self.items = start, items
 
 
+# (a value of the function like any other: a split run may hand it to a compiled segment)
+jax.tree_util.register_pytree_node(_Terms, lambda t: ((t.start, t.items), None), lambda _, c: _Terms(*c))
+
+
 def summed(total, item):
     """One step of ``sum(generator)`` written as a loop. In a loop the program runs (``total``
     traced: the loop's carry), ``total + item`` as Python adds its numbers; a Python float
