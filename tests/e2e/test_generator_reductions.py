@@ -1,7 +1,8 @@
-"""`sum`/`any`/`all` of a generator expression as one loop of the program, also over a traced
-`range(n)`: `any`/`all` stop at the item that decides (a later item is never computed), a
-`sum` adds as Python's does, the generator's variable stays the generator's. Oracle: the
-function run eagerly on the same values, on inputs that take every path."""
+"""`sum`/`any`/`all` of a generator expression over `range(...)` as one loop of the program, a
+traced `range(n)`'s too: `any`/`all` stop at the item that decides (a later item is never
+computed), a `sum` adds as Python's does, the generator's variable stays the generator's; over
+an array the generator stays Python's. Oracle: the function run eagerly on the same values, on
+inputs that take every path."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def test_any_and_all_stop_at_the_item_that_decides():
     check(reductions, """
     def f(x, n):
         if any(x[k] > 0 for k in range(n)):
-            return all(v < 3 for v in x)
+            return all(x[v] < 3 for v in range(1, n))
         return False
     """, """
     def f(x, n):
@@ -45,8 +45,8 @@ def test_any_and_all_stop_at_the_item_that_decides():
                 break
         if _lx_any_4:
             _lx_all_2 = True
-            for _lx_each_v_1 in x:
-                if not _lx_each_v_1 < 3:
+            for _lx_each_v_1 in range(1, n):
+                if not x[_lx_each_v_1] < 3:
                     _lx_all_2 = False
                     break
             return _lx_all_2
@@ -54,19 +54,27 @@ def test_any_and_all_stop_at_the_item_that_decides():
     """)
 
 
-def test_a_one_line_body_a_start_a_tuple_target_and_pure_calls():
+def test_a_one_line_body_a_start_and_pure_calls():
     check(reductions, """
     def f(x, n):
-        if n: return jnp.abs(x).sum() + sum((i * math.cos(v) for i, v in enumerate(x)), 1.0)
+        if n: return jnp.abs(x).sum() + sum((i * math.cos(x[i]) for i in range(n)), 1.0)
         return 0.0
     """, """
     def f(x, n):
         if n:
-            _lx_sum_3 = 1.0
-            for _lx_each_i_1, _lx_each_v_2 in enumerate(x):
-                _lx_sum_3 = _lx.summed(_lx_sum_3, _lx_each_i_1 * math.cos(_lx_each_v_2))
-            return jnp.abs(x).sum() + _lx.sum_result(_lx_sum_3)
+            _lx_sum_2 = 1.0
+            for _lx_each_i_1 in range(n):
+                _lx_sum_2 = _lx.summed(_lx_sum_2, _lx_each_i_1 * math.cos(x[_lx_each_i_1]))
+            return jnp.abs(x).sum() + _lx.sum_result(_lx_sum_2)
         return 0.0
+    """, NAMESPACE)
+
+
+def test_a_generator_over_anything_but_a_range_stays():
+    # Over an array or a list, Python computes the items while tracing (its values exactly).
+    check_unchanged(reductions, """
+    def f(x, xs):
+        return sum(v * v for v in x), any(i > 0 for i, v in enumerate(xs)), all(v for v in range)
     """, NAMESPACE)
 
 

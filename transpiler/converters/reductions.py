@@ -1,5 +1,6 @@
-"""``sum``/``any``/``all`` of a generator expression → a ``for`` loop before the statement, which
-the loop converters then make one loop of the program (a traced ``range(n)``'s too):
+"""``sum``/``any``/``all`` of a generator expression over ``range(...)`` → a ``for`` loop before the
+statement, which the loop converters then make one loop of the program (a traced ``range(n)``'s
+too; over static bounds a loop whose body reads no traced value runs as Python, as before):
 
     total = sum(x[k] * k for k in range(n) if k % 2)
         →   _lx_sum_1 = 0
@@ -25,7 +26,7 @@ statement in which that cannot be seen is rewritten: the reduction is computed w
 statement runs (not in a branch of ``a if c else b``, after ``and``/``or``, in a lambda or a
 comprehension, or in a ``while`` test, which runs again), and every call in the statement is
 of a function without effects (``abs``, ``len``, ``math``, ``jnp``, ``np``, ``lax``, an
-array's ``sum``/``max``/...). The generator has one ``for``, over names, and no walrus, lambda
+array's ``sum``/``max``/...). The generator has one ``for``, over names and a ``range``, and no walrus, lambda
 or comprehension of its own.
 """
 
@@ -39,6 +40,7 @@ import libcst as cst
 import numpy as np
 from jax import lax
 
+from laxify.transpiler.analysis.features import is_range_call
 from laxify.transpiler.analysis.walk import descendants, walk
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
 from laxify.transpiler.converters.guards import assign
@@ -46,6 +48,7 @@ from laxify.transpiler.converters.guards import assign
 __all__ = ["transform"]
 
 _REDUCTIONS = frozenset({"sum", "any", "all"})
+_RANGE = frozenset({"range"})
 # Builtins without effects on their arguments (and no user code of their own to call but
 # the arguments' dunders).
 _PURE_BUILTINS = frozenset(
@@ -124,6 +127,10 @@ class ReductionsTransformer(OwnCodeConverter):
             return None
         clause = gen.for_in
         if clause.inner_for_in is not None or clause.asynchronous is not None or _names(clause.target) is None:
+            return None
+        if not (is_range_call(clause.iter) and self.builtin(clause.iter.func, _RANGE)):
+            # (over an array the loop would be the program's even where its items are Python's
+            # values, which Python computes exactly while tracing: the generator stays)
             return None
         inside = [gen.elt, *(c.test for c in clause.ifs)]
         for part in inside:
