@@ -5,7 +5,15 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-__all__ = ["ConversionError", "FallbackWarning", "Location", "NeedsPython", "UnsupportedSyntax", "warn_at"]
+__all__ = [
+    "ConversionError",
+    "FallbackWarning",
+    "Location",
+    "NeedsPython",
+    "UncheckedWarning",
+    "UnsupportedSyntax",
+    "warn_at",
+]
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,12 @@ class UnsupportedSyntax(Exception):
 
 class FallbackWarning(UserWarning):
     """A construct stays plain Python and the function runs eagerly; issued at the user's line."""
+
+
+class UncheckedWarning(UserWarning):
+    """The program runs, converted, without a check Python would make there (an `assert` on a
+    traced value under a plain `jax.jit(laxify.convert(f))`, a `raise` in an exported
+    program); issued at the user's line. Nothing falls back."""
 
 
 def warn_at(

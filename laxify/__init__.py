@@ -10,7 +10,7 @@ def f(x, n):
 from laxify.api import StaticFunction, convert, do_not_convert, load, to_static
 from laxify.checking import checked
 from laxify.conversion import set_cache_dir
-from laxify.ir.errors import ConversionError, FallbackWarning
+from laxify.ir.errors import ConversionError, FallbackWarning, UncheckedWarning
 from laxify.ir.user_code import convert_packages, keep_packages
 from laxify.runtime.options import loop_options
 
@@ -18,6 +18,7 @@ __all__ = [
     "ConversionError",
     "FallbackWarning",
     "StaticFunction",
+    "UncheckedWarning",
     "checked",
     "convert",
     "convert_packages",

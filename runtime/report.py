@@ -370,13 +370,13 @@ def _unchecked(rule: Rule) -> None:
     if key in _warned:
         return
     _warned.add(key)
-    from laxify.ir.errors import FallbackWarning
+    from laxify.ir.errors import UncheckedWarning
 
     warnings.warn_explicit(
         "This exception, raised under a traced condition, is not checked by the exported program (a "
         "serialized program cannot hold laxify's run-time checks): on an input that raises here, the "
         "loaded function returns a value.",
-        FallbackWarning,
+        UncheckedWarning,
         rule.filename,
         rule.line,
     )

@@ -12,7 +12,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from laxify.ir.errors import ConversionError, FallbackWarning
+from laxify.ir.errors import ConversionError, UncheckedWarning
 from laxify.runtime import checks, report
 from laxify.runtime.dispatch.conditionals import _scalar_predicate
 from laxify.runtime.dispatch.printing import Formatted, Percent, shows_tracer
@@ -80,7 +80,7 @@ def _warn_once(site: Site, text: str) -> None:
         if (site.filename, site.line) in _warned:
             return
         _warned.add((site.filename, site.line))
-    warnings.warn_explicit(text, FallbackWarning, site.filename, site.line)
+    warnings.warn_explicit(text, UncheckedWarning, site.filename, site.line)
 
 
 def _check(pred, message, site: Site) -> None:

@@ -483,7 +483,7 @@ def test_name_from_a_loop_that_ran_zero_times_is_unbound_at_run_time():
 
 def test_export_leaves_the_checks_out_and_says_so():
     f = laxify.to_static(fib)
-    with pytest.warns(laxify.FallbackWarning, match="not checked by the exported program"):
+    with pytest.warns(laxify.UncheckedWarning, match="not checked by the exported program"):
         data = f.export(jnp.int32(3))
     loaded = laxify.load(data)
     assert int(loaded(jnp.int32(3))) == fib(3)

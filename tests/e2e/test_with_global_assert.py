@@ -50,13 +50,13 @@ def assert_at(message: str, fn, snippet: str) -> None:
     assert "_lx" not in message, message
 
 
-def fallback_warnings(call):
-    """``call()``'s result and the FallbackWarnings it issued."""
+def fallback_warnings(call, category=laxify.FallbackWarning):
+    """``call()``'s result and the warnings of ``category`` (FallbackWarnings) it issued."""
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         result = call()
         jax.block_until_ready(result)
-    return result, [w for w in record if issubclass(w.category, laxify.FallbackWarning)]
+    return result, [w for w in record if issubclass(w.category, category)]
 
 
 def assert_warned_at(found, fn, snippet: str, *words: str) -> None:
@@ -610,8 +610,10 @@ def assert_traced_jit(x):
 def test_under_a_plain_jit_of_convert_an_assert_warns_that_nothing_checks_it():
     """Nothing reports a failed check there (as for `raise`, docs/semantics.md): a warning at
     the assert's line says so and names laxify.checked, which checks it."""
-    got, found = fallback_warnings(lambda: jax.jit(laxify.convert(assert_traced_jit))(NEG))
+    got, found = fallback_warnings(lambda: jax.jit(laxify.convert(assert_traced_jit))(NEG), Warning)
     np.testing.assert_allclose(got, NEG + 1)
+    # an UncheckedWarning: nothing falls back (no FallbackWarning)
+    assert [w.category for w in found] == [laxify.UncheckedWarning]
     assert_warned_at(found, assert_traced_jit, "assert x.sum() > 0", "laxify.checked")
     with pytest.raises(AssertionError):
         laxify.checked(jax.jit(laxify.convert(assert_traced_jit)))(NEG)
