@@ -27,6 +27,8 @@ import laxify
 
 __all__ = [
     "CONTROL_FLOW",
+    "ROUTES",
+    "outcome",
     "assert_trees_close",
     "CASE_FIELDS",
     "case",
@@ -42,6 +44,22 @@ CONTROL_FLOW = frozenset({"cond", "while", "scan"})
 
 
 # -- jaxpr inspection ------------------------------------------------------------------
+
+# The two routes a converted function runs by, each raising what a run raises (a fallback is an
+# error here: the function must convert).
+ROUTES = {
+    "to_static": lambda fn: laxify.to_static(fn, fallback="error"),
+    "jit": lambda fn: laxify.checked(jax.jit(laxify.convert(fn))),
+}
+
+
+def outcome(fn: Callable, *args) -> Any:
+    """``fn(*args)``, or the exception it raised (the outcome an oracle compares)."""
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
+        return e
+
 
 def _sub_jaxprs(value: Any) -> Iterable[Any]:
     """Jaxprs held by one equation parameter (a jaxpr, a closed jaxpr, or tuples of them)."""

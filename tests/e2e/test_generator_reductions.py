@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import laxify
-from harness import control_flow_prims, jaxpr_of
+from harness import ROUTES, control_flow_prims, jaxpr_of, outcome
 
 
 def squares(x, n):
@@ -47,18 +47,8 @@ def over_an_array(x, n):
 
 
 CASES = [squares, first_positive, stops_where_python_stops, fails_inside, keeps_its_variable, over_an_array]
-ROUTES = {
-    "to_static": lambda fn: laxify.to_static(fn, fallback="error"),
-    "jit": lambda fn: laxify.checked(jax.jit(laxify.convert(fn))),
-}
 X = jnp.array([1.0, 4.0, 2.0, 6.0, 0.5, 3.0, 7.0, 2.0])
 
-
-def _outcome(fn, *args):
-    try:
-        return fn(*args)
-    except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
-        return e
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -67,7 +57,7 @@ def test_eagers_value_or_error_on_every_count(fn, route):
     run = ROUTES[route](fn)
     for n in range(0, 9):
         for x in (X, -X, X * 0.5):
-            want, got = _outcome(fn, x, jnp.int32(n)), _outcome(run, x, jnp.int32(n))
+            want, got = outcome(fn, x, jnp.int32(n)), outcome(run, x, jnp.int32(n))
             if isinstance(want, BaseException):
                 assert type(got) is type(want) and str(got) == str(want), (n, want, got)
                 continue

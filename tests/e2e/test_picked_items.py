@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import laxify
-from harness import control_flow_prims, jaxpr_of
+from harness import ROUTES, control_flow_prims, jaxpr_of, outcome
 
 
 def double(x):
@@ -104,17 +104,7 @@ CONVERTED = [
     a_function_of_python,
 ]
 INDICES = (0, 1, 2, 3, -1, -4, -5, 4, 7)
-ROUTES = {
-    "to_static": lambda fn: laxify.to_static(fn, fallback="error"),
-    "jit": lambda fn: laxify.checked(jax.jit(laxify.convert(fn))),
-}
 
-
-def _outcome(fn, *args):
-    try:
-        return fn(*args)
-    except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
-        return e
 
 
 def _agree(want, got):
@@ -132,7 +122,7 @@ def test_each_item_in_a_branch_gives_eagers_value_or_error(fn, route):
     run = ROUTES[route](fn)
     for i in INDICES:
         x = jnp.float32(7.0)
-        _agree(_outcome(fn, x, jnp.int32(i)), _outcome(run, x, jnp.int32(i)))
+        _agree(outcome(fn, x, jnp.int32(i)), outcome(run, x, jnp.int32(i)))
 
 
 @pytest.mark.parametrize("fn", CONVERTED, ids=lambda f: f.__name__)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import laxify
-from harness import control_flow_prims, jaxpr_of
+from harness import ROUTES, control_flow_prims, jaxpr_of, outcome
 
 
 def answers(a, b, s, k):
@@ -57,17 +57,7 @@ def one_bound(a, b, s, k):
 
 BOUNDS = list(itertools.product((-3, 0, 2), (-4, 0, 5, 9), (-3, -1, 1, 2)))
 KS = (-5, -1, 0, 1, 3, 4, 8)
-ROUTES = {
-    "to_static": lambda fn: laxify.to_static(fn, fallback="error"),
-    "jit": lambda fn: laxify.checked(jax.jit(laxify.convert(fn))),
-}
 
-
-def _outcome(fn, *args):
-    try:
-        return fn(*args)
-    except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
-        return e
 
 
 def _agree(want, got, where):
@@ -86,7 +76,7 @@ def test_every_answer_and_error_is_pythons(fn, route):
     ks = KS if fn in (answers, item, named_item, written_in_place) else (0,)
     for (a, b, s), k in itertools.product(BOUNDS, ks):
         args = tuple(jnp.int32(v) for v in (a, b, s, k))
-        _agree(_outcome(fn, *args), _outcome(run, *args), (a, b, s, k))
+        _agree(outcome(fn, *args), outcome(run, *args), (a, b, s, k))
 
 
 @pytest.mark.parametrize("fn", [answers, item, largest], ids=lambda f: f.__name__)
@@ -177,7 +167,7 @@ def test_a_use_that_needs_python_gives_eagers_value(fn):
         args = (jnp.int32(n), jnp.int32(k))[:nargs]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            want, got = _outcome(fn, *args), _outcome(laxify.to_static(fn), *args)
+            want, got = outcome(fn, *args), outcome(laxify.to_static(fn), *args)
         _agree(want, got, (fn.__name__, n, k))
 
 

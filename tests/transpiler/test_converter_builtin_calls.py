@@ -198,34 +198,27 @@ def test_a_range_whose_uses_need_no_item_goes_through_the_runtime_with_len_and_s
 def test_a_range_iterated_or_kept_is_pythons_own():
     # A `for`, `list(...)`, a method, a name used so or bound otherwise, an index a handler may
     # catch, a `range` that is not the builtin: Python's range (its items need concrete bounds).
+    check_unchanged(builtin_calls, """
+    def f(n, k, xs):
+        for i in range(n):
+            pass
+        a = list(range(n)), range(n).index(k), [i for i in range(n)]
+        r = range(n)
+        s = range(n)
+        s = xs
+        t = range(n)
+        try:
+            b = range(n)[k]
+        except IndexError:
+            b = 0
+        return a, len(r), list(r), sum(s), t, b
+    """)
     check(builtin_calls, """
-    def f(n, k, xs):
-        for i in range(n):
-            pass
-        a = list(range(n)), range(n).index(k), [i for i in range(n)]
-        r = range(n)
-        s = range(n)
-        s = xs
-        t = range(n)
-        try:
-            b = range(n)[k]
-        except IndexError:
-            b = 0
-        return a, len(r), list(r), sum(s), t, b
+    def f(n, k, range):
+        return sum(range(n)) + (k in range(n))
     """, """
-    def f(n, k, xs):
-        for i in range(n):
-            pass
-        a = list(range(n)), range(n).index(k), [i for i in range(n)]
-        r = range(n)
-        s = range(n)
-        s = xs
-        t = range(n)
-        try:
-            b = range(n)[k]
-        except IndexError:
-            b = 0
-        return a, len(r), list(r), sum(s), t, b
+    def f(n, k, range):
+        return sum(range(n)) + (_lx.contains(range(n), k))
     """)
 
 
