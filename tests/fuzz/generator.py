@@ -1194,8 +1194,8 @@ def stmt_traced_recursion(self: Builder, sc: Scope, ind: int):
 
 
 def stmt_generator_reduction(self: Builder, sc: Scope, ind: int):
-    """`sum`/`any`/`all` of a generator over a range (static or traced count, maybe filtered)
-    or over the vector: a loop written before the statement."""
+    """`sum`/`any`/`all` of a generator over a range (static or traced count, maybe filtered):
+    a loop written before the statement; or over the vector, unfiltered: Python's items."""
     fl, it = _object_target(self, sc, FLOAT), _object_target(self, sc, INT)
     if (fl is None and it is None) or not self.allowed("generator_reduction"):
         return None
@@ -1204,10 +1204,13 @@ def stmt_generator_reduction(self: Builder, sc: Scope, ind: int):
     if self.flag():
         source = f"range({self.pick([str(self.int_in(0, 4)), sc.small_int, f'1, {sc.small_int} + 2'])})"
         inner = sc.add(Var(v, INT, 6, writable=False))
+        test = f" if {self.cond(inner, 1)}" if self.flag() else ""
     else:
+        # (over the vector Python computes the items while tracing: a filter on a traced value
+        # would be the truth of a traced array, which only a loop of the program can take)
         source = sc.base
         inner = sc.add(Var(v, FLOAT, 4.0, writable=False))
-    test = f" if {self.cond(inner, 1)}" if self.flag() else ""
+        test = ""
     if it is not None and (fl is None or self.flag()):
         fn = self.pick(["any", "all"])
         lines = [f"{p}{it.name} = {it.name} % 5 + int({fn}({self.cond(inner, 1)} for {v} in {source}{test}))"]
