@@ -322,14 +322,19 @@ jax.tree_util.register_pytree_node(_Terms, lambda t: ((t.start, t.items), None),
 def summed(total, item):
     """One step of ``sum(generator)`` written as a loop. In a loop the program runs (``total``
     traced: the loop's carry), ``total + item`` as Python adds its numbers; a Python float
-    there is not held (eager Python adds float64s, and from 3.12 on compensates their rounding).
+    added to a Python number there is not held (eager Python adds float64s, and from 3.12 on
+    compensates their rounding), nor is one the program computed (float32), added to an array.
     In a loop run as Python, the item is kept for Python's own ``sum`` (:func:`sum_result`)."""
     if type(total) is _Terms:
         total.items.append(item)
         return total
     if isinstance(total, jax.core.Tracer):
         kinds = numbers.python_type(total), numbers.python_type(item)
-        if kinds[1] is float or (kinds[0] is float and kinds[1] in (int, bool)):
+        if kinds[0] in (int, float, bool):  # (a sum of Python numbers: Python's float64 if a float joins)
+            inexact = kinds[1] is float or (kinds[0] is float and kinds[1] in (int, bool))
+        else:  # (an array's sum: a Python float constant joins it as in eager code)
+            inexact = numbers.computed_float(item)
+        if inexact:
             site = numbers.users_site()
             raise numbers.NumberNotHeld(
                 "its `sum(...)` adds Python floats, which eager Python sums in float64 (compensating "

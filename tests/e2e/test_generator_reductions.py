@@ -84,6 +84,20 @@ def test_a_sum_of_python_floats_is_pythons_exactly():
     assert any(issubclass(w.category, laxify.FallbackWarning) for w in caught)
 
 
+def floats_into_an_array(x, n):
+    return sum((0.5 for k in range(n)), x), sum((x * k for k in range(n)), 0.5)
+
+
+def test_python_float_constants_added_to_an_array_are_one_program():
+    # eager adds the constant to the float32 array as the program does; 0.5 + an array item
+    # is an array's sum too
+    run = laxify.to_static(floats_into_an_array, fallback="error")
+    for n in (0, 3, 7):
+        want, got = floats_into_an_array(jnp.float32(0.1), jnp.int32(n)), run(jnp.float32(0.1), jnp.int32(n))
+        assert [float(g) for g in got] == [float(w) for w in want]
+    assert "while" in control_flow_prims(jaxpr_of(floats_into_an_array, jnp.float32(0.1), jnp.int32(3)))
+
+
 def static_floats(x):
     return x * sum(0.1 for _ in range(10))
 

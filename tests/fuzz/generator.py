@@ -1215,8 +1215,10 @@ def stmt_generator_reduction(self: Builder, sc: Scope, ind: int):
         fn = self.pick(["any", "all"])
         lines = [f"{p}{it.name} = {it.name} % 5 + int({fn}({self.cond(inner, 1)} for {v} in {source}{test}))"]
     else:
-        item = _small_float(self, inner).src
-        lines = [f"{p}{fl.name} = jnp.clip(sum(({item} for {v} in {source}{test}), 0.5), "
+        # (over a traced range, a Python float start would be a sum of Python floats, which a
+        # loop of the program does not hold: the start is an array there)
+        item, start = _small_float(self, inner).src, "0.5" if source == sc.base else "jnp.float32(0.5)"
+        lines = [f"{p}{fl.name} = jnp.clip(sum(({item} for {v} in {source}{test}), {start}), "
                  f"-{FLOAT_LIMIT}, {FLOAT_LIMIT})"]
     return lines, sc, False
 
