@@ -800,11 +800,7 @@ def _is_iterator(value) -> bool:
 
 
 # The names the converter routes: builtins by name, ``math`` functions by attribute.
-BUILTIN_NAMES = frozenset(fn.__name__ for fn in RULES if getattr(builtins, fn.__name__, None) is fn) - {
-    "range",
-    "len",
-    "sum",
-}
+BUILTIN_NAMES = frozenset(fn.__name__ for fn in RULES if getattr(builtins, fn.__name__, None) is fn) - {"range"}
 MATH_NAMES = frozenset(fn.__name__ for fn in RULES if getattr(math, fn.__name__, None) is fn)
 
 
@@ -840,28 +836,29 @@ def builtin_in_try(fn, *args, **kwargs):
 
 
 def _builtin(fn, args: tuple, kwargs: dict, in_try: bool, caller):
-    try:
-        rule = RULES.get(fn)
-    except TypeError:  # an unhashable callable: not a builtin
-        rule = None
-    if rule is None:
-        return call(fn, *args, **kwargs)
-    if len(args) == 1 and not kwargs and type(args[0]) in _CONCRETE:  # (the eager run's `int(x)`)
-        return fn(args[0])
-    if numbers.Picked in map(type, args):  # (`isinstance(layers[i], X)`: with each item it may be)
-        return call(fn, *args, **kwargs)
     if args and type(args[0]) is iterables.TracedRange:
-        return _of_range(fn, args, kwargs, in_try, caller)
-    if len(args) == 1 and fn in _OF_ITERABLE and _is_iterator(args[0]):
-        if fn is builtins.any or fn is builtins.all:
-            items, decided = _short_circuit(fn, args[0])
-            if items is None:
-                return decided
-        else:
-            items = list(args[0])
-        args = (items,)
-    if not any_traced((args, kwargs)):
-        return fn(*args, **kwargs)
+        rule = functools.partial(_of_range, fn)  # (`len(r)`, `sum(r)`, ... from the bounds)
+    else:
+        try:
+            rule = RULES.get(fn)
+        except TypeError:  # an unhashable callable: not a builtin
+            rule = None
+        if rule is None:
+            return call(fn, *args, **kwargs)
+        if len(args) == 1 and not kwargs and type(args[0]) in _CONCRETE:  # (the eager run's `int(x)`)
+            return fn(args[0])
+        if numbers.Picked in map(type, args):  # (`isinstance(layers[i], X)`: with each item it may be)
+            return call(fn, *args, **kwargs)
+        if len(args) == 1 and fn in _OF_ITERABLE and _is_iterator(args[0]):
+            if fn is builtins.any or fn is builtins.all:
+                items, decided = _short_circuit(fn, args[0])
+                if items is None:
+                    return decided
+            else:
+                items = list(args[0])
+            args = (items,)
+        if not any_traced((args, kwargs)):
+            return fn(*args, **kwargs)
     state = trace.current()  # `caller`: the converted code, at the user's file and line
     before, state.where = state.where, (caller.f_code.co_filename, caller.f_lineno, in_try)
     try:
@@ -894,41 +891,28 @@ def _range(*args):
     return made
 
 
-def _of_a_range_only(*args, **kwargs):
-    """``len``/``sum`` of anything but a range of traced bounds: the builtin itself."""
+def _of_range(fn, r, *rest, **kwargs):
+    """``fn(r, ...)`` of a range with traced bounds ``r``: its answer from the bounds (``len``,
+    ``sum``, ``max``/``min``, ``any``/``all``); anything else is the builtin itself, which asks
+    Python's own range for its items (its concretization error makes the line run as Python)."""
+    if fn is builtins.len and not rest and not kwargs:
+        return r.length
+    if fn is builtins.sum and len(rest) <= 1 and set(kwargs) <= {"start"}:
+        start = rest[0] if rest else kwargs.get("start", 0)
+        return r.total() if type(start) is int and start == 0 else numbers.at_users_line("+", start, r.total())
+    if fn in (builtins.max, builtins.min) and not rest and set(kwargs) <= {"default"}:
+        if numbers.python_type(kwargs.get("default", 0)) in (int, bool):
+            return r.extreme(fn is builtins.max, fn.__name__, **kwargs)
+    if fn is builtins.any and not rest and not kwargs:
+        return r.any_()
+    if fn is builtins.all and not rest and not kwargs:
+        return r.all_()
     raise _NotCovered
 
 
-def _of_range(fn, args: tuple, kwargs: dict, in_try: bool, caller):
-    """``fn(r, ...)`` of a range with traced bounds ``r``: its answer from the bounds (``len``,
-    ``sum``, ``max``/``min``, ``any``/``all``); anything else asks Python's own range, whose
-    concretization error makes the line run as Python."""
-    r, rest = args[0], args[1:]
-    state = trace.current()
-    before, state.where = state.where, (caller.f_code.co_filename, caller.f_lineno, in_try)
-    try:
-        if fn is builtins.len and not rest and not kwargs:
-            return r.length
-        if fn is builtins.sum and len(rest) <= 1 and set(kwargs) <= {"start"}:
-            start = rest[0] if rest else kwargs.get("start", 0)
-            return r.total() if type(start) is int and start == 0 else numbers.at_users_line("+", start, r.total())
-        if fn in (builtins.max, builtins.min) and not rest and set(kwargs) <= {"default"}:
-            default = kwargs.get("default", iterables._NO_DEFAULT)
-            if default is iterables._NO_DEFAULT or numbers.python_type(default) in (int, bool):
-                return r.extreme(fn is builtins.max, fn.__name__, default)
-        if fn is builtins.any and not rest and not kwargs:
-            return r.any_()
-        if fn is builtins.all and not rest and not kwargs:
-            return r.all_()
-    finally:
-        state.where = before
-    return fn(r.python(), *rest, **kwargs)
-
-
-# Routed only where their argument is a range of traced bounds that nothing iterates
-# (converters/builtin_calls.py): not among the names routed everywhere.
+# Routed only where its uses need no item one by one (converters/builtin_calls.py): not among
+# the names routed everywhere.
 RULES[builtins.range] = _range
-RULES[builtins.len] = RULES[builtins.sum] = _of_a_range_only
 
 
 # Builtins whose result is a Python int in eager code on any argument, and those whose result is

@@ -188,6 +188,9 @@ def _of_ints(value, kind):
     return (found, True) if found is not None else (None, None)
 
 
+_NO_DEFAULT = object()  # (`max(r)` without `default=`)
+
+
 class TracedRange:
     """``range(start, stop, step)`` whose bounds the program computes (``length``: its
     ``len``). It answers what the bounds decide: ``len``, ``sum``, ``max``/``min``,
@@ -276,7 +279,7 @@ class TracedRange:
         )
         return numbers.mark(n * self.start + self.step * (n * (n - 1) // 2), int)
 
-    def extreme(self, largest: bool, name: str, default):
+    def extreme(self, largest: bool, name: str, default=_NO_DEFAULT):
         """``max(self)`` / ``min(self)``: the last item or ``start`` by the step's sign; an empty
         range gives ``default``, or Python's ``ValueError``."""
         n, step = self.length, self.step
@@ -298,8 +301,6 @@ class TracedRange:
 # Python's own errors about the object name its type: `'range' object does not support item
 # assignment`, as of the range eager code has.
 TracedRange.__name__ = TracedRange.__qualname__ = "range"
-
-_NO_DEFAULT = object()
 
 
 # -- sum of a generator, as a loop (transpiler/converters/reductions.py) ------------------------

@@ -530,6 +530,11 @@ def users_site():
     if where is not None:
         filename, line, in_try = where
         return _Site(None, filename, line, None, in_try)
+    return _frame_site()
+
+
+def _frame_site():
+    """The site of the first frame outside laxify's own files (no handler known)."""
     frame = _users_frame()
     return _Site(None, frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, False)
 
@@ -542,9 +547,7 @@ def at_users_line(op: str, a, b):
     ta, tb = python_type(a), python_type(b)
     if ta is None or tb is None:
         return _OPS[op](a, b)
-    frame = _users_frame()
-    site = _Site(None, frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, False)
-    return RULES[_plain(op)](a, b, ta, tb, site, _plain(op))
+    return RULES[_plain(op)](a, b, ta, tb, _frame_site(), _plain(op))
 
 
 class _Site:

@@ -22,6 +22,7 @@ __all__ = [
     "CONTAINS",
     "DISPLAYS",
     "IN_PLACE_CHANGE",
+    "OF_RANGE",
     "RANGE_BUILTINS",
     "RANGE_VALUE",
     "RULED_BUILTINS",
@@ -111,10 +112,11 @@ RULED_MATH = frozenset(
     | {name for name in ("exp2", "cbrt") if hasattr(math, name)}  # (Python 3.11 on)
 )
 _RULED_NAMES = RULED_BUILTINS | RULED_MATH
-# Builtins with a rule for a range of traced bounds only: routed where their argument is one.
+# What converters/builtin_calls.py writes `_lx.builtin(f, ...)` for only where a range is used
+# as a value: `range` itself, and `len`/`sum` of one (known while tracing when its bounds are).
 RANGE_BUILTINS = frozenset({"range", "len", "sum"})
 # The builtins that answer from a range's bounds, given one (the first argument).
-_OF_RANGE = frozenset({"len", "sum", "max", "min", "any", "all"})
+OF_RANGE = frozenset({"len", "sum", "max", "min", "any", "all"})
 _ITERABLE_BUILTINS = frozenset({"enumerate", "zip", "reversed"})
 
 _BUILTINS = frozenset(dir(builtins))
@@ -303,7 +305,7 @@ def features(node: cst.CSTNode) -> set:
                 isinstance(func, cst.Attribute) and func.attr.value in RULED_MATH
             ):
                 found.add(BUILTIN_CALL)
-            if isinstance(func, cst.Name) and func.value in _OF_RANGE and n.args and is_range_call(n.args[0].value):
+            if isinstance(func, cst.Name) and func.value in OF_RANGE and n.args and is_range_call(n.args[0].value):
                 found.add(RANGE_VALUE)
             if isinstance(func, cst.Name) and func.value == "print":
                 found.add(PRINT_CALL)

@@ -6,6 +6,7 @@ node's position to its replacement, so errors and tracebacks keep pointing at us
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import types
 from dataclasses import dataclass, field
@@ -16,7 +17,15 @@ import libcst as cst
 from laxify.transpiler.analysis.positions import Positions
 from laxify.transpiler.analysis.walk import SMALL_STATEMENTS, STATEMENT_HOLDERS, code_fields, preorder, statement_fields
 
-__all__ = ["Context", "Converter", "OwnCodeConverter", "apply", "parenthesized_generator", "transform_above"]
+__all__ = [
+    "Context",
+    "Converter",
+    "OwnCodeConverter",
+    "apply",
+    "holds_builtin",
+    "parenthesized_generator",
+    "transform_above",
+]
 
 
 @dataclass
@@ -260,6 +269,15 @@ class OwnCodeConverter(Converter):
     def leave_FunctionDef(self, original_node, updated_node):
         self.def_depth -= 1
         return updated_node
+
+
+def holds_builtin(ctx: Context, func: cst.BaseExpression, names: frozenset) -> bool:
+    """Whether ``func`` is a name among ``names`` that holds the builtin of that name where the
+    function stands (not a name it binds, nor a module global holding something else)."""
+    if type(func) is not cst.Name or func.value not in names or func.value in ctx.local_names:
+        return False
+    is_global, value = ctx.global_value(func.value)
+    return not is_global or value is getattr(builtins, func.value)
 
 
 def parenthesized_generator(arg: cst.Arg) -> cst.Arg:

@@ -23,13 +23,20 @@ import libcst as cst
 from laxify.transpiler.analysis.features import (
     BUILTIN_CALL,
     CONTAINS,
+    OF_RANGE,
     RANGE_VALUE,
     RULED_BUILTINS,
     RULED_MATH,
     is_range_call,
 )
 from laxify.transpiler.analysis.walk import caught_below, descendants, preorder
-from laxify.transpiler.converters.base import Context, OwnCodeConverter, parenthesized_generator, transform_above
+from laxify.transpiler.converters.base import (
+    Context,
+    OwnCodeConverter,
+    holds_builtin,
+    parenthesized_generator,
+    transform_above,
+)
 
 __all__ = ["BUILTIN_NAMES", "MATH_NAMES", "transform"]
 
@@ -41,17 +48,9 @@ def _runtime(name: str) -> cst.Attribute:
     return cst.Attribute(cst.Name("_lx"), cst.Name(name))
 
 
-# The builtins that answer from a range's bounds, given one as their first argument.
-_OF_RANGE = frozenset({"len", "sum", "max", "min", "any", "all"})
-
-
 class BuiltinCallTransformer(OwnCodeConverter):
     def is_builtin(self, func: cst.BaseExpression, names: frozenset) -> bool:
-        """Whether ``func`` is a name among ``names`` that holds the builtin of that name."""
-        if type(func) is not cst.Name or func.value not in names or func.value in self.ctx.local_names:
-            return False
-        is_global, value = self.ctx.global_value(func.value)
-        return not is_global or value is getattr(builtins, func.value)
+        return holds_builtin(self.ctx, func, names)
 
     def ruled(self, func: cst.BaseExpression) -> bool:
         """Whether ``func`` names a builtin or math function with a rule."""
@@ -74,7 +73,7 @@ class BuiltinCallTransformer(OwnCodeConverter):
 
     def of_range(self, node) -> bool:
         """``len(...)``/``sum(...)`` of a routed range (``max`` and the others are ruled)."""
-        if not (self.is_builtin(node.func, _OF_RANGE) and node.args and node.args[0].keyword is None):
+        if not (self.is_builtin(node.func, OF_RANGE) and node.args and node.args[0].keyword is None):
             return False
         first = node.args[0].value
         return id(first) in self.ranges or (type(first) is cst.Name and first.value in self.range_names)
@@ -126,7 +125,7 @@ def range_values(fn: cst.FunctionDef, transformer: BuiltinCallTransformer) -> tu
     for node in nodes:
         kind = type(node)
         if kind is cst.Call:
-            if transformer.is_builtin(node.func, _OF_RANGE) and node.args and node.args[0].keyword is None:
+            if transformer.is_builtin(node.func, OF_RANGE) and node.args and node.args[0].keyword is None:
                 in_place.add(id(node.args[0].value))
             elif _is_runtime_call(node, ("item", "one_item")) and node.args:
                 subscripts.add(id(node.args[0].value))  # (`r[k]`, which int arithmetic routes)

@@ -253,12 +253,14 @@ def python_int_names(fn: cst.FunctionDef) -> tuple[set, set, list, set, set, set
     unpacked: list = []  # `x, v = state`: (x, state), (v, state)
     operands: set[str] = set()  # the names that are operands of operators
     used: set[str] = set()  # names used as no list or tuple is (`x.shape`, `-x`, `jnp.sum(x)`)
-    # (lambdas with parameters: what is below them is not the function's own code)
-    scoped = {id(n) for lam in below(fn, fn.body, _SCOPES) if _own_scope(lam) for n in descendants(lam)}
+    scoped: set[int] = set()  # (a lambda with parameters and what is below it: not the function's code)
     for node in below(fn, fn.body, _SCOPES):
+        kind = type(node)
         if scoped and id(node) in scoped:
             continue
-        kind = type(node)
+        if kind is cst.Lambda and _has_params(node):
+            scoped.update(id(n) for n in descendants(node))  # (pre-order: what follows is below it)
+            continue
         if kind is cst.For or kind is cst.While:
             loops.append(node)
         if kind in _TARGETS:

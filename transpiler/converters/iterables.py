@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from laxify.transpiler.analysis.features import ITERABLE_CALL
+from laxify.transpiler.analysis.features import ITERABLE_CALL, is_range_call
 
 from laxify.transpiler.analysis.names import block_access
 from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
@@ -75,14 +75,10 @@ class IterablesTransformer(OwnCodeConverter):
             return None
         inner = it.args[0].value
         if not (
-            isinstance(inner, cst.Call)
-            and isinstance(inner.func, cst.Name)
-            and inner.func.value == "range"
+            is_range_call(inner)
             and "range" not in self.local_names
             and not self.ctx.global_value("range")[0]
             and not self.ctx.global_value("reversed")[0]
-            and 1 <= len(inner.args) <= 3
-            and all(a.keyword is None and not a.star for a in inner.args)
         ):
             return None
         return [a.value for a in inner.args]

@@ -32,7 +32,6 @@ or comprehension of its own.
 
 from __future__ import annotations
 
-import builtins
 import math
 
 import jax.numpy as jnp
@@ -42,8 +41,8 @@ from jax import lax
 
 from laxify.transpiler.analysis.features import is_range_call
 from laxify.transpiler.analysis.walk import descendants, walk
-from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply
-from laxify.transpiler.converters.guards import assign
+from laxify.transpiler.converters.base import Context, OwnCodeConverter, apply, holds_builtin
+from laxify.transpiler.converters.guards import assign, runtime_call
 
 __all__ = ["transform"]
 
@@ -79,10 +78,6 @@ _ALWAYS_RUN = (
 )
 
 
-def _runtime(name: str) -> cst.Attribute:
-    return cst.Attribute(cst.Name("_lx"), cst.Name(name))
-
-
 class ReductionsTransformer(OwnCodeConverter):
     def visit_ClassDef(self, node) -> bool:
         return False
@@ -90,10 +85,7 @@ class ReductionsTransformer(OwnCodeConverter):
     # -- what may be rewritten ------------------------------------------------------------------
 
     def builtin(self, func, names: frozenset) -> bool:
-        if type(func) is not cst.Name or func.value not in names or func.value in self.ctx.local_names:
-            return False
-        is_global, value = self.ctx.global_value(func.value)
-        return not is_global or value is getattr(builtins, func.value)
+        return holds_builtin(self.ctx, func, names)
 
     def pure_call(self, call: cst.Call) -> bool:
         func = call.func
@@ -172,8 +164,8 @@ class ReductionsTransformer(OwnCodeConverter):
         if name == "sum":
             start = call.args[1].value if len(call.args) > 1 else cst.Integer("0")
             first = assign(result, start)
-            step = [assign(result, cst.Call(_runtime("summed"), [cst.Arg(cst.Name(result)), cst.Arg(elt)]))]
-            value: cst.BaseExpression = cst.Call(_runtime("sum_result"), [cst.Arg(cst.Name(result))])
+            step = [assign(result, runtime_call("summed", cst.Name(result), elt))]
+            value: cst.BaseExpression = runtime_call("sum_result", cst.Name(result))
         else:
             decides = name == "any"  # any() ends at a true item, all() at a false one
             first = assign(result, cst.Name(str(not decides)))
